@@ -1,0 +1,104 @@
+// Circle packing relaxation: one thread block per candidate packing, one
+// thread per circle, positions in shared memory, cuRAND Philox per block.
+// The algorithm is src/circle_relax.h, shared with the CPU twin in
+// src/circle_relax.c.
+#include <cstdio>
+#include <cuda_runtime.h>
+
+#include "circle_batch.h"
+
+__global__ void jl_circle_relax_kernel(jl_relax_params p, jl_circle_batch b) {
+  extern __shared__ double jl_mem[];
+  __shared__ jl_relax_ws ws;
+  jl_relax_candidate(&ws, jl_mem, &p, b, (int)blockIdx.x);
+}
+
+// Launch configuration: a warp multiple covering the circles, capped so
+// large instances loop (JL_FOR strides by blockDim).
+static int jl_circle_threads(int n) {
+  int t = (n + 31) / 32 * 32;
+  return t > 256 ? 256 : t;
+}
+
+struct jl_cuda_circles {
+  int n, count;
+  jl_circle_batch d;  // device pointers
+};
+
+#define JL_CUDA_TRY(call)                                                        \
+  do {                                                                           \
+    cudaError_t e_ = (call);                                                     \
+    if (e_ != cudaSuccess) {                                                     \
+      snprintf(msg, (size_t)msg_len, "%s: %s", #call, cudaGetErrorString(e_));   \
+      return -1;                                                                 \
+    }                                                                            \
+  } while (0)
+
+extern "C" void jl_cuda_circles_destroy(jl_cuda_circles *c) {
+  if (!c) return;
+  cudaFree(c->d.r); cudaFree(c->d.x); cudaFree(c->d.y); cudaFree(c->d.R);
+  cudaFree(c->d.need_start); cudaFree(c->d.stuck); cudaFree(c->d.rng_offset);
+  cudaFree(c->d.steps); cudaFree(c->d.trials_done); cudaFree(c->d.accepted);
+  delete c;
+}
+
+extern "C" int jl_cuda_circles_create(jl_cuda_circles **out, int n, int count, char *msg,
+                                      int msg_len) {
+  jl_cuda_circles *c = new jl_cuda_circles();
+  *out = c;
+  c->n = n;
+  c->count = count;
+  size_t nc = (size_t)n * (size_t)count;
+  c->d.n = n;
+  c->d.count = count;
+  JL_CUDA_TRY(cudaMalloc(&c->d.r, sizeof(double) * (size_t)n));
+  JL_CUDA_TRY(cudaMalloc(&c->d.x, sizeof(double) * nc));
+  JL_CUDA_TRY(cudaMalloc(&c->d.y, sizeof(double) * nc));
+  JL_CUDA_TRY(cudaMalloc(&c->d.R, sizeof(double) * (size_t)count));
+  JL_CUDA_TRY(cudaMalloc(&c->d.need_start, (size_t)count));
+  JL_CUDA_TRY(cudaMalloc(&c->d.stuck, sizeof(uint32_t) * (size_t)count));
+  JL_CUDA_TRY(cudaMalloc(&c->d.rng_offset, sizeof(uint64_t) * (size_t)count));
+  JL_CUDA_TRY(cudaMalloc(&c->d.steps, sizeof(uint64_t) * (size_t)count));
+  JL_CUDA_TRY(cudaMalloc(&c->d.trials_done, sizeof(uint64_t) * (size_t)count));
+  JL_CUDA_TRY(cudaMalloc(&c->d.accepted, sizeof(uint64_t) * (size_t)count));
+  size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(n);
+  JL_CUDA_TRY(cudaFuncSetAttribute(jl_circle_relax_kernel,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  return 0;
+}
+
+extern "C" int jl_cuda_circles_run(jl_cuda_circles *c, const jl_relax_params *p,
+                                   jl_circle_batch *b, char *msg, int msg_len) {
+  if (b->n != c->n || b->count > c->count) {
+    snprintf(msg, (size_t)msg_len, "batch of %d x %d does not fit buffers of %d x %d", b->count,
+             b->n, c->count, c->n);
+    return -1;
+  }
+  size_t nc = (size_t)b->n * (size_t)b->count, k = (size_t)b->count;
+  jl_circle_batch d = c->d;
+  d.count = b->count;
+  cudaMemcpyKind h2d = cudaMemcpyHostToDevice, d2h = cudaMemcpyDeviceToHost;
+  JL_CUDA_TRY(cudaMemcpy(d.r, b->r, sizeof(double) * (size_t)b->n, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.x, b->x, sizeof(double) * nc, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.y, b->y, sizeof(double) * nc, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.R, b->R, sizeof(double) * k, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.need_start, b->need_start, k, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.stuck, b->stuck, sizeof(uint32_t) * k, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.rng_offset, b->rng_offset, sizeof(uint64_t) * k, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.steps, b->steps, sizeof(uint64_t) * k, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.trials_done, b->trials_done, sizeof(uint64_t) * k, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.accepted, b->accepted, sizeof(uint64_t) * k, h2d));
+  size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(b->n);
+  jl_circle_relax_kernel<<<b->count, jl_circle_threads(b->n), smem>>>(*p, d);
+  JL_CUDA_TRY(cudaGetLastError());
+  JL_CUDA_TRY(cudaMemcpy(b->x, d.x, sizeof(double) * nc, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->y, d.y, sizeof(double) * nc, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->R, d.R, sizeof(double) * k, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->need_start, d.need_start, k, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->stuck, d.stuck, sizeof(uint32_t) * k, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->rng_offset, d.rng_offset, sizeof(uint64_t) * k, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->steps, d.steps, sizeof(uint64_t) * k, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->trials_done, d.trials_done, sizeof(uint64_t) * k, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->accepted, d.accepted, sizeof(uint64_t) * k, d2h));
+  return 0;
+}

@@ -1,0 +1,51 @@
+/* A batch of candidate packings and the engine that relaxes it: the seam
+ * between the packing driver (circle_search.c) and the kernels. The engine
+ * runs jl_relax_candidate for every candidate, on CPU threads (the twin) or
+ * one CUDA thread block per candidate. */
+#ifndef JL_CIRCLE_BATCH_H
+#define JL_CIRCLE_BATCH_H
+
+#include "circle_relax.h"
+#include "device.h"
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_sorted,
+                          jl_error *err);
+void jl_circle_batch_free(jl_circle_batch *b);
+/* Copies candidate src of batch from into candidate dst of batch to. */
+void jl_circle_batch_copy_candidate(jl_circle_batch *to, int dst, const jl_circle_batch *from,
+                                    int src);
+
+/* The CPU twin: candidates spread over threads. */
+int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int threads,
+                            jl_error *err);
+
+#ifdef JL_HAVE_CUDA
+/* kernels/circle_relax.cu: device buffers that live as long as the engine. */
+typedef struct jl_cuda_circles jl_cuda_circles;
+int jl_cuda_circles_create(jl_cuda_circles **ctx, int n, int count, char *msg, int msg_len);
+int jl_cuda_circles_run(jl_cuda_circles *ctx, const jl_relax_params *p, jl_circle_batch *b,
+                        char *msg, int msg_len);
+void jl_cuda_circles_destroy(jl_cuda_circles *ctx);
+#endif
+
+typedef struct jl_circle_engine {
+  jl_device dev;
+  void *cuda;              /* jl_cuda_circles when dev.kind is CUDA */
+} jl_circle_engine;
+
+int jl_circle_engine_init(jl_circle_engine *e, const jl_device *dev, int n, int count,
+                          jl_error *err);
+int jl_circle_engine_run(jl_circle_engine *e, const jl_relax_params *p, jl_circle_batch *b,
+                         jl_error *err);
+void jl_circle_engine_free(jl_circle_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,134 @@
+/* CPU twin of kernels/circle_relax.cu and the dispatch between the two. */
+#include "circle_batch.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_sorted,
+                          jl_error *err) {
+  memset(b, 0, sizeof *b);
+  if (n < 2 || count < 1)
+    return jl_error_set(err, JL_ERR_INPUT, "a batch needs n >= 2 circles and >= 1 candidate");
+  size_t nc = (size_t)n * (size_t)count;
+  b->n = n;
+  b->count = count;
+  b->r = malloc(sizeof(double) * (size_t)n);
+  b->x = calloc(nc, sizeof(double));
+  b->y = calloc(nc, sizeof(double));
+  b->R = calloc((size_t)count, sizeof(double));
+  b->need_start = calloc((size_t)count, 1);
+  b->stuck = calloc((size_t)count, sizeof(uint32_t));
+  b->rng_offset = calloc((size_t)count, sizeof(uint64_t));
+  b->steps = calloc((size_t)count, sizeof(uint64_t));
+  b->trials_done = calloc((size_t)count, sizeof(uint64_t));
+  b->accepted = calloc((size_t)count, sizeof(uint64_t));
+  if (!b->r || !b->x || !b->y || !b->R || !b->need_start || !b->stuck || !b->rng_offset ||
+      !b->steps || !b->trials_done || !b->accepted) {
+    jl_circle_batch_free(b);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d candidates of %d circles",
+                        count, n);
+  }
+  memcpy(b->r, r_sorted, sizeof(double) * (size_t)n);
+  return JL_OK;
+}
+
+void jl_circle_batch_free(jl_circle_batch *b) {
+  free(b->r); free(b->x); free(b->y); free(b->R); free(b->need_start); free(b->stuck);
+  free(b->rng_offset); free(b->steps); free(b->trials_done); free(b->accepted);
+  memset(b, 0, sizeof *b);
+}
+
+void jl_circle_batch_copy_candidate(jl_circle_batch *to, int dst, const jl_circle_batch *from,
+                                    int src) {
+  size_t n = (size_t)from->n;
+  memcpy(to->x + (size_t)dst * n, from->x + (size_t)src * n, n * sizeof(double));
+  memcpy(to->y + (size_t)dst * n, from->y + (size_t)src * n, n * sizeof(double));
+  to->R[dst] = from->R[src];
+}
+
+typedef struct jl_cpu_job {
+  const jl_relax_params *p;
+  jl_circle_batch *b;
+  atomic_int next;
+} jl_cpu_job;
+
+static void *jl_cpu_worker(void *arg) {
+  jl_cpu_job *job = arg;
+  int n = job->p->n;
+  double *mem = malloc(sizeof(double) * JL_RELAX_WS_DOUBLES(n));
+  if (!mem) return (void *)1;
+  jl_relax_ws ws;
+  for (;;) {
+    int c = atomic_fetch_add(&job->next, 1);
+    if (c >= job->b->count) break;
+    jl_relax_candidate(&ws, mem, job->p, *job->b, c);
+  }
+  free(mem);
+  return NULL;
+}
+
+int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int threads,
+                            jl_error *err) {
+  if (p->n != b->n) return jl_error_set(err, JL_ERR_INTERNAL, "batch and parameters disagree on n");
+  if (threads < 1) threads = 1;
+  if (threads > b->count) threads = b->count;
+  jl_cpu_job job = {.p = p, .b = b};
+  atomic_init(&job.next, 0);
+  pthread_t tid[256];
+  if (threads > 256) threads = 256;
+  int started = 0;
+  for (int t = 1; t < threads; ++t) {
+    if (pthread_create(&tid[started], NULL, jl_cpu_worker, &job) != 0) break;
+    started++;
+  }
+  void *failed = jl_cpu_worker(&job);
+  for (int t = 0; t < started; ++t) {
+    void *rv = NULL;
+    pthread_join(tid[t], &rv);
+    if (rv) failed = rv;
+  }
+  if (failed) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for relaxation workspace");
+  return JL_OK;
+}
+
+int jl_circle_engine_init(jl_circle_engine *e, const jl_device *dev, int n, int count,
+                          jl_error *err) {
+  memset(e, 0, sizeof *e);
+  e->dev = *dev;
+#ifdef JL_HAVE_CUDA
+  if (dev->kind == JL_DEVICE_CUDA) {
+    jl_cuda_circles *ctx = NULL;
+    char msg[256] = "";
+    if (jl_cuda_circles_create(&ctx, n, count, msg, sizeof msg) != 0)
+      return jl_error_set(err, JL_ERR_DEVICE, "CUDA: %s", msg);
+    e->cuda = ctx;
+  }
+#else
+  (void)n; (void)count;
+  if (dev->kind == JL_DEVICE_CUDA)
+    return jl_error_set(err, JL_ERR_DEVICE, "this jostle was built without CUDA");
+#endif
+  return JL_OK;
+}
+
+int jl_circle_engine_run(jl_circle_engine *e, const jl_relax_params *p, jl_circle_batch *b,
+                         jl_error *err) {
+#ifdef JL_HAVE_CUDA
+  if (e->dev.kind == JL_DEVICE_CUDA) {
+    char msg[256] = "";
+    if (jl_cuda_circles_run(e->cuda, p, b, msg, sizeof msg) != 0)
+      return jl_error_set(err, JL_ERR_DEVICE, "CUDA: %s", msg);
+    return JL_OK;
+  }
+#endif
+  return jl_circle_batch_run_cpu(p, b, e->dev.threads, err);
+}
+
+void jl_circle_engine_free(jl_circle_engine *e) {
+#ifdef JL_HAVE_CUDA
+  if (e->cuda) jl_cuda_circles_destroy(e->cuda);
+#endif
+  e->cuda = NULL;
+}

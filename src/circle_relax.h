@@ -1,0 +1,358 @@
+/* One candidate packing's work: contact relaxation, compression and Monte
+ * Carlo improvement trials (Goetzmann 2007, ch. 3-4). Written once and
+ * compiled twice: as the CPU twin (circle_relax.c, one candidate per loop
+ * iteration) and as the CUDA kernel (kernels/circle_relax.cu, one thread
+ * block per candidate, one thread per circle). JL_FOR runs over circles,
+ * JL_SYNC is a block barrier, JL_LEADER is the thread that makes the random
+ * choices. All decisions come from max reductions (exact in any order) and
+ * the builds disable FMA contraction, so both paths give the same bits. */
+#ifndef JL_CIRCLE_RELAX_H
+#define JL_CIRCLE_RELAX_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hd.h"
+#include "rng.h"
+
+/* The kinds of improvement trial (seed section 4.1.2.2). */
+enum { JL_MOVE_SWAP_NEXT = 0, JL_MOVE_SWAP = 1, JL_MOVE_OUTSIDE = 2, JL_MOVE_COUNT = 3 };
+
+/* Settings shared by every candidate of a batch. */
+typedef struct jl_relax_params {
+  int n;                   /* circles per candidate */
+  int max_steps;           /* relaxation steps per legalization attempt */
+  int trials;              /* improvement trials per launch */
+  int area_weighted;       /* split each pair move by area instead of 1/2 : 1/2 */
+  double tol;              /* legal when every overlap <= tol (absolute) */
+  double delta0;           /* first compression step, relative to R */
+  double delta_min;        /* compression ends below this step, relative to R */
+  double accept_rel;       /* a trial must shrink R by this fraction to count */
+  double p_swap_next;      /* move probabilities; the rest moves a circle outside */
+  double p_swap;
+  uint64_t seed;
+} jl_relax_params;
+
+/* A batch of candidates, structure of arrays, candidate-major. */
+typedef struct jl_circle_batch {
+  int n, count;
+  double *r;               /* n radii, ascending (shared by all candidates) */
+  double *x, *y;           /* count * n centres */
+  double *R;               /* count container radii */
+  uint8_t *need_start;     /* 1: make a random start packing before the trials */
+  uint32_t *stuck;         /* trials since the last improvement */
+  uint64_t *rng_offset;    /* 32-bit draws used by each candidate's Philox stream */
+  uint64_t *steps;         /* relaxation steps done, accumulated */
+  uint64_t *trials_done;   /* trials done, accumulated */
+  uint64_t *accepted;      /* improving trials, accumulated */
+} jl_circle_batch;
+
+#define JL_RELAX_REDUCE_SLOTS 32
+/* Doubles of workspace per candidate: x y dx dy bx by sx sy r. */
+#define JL_RELAX_WS_DOUBLES(n) (9 * (size_t)(n) + JL_RELAX_REDUCE_SLOTS)
+
+#ifdef __CUDACC__
+#include <curand_kernel.h>
+typedef curandStatePhilox4_32_10_t jl_rng_state;
+#define JL_RELAX_FN static __device__ __forceinline__
+#define JL_FOR(i, n) for (int i = (int)threadIdx.x; i < (n); i += (int)blockDim.x)
+#define JL_SYNC() __syncthreads()
+#define JL_LEADER (threadIdx.x == 0)
+#define jl_rng_state_init(s, seed, sub, off) curand_init((seed), (sub), (off), (s))
+#define jl_rng_state_next(s) curand(s)
+#else
+typedef jl_rng jl_rng_state;
+#define JL_RELAX_FN static inline
+#define JL_FOR(i, n) for (int i = 0; i < (n); ++i)
+#define JL_SYNC() ((void)0)
+#define JL_LEADER 1
+#define jl_rng_state_init(s, seed, sub, off) jl_rng_init((s), (seed), (sub), (off))
+#define jl_rng_state_next(s) jl_rng_u32(s)
+#endif
+
+/* One candidate's working state: arrays in shared memory on the GPU (or a
+ * thread's scratch on the CPU), scalars shared by the whole block. */
+typedef struct jl_relax_ws {
+  double *x, *y, *dx, *dy, *bx, *by, *sx, *sy, *r, *red;
+  jl_rng_state rng;
+  uint64_t draws;          /* 32-bit draws taken from rng */
+  uint64_t steps;
+  double R;
+  int mi, mj, mkind, ok;
+} jl_relax_ws;
+
+/* Max over the block of each thread's v. On the CPU the JL_FOR loop has
+ * already covered every circle, so v is the answer. */
+JL_RELAX_FN double jl_block_max(double v, double *red) {
+#ifdef __CUDA_ARCH__
+  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+  int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
+  __syncthreads();
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  v = red[0];
+  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) v = fmax(v, red[w]);
+  return v;
+#else
+  (void)red;
+  return v;
+#endif
+}
+
+JL_RELAX_FN uint32_t jl_ws_draw(jl_relax_ws *w) {
+  w->draws++;
+  return jl_rng_state_next(&w->rng);
+}
+
+JL_RELAX_FN double jl_ws_u01(jl_relax_ws *w) {
+  uint32_t a = jl_ws_draw(w);
+  uint32_t b = jl_ws_draw(w);
+  return jl_u01_from_u32(a, b);
+}
+
+/* Fraction of a pair's overlap that circle i takes: 1/2, or by area so the
+ * heavier circle moves less (seed eq. 4.4 with rho = r_i^2 / r_j^2). */
+JL_RELAX_FN double jl_pair_share(double ri, double rj, int area_weighted) {
+  if (!area_weighted) return 0.5;
+  return (rj * rj) / (ri * ri + rj * rj);
+}
+
+/* Smallest container centred at the origin: max |c_i| + r_i. */
+JL_RELAX_FN double jl_relax_enclosing(jl_relax_ws *w, int n) {
+  double m = 0.0;
+  JL_FOR(i, n) { m = fmax(m, sqrt(w->x[i] * w->x[i] + w->y[i] * w->y[i]) + w->r[i]); }
+  return jl_block_max(m, w->red);
+}
+
+/* Contact relaxation (seed eq. 4.5): every overlapping pair moves both
+ * circles along the centre line just far enough to separate that pair; a
+ * circle poking out of the container of radius Rc is moved back onto it.
+ * Moves are summed over pairs and applied together (Jacobi). Returns 1 as
+ * soon as the largest overlap is <= tol, 0 after max_steps. */
+JL_RELAX_FN int jl_relax_run(jl_relax_ws *w, const jl_relax_params *p, double Rc, int max_steps) {
+  const int n = p->n;
+  double *x = w->x, *y = w->y, *r = w->r;
+  for (int s = 0; s < max_steps; ++s) {
+    double worst = 0.0;
+    JL_FOR(i, n) {
+      double xi = x[i], yi = y[i], ri = r[i];
+      double ax = 0.0, ay = 0.0, ov = 0.0;
+      for (int j = 0; j < n; ++j) {
+        double ddx = xi - x[j], ddy = yi - y[j], sum = ri + r[j];
+        double d2 = ddx * ddx + ddy * ddy;
+        if (j == i || d2 >= sum * sum) continue;
+        double d = sqrt(d2);
+        double share = jl_pair_share(ri, r[j], p->area_weighted);
+        ov = fmax(ov, sum - d);
+        if (d > 0.0) {
+          double f = share * (1.0 - d / sum);
+          ax += f * ddx;
+          ay += f * ddy;
+        } else {
+          /* coincident centres: separate along x, lower index to the left */
+          ax += (i < j ? -share : share) * sum;
+        }
+      }
+      double lim = fmax(Rc - ri, 0.0);
+      double rho2 = xi * xi + yi * yi;
+      if (rho2 > lim * lim) {
+        double rho = sqrt(rho2);
+        double f = (rho - lim) / rho;
+        ov = fmax(ov, rho - lim);
+        ax -= f * xi;
+        ay -= f * yi;
+      }
+      w->dx[i] = ax;
+      w->dy[i] = ay;
+      worst = fmax(worst, ov);
+    }
+    worst = jl_block_max(worst, w->red);
+    if (worst <= p->tol) return 1;
+    if (JL_LEADER) w->steps++;
+    JL_FOR(i, n) {
+      x[i] += w->dx[i];
+      y[i] += w->dy[i];
+    }
+    JL_SYNC();
+  }
+  return 0;
+}
+
+JL_RELAX_FN void jl_relax_save(jl_relax_ws *w, int n, double *bx, double *by) {
+  JL_FOR(i, n) { bx[i] = w->x[i]; by[i] = w->y[i]; }
+  JL_SYNC();
+}
+
+JL_RELAX_FN void jl_relax_restore(jl_relax_ws *w, int n, const double *bx, const double *by) {
+  JL_FOR(i, n) { w->x[i] = bx[i]; w->y[i] = by[i]; }
+  JL_SYNC();
+}
+
+/* Compression (seed 4.1.2): shrink the container by delta and relax; every
+ * circle outside the new container is moved toward the origin, which for the
+ * outermost circle alone is the seed's move. On success the step doubles, on
+ * failure the packing is restored and the step halves, until it is below
+ * delta_min * R. Leaves w->R at the enclosing radius of the final packing. */
+JL_RELAX_FN void jl_relax_compress(jl_relax_ws *w, const jl_relax_params *p) {
+  const int n = p->n;
+  double R = jl_relax_enclosing(w, n);
+  double delta = p->delta0 * R;
+  while (delta > p->delta_min * R) {
+    jl_relax_save(w, n, w->bx, w->by);
+    int ok = jl_relax_run(w, p, R - delta, p->max_steps);
+    double Rn = ok ? jl_relax_enclosing(w, n) : R;
+    if (ok && Rn < R) {
+      R = Rn;
+      delta = fmin(2.0 * delta, p->delta0 * R);
+    } else {
+      jl_relax_restore(w, n, w->bx, w->by);
+      delta *= 0.5;
+    }
+  }
+  w->R = R;
+}
+
+/* Random start (seed 4.1.2.1, first option): centres uniform in a square
+ * sized by the total area, relaxed without a container, then scaled apart
+ * so that it is legal whatever the relaxation left, then compressed. */
+JL_RELAX_FN void jl_relax_start(jl_relax_ws *w, const jl_relax_params *p) {
+  const int n = p->n;
+  if (JL_LEADER) {
+    double area = 0.0;
+    for (int i = 0; i < n; ++i) area += w->r[i] * w->r[i];
+    double half = 1.2 * sqrt(area);
+    for (int i = 0; i < n; ++i) {
+      w->x[i] = (2.0 * jl_ws_u01(w) - 1.0) * half;
+      w->y[i] = (2.0 * jl_ws_u01(w) - 1.0) * half;
+    }
+  }
+  JL_SYNC();
+  jl_relax_run(w, p, INFINITY, 4 * p->max_steps);
+  double s = 1.0;
+  JL_FOR(i, n) {
+    for (int j = 0; j < n; ++j) {
+      double ddx = w->x[i] - w->x[j], ddy = w->y[i] - w->y[j], sum = w->r[i] + w->r[j];
+      double d2 = ddx * ddx + ddy * ddy;
+      if (j != i && d2 < sum * sum) s = fmax(s, d2 > 0.0 ? sum / sqrt(d2) : 2.0);
+    }
+  }
+  s = jl_block_max(s, w->red);
+  if (s > 1.0) {
+    s *= 1.0 + 1e-12;
+    JL_FOR(i, n) { w->x[i] *= s; w->y[i] *= s; }
+    JL_SYNC();
+  }
+  jl_relax_compress(w, p);
+}
+
+/* One improvement trial (seed 4.1.2.2): the leader picks a move, the block
+ * applies it, relaxes, compresses, and keeps the better packing. Returns 1
+ * when the trial improved R by more than accept_rel. */
+JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
+  const int n = p->n;
+  double R0 = w->R;
+  jl_relax_save(w, n, w->sx, w->sy);
+  if (JL_LEADER) {
+    double u = jl_ws_u01(w);
+    int kind = u < p->p_swap_next ? JL_MOVE_SWAP_NEXT
+             : u < p->p_swap_next + p->p_swap ? JL_MOVE_SWAP : JL_MOVE_OUTSIDE;
+    int i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)n), j = i;
+    if (kind == JL_MOVE_SWAP_NEXT) {
+      i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
+      j = i + 1;
+      while (j < n - 1 && w->r[j] == w->r[i]) ++j;   /* next strictly larger */
+    } else if (kind == JL_MOVE_SWAP) {
+      j = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
+      if (j >= i) ++j;
+    }
+    if (kind != JL_MOVE_OUTSIDE && w->r[i] == w->r[j]) kind = JL_MOVE_OUTSIDE;
+    if (kind == JL_MOVE_OUTSIDE) {
+      double ux, uy, q;
+      do {
+        ux = 2.0 * jl_ws_u01(w) - 1.0;
+        uy = 2.0 * jl_ws_u01(w) - 1.0;
+        q = ux * ux + uy * uy;
+      } while (q > 1.0 || q < 1e-6);
+      double dist = (R0 + w->r[i]) / sqrt(q);
+      w->x[i] = ux * dist;
+      w->y[i] = uy * dist;
+    } else {
+      double tx = w->x[i], ty = w->y[i];
+      w->x[i] = w->x[j]; w->y[i] = w->y[j];
+      w->x[j] = tx;      w->y[j] = ty;
+    }
+    w->mi = i; w->mj = j; w->mkind = kind;
+  }
+  JL_SYNC();
+  int improved = 0;
+  if (jl_relax_run(w, p, INFINITY, 4 * p->max_steps)) {
+    jl_relax_compress(w, p);
+    improved = w->R < R0 * (1.0 - p->accept_rel);
+  }
+  if (!improved) {
+    jl_relax_restore(w, n, w->sx, w->sy);
+    if (JL_LEADER) w->R = R0;
+    JL_SYNC();
+  }
+  return improved;
+}
+
+/* Lays the workspace arrays out in one block of JL_RELAX_WS_DOUBLES(n). */
+JL_RELAX_FN void jl_relax_ws_bind(jl_relax_ws *w, double *mem, int n) {
+  w->x = mem;          w->y = mem + n;
+  w->dx = mem + 2 * n; w->dy = mem + 3 * n;
+  w->bx = mem + 4 * n; w->by = mem + 5 * n;
+  w->sx = mem + 6 * n; w->sy = mem + 7 * n;
+  w->r = mem + 8 * n;  w->red = mem + 9 * n;
+}
+
+/* The whole per-candidate job of one launch: load, maybe start, run the
+ * trials, store. Called per candidate by the CPU twin and per block by the
+ * kernel, with w and mem in shared memory on the GPU. */
+JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_params *p,
+                                    jl_circle_batch b, int c) {
+  const int n = p->n;
+  if (JL_LEADER) {
+    jl_relax_ws_bind(w, mem, n);
+    jl_rng_state_init(&w->rng, p->seed, (uint64_t)c, b.rng_offset[c]);
+    w->draws = 0;
+    w->steps = 0;
+  }
+  JL_SYNC();
+  JL_FOR(i, n) {
+    w->x[i] = b.x[(size_t)c * n + i];
+    w->y[i] = b.y[(size_t)c * n + i];
+    w->r[i] = b.r[i];
+  }
+  JL_SYNC();
+  if (b.need_start[c]) {
+    jl_relax_start(w, p);
+  } else {
+    /* the host may hand over any legal packing: take its true radius */
+    double R = jl_relax_enclosing(w, n);
+    if (JL_LEADER) w->R = R;
+    JL_SYNC();
+  }
+  uint32_t stuck = b.need_start[c] ? 0u : b.stuck[c];
+  uint64_t accepted = 0;
+  for (int t = 0; t < p->trials; ++t) {
+    if (jl_relax_trial(w, p)) { stuck = 0; accepted++; }
+    else stuck++;
+  }
+  JL_FOR(i, n) {
+    b.x[(size_t)c * n + i] = w->x[i];
+    b.y[(size_t)c * n + i] = w->y[i];
+  }
+  if (JL_LEADER) {
+    b.R[c] = w->R;
+    b.need_start[c] = 0;
+    b.stuck[c] = stuck;
+    b.rng_offset[c] += w->draws;
+    b.steps[c] += w->steps;
+    b.trials_done[c] += (uint64_t)p->trials;
+    b.accepted[c] += accepted;
+  }
+}
+
+#endif

@@ -1,0 +1,310 @@
+#include "circle_search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "circle_batch.h"
+#include "progress.h"
+#include "timer.h"
+
+/* Restarts that keep a candidate near the best would all fall into the same
+ * basin; this many trials without improvement count as meta-stable. */
+#define JL_STUCK_MIN 100
+#define JL_STUCK_PER_CIRCLE 10
+/* Candidates this close to the best (relative) are worth a polish. */
+#define JL_POLISH_WINDOW 2e-3
+#define JL_POLISH_PER_ROUND 3
+
+void jl_circle_search_opts_default(jl_circle_search_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->mode = JL_MODE_POPULATION;
+  o->seed = 1;
+  o->adopt = 0.5;
+  o->progress = 1;
+}
+
+const char *jl_search_mode_name(jl_search_mode m) {
+  switch (m) {
+  case JL_MODE_TRIALS: return "trials";
+  case JL_MODE_INSTANCES: return "instances";
+  default: return "population";
+  }
+}
+
+int jl_search_mode_parse(const char *s, jl_search_mode *m) {
+  if (strcmp(s, "population") == 0) *m = JL_MODE_POPULATION;
+  else if (strcmp(s, "trials") == 0) *m = JL_MODE_TRIALS;
+  else if (strcmp(s, "instances") == 0) *m = JL_MODE_INSTANCES;
+  else return -1;
+  return 0;
+}
+
+void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, uint64_t seed) {
+  memset(p, 0, sizeof *p);
+  double rmax = 0.0;
+  for (int i = 0; i < n; ++i) rmax = fmax(rmax, r_sorted[i]);
+  p->n = n;
+  p->max_steps = 64;
+  p->trials = 1;
+  p->area_weighted = 0;
+  p->tol = 1e-9 * rmax;
+  p->delta0 = 1e-2;
+  p->delta_min = 1e-6;
+  p->accept_rel = 1e-7;
+  p->p_swap_next = 0.5;
+  p->p_swap = 0.25;
+  p->seed = seed;
+}
+
+/* Radii sorted ascending (swap-with-next-larger needs that order) and the
+ * map back to the problem's order. */
+typedef struct jl_sorted {
+  int n;
+  double *r;
+  int *orig;               /* sorted index -> problem index */
+} jl_sorted;
+
+typedef struct jl_radius_idx {
+  double r;
+  int i;
+} jl_radius_idx;
+
+static int jl_cmp_radius(const void *a, const void *b) {
+  const jl_radius_idx *u = a, *v = b;
+  if (u->r != v->r) return u->r < v->r ? -1 : 1;
+  return u->i - v->i;
+}
+
+static int jl_sorted_init(jl_sorted *s, const jl_circle_problem *prob, jl_error *err) {
+  s->n = prob->n;
+  s->r = malloc(sizeof(double) * (size_t)prob->n);
+  s->orig = malloc(sizeof(int) * (size_t)prob->n);
+  jl_radius_idx *tmp = malloc(sizeof(jl_radius_idx) * (size_t)prob->n);
+  if (!s->r || !s->orig || !tmp) {
+    free(tmp);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory");
+  }
+  for (int i = 0; i < prob->n; ++i) tmp[i] = (jl_radius_idx){prob->radii[i], i};
+  qsort(tmp, (size_t)prob->n, sizeof *tmp, jl_cmp_radius);
+  for (int k = 0; k < prob->n; ++k) {
+    s->r[k] = tmp[k].r;
+    s->orig[k] = tmp[k].i;
+  }
+  free(tmp);
+  return JL_OK;
+}
+
+static void jl_sorted_free(jl_sorted *s) {
+  free(s->r);
+  free(s->orig);
+}
+
+/* Candidate c of the batch into a packing in problem order. */
+static void jl_batch_to_packing(const jl_circle_batch *b, int c, const jl_sorted *s,
+                                jl_circle_packing *pk) {
+  for (int k = 0; k < s->n; ++k) {
+    int i = s->orig[k];
+    pk->x[i] = b->x[(size_t)c * s->n + k];
+    pk->y[i] = b->y[(size_t)c * s->n + k];
+    pk->r[i] = s->r[k];
+  }
+  jl_circle_packing_update_R(pk);
+}
+
+static void jl_packing_to_batch(const jl_circle_packing *pk, const jl_sorted *s,
+                                jl_circle_batch *b, int c) {
+  for (int k = 0; k < s->n; ++k) {
+    int i = s->orig[k];
+    b->x[(size_t)c * s->n + k] = pk->x[i];
+    b->y[(size_t)c * s->n + k] = pk->y[i];
+  }
+  b->R[c] = pk->R;
+  b->need_start[c] = 0;
+  b->stuck[c] = 0;
+}
+
+static int jl_auto_batch(const jl_device *dev, jl_search_mode mode) {
+  if (dev->kind == JL_DEVICE_CUDA) return (dev->sm_count > 0 ? dev->sm_count : 80) * 16;
+  return mode == JL_MODE_TRIALS ? dev->threads * 4 : dev->threads * 2;
+}
+
+static int jl_auto_trials(const jl_device *dev, jl_search_mode mode, int n) {
+  if (mode == JL_MODE_TRIALS) return 1;
+  int t = dev->kind == JL_DEVICE_CUDA ? 2000 / n : 400 / n;
+  return t < 1 ? 1 : t;
+}
+
+typedef struct jl_search_state {
+  jl_circle_packing best;  /* polished, legal, problem order */
+  jl_circle_packing tmp;
+  double *polished_R;      /* per candidate: R when last polished (skip repeats) */
+  double t0, t_best;
+  uint64_t restarts;
+} jl_search_state;
+
+/* Polishes the few best candidates near the best; a polished packing goes
+ * back into its candidate so the search continues from the exact optimum. */
+static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_sorted *s,
+                            int *improved_best, jl_error *err) {
+  *improved_best = 0;
+  jl_polish_opts po;
+  jl_polish_opts_default(&po);
+  for (int k = 0; k < JL_POLISH_PER_ROUND; ++k) {
+    int c_best = -1;
+    for (int c = 0; c < b->count; ++c) {
+      if (b->R[c] == st->polished_R[c]) continue;
+      if (c_best < 0 || b->R[c] < b->R[c_best]) c_best = c;
+    }
+    if (c_best < 0) break;
+    if (st->best.R > 0.0 && b->R[c_best] > st->best.R * (1.0 + JL_POLISH_WINDOW)) break;
+    jl_batch_to_packing(b, c_best, s, &st->tmp);
+    int imp = 0;
+    int rc = jl_circle_polish(&st->tmp, &po, &imp, err);
+    if (rc != JL_OK) return rc;
+    jl_circle_check chk;
+    jl_circle_check_packing(&st->tmp, JL_LEGAL_REL_TOL, &chk);
+    if (chk.legal) {
+      jl_packing_to_batch(&st->tmp, s, b, c_best);
+      b->stuck[c_best] = 0;
+      if (st->best.R == 0.0 || st->tmp.R < st->best.R) {
+        if (st->best.R == 0.0 || st->tmp.R < st->best.R * (1.0 - 1e-13)) {
+          st->t_best = jl_time_now() - st->t0;
+          *improved_best = 1;
+        }
+        rc = jl_circle_packing_copy(&st->best, &st->tmp, err);
+        if (rc != JL_OK) return rc;
+      }
+    }
+    st->polished_R[c_best] = b->R[c_best];
+  }
+  return JL_OK;
+}
+
+/* Meta-stable candidates restart: from scratch, or (population mode) from
+ * the best packing so far, where their own moves take them elsewhere. */
+static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_sorted *s,
+                              const jl_circle_search_opts *o, int stuck_limit, jl_rng *rng) {
+  for (int c = 0; c < b->count; ++c) {
+    if (o->mode == JL_MODE_TRIALS) {
+      jl_packing_to_batch(&st->best, s, b, c);
+      continue;
+    }
+    if ((int)b->stuck[c] < stuck_limit) continue;
+    st->restarts++;
+    double u = jl_u01_from_u32(jl_rng_u32(rng), jl_rng_u32(rng));
+    if (o->mode == JL_MODE_POPULATION && st->best.R > 0.0 && u < o->adopt) {
+      jl_packing_to_batch(&st->best, s, b, c);
+    } else {
+      b->need_start[c] = 1;
+      b->stuck[c] = 0;
+    }
+  }
+}
+
+int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
+                     const jl_circle_search_opts *o, jl_circle_packing *best,
+                     jl_circle_run_info *info, jl_error *err) {
+  if (prob->n < 2) {
+    /* one circle: the container is the circle itself */
+    int rc = jl_circle_packing_init(best, prob->n, err);
+    if (rc != JL_OK) return rc;
+    for (int i = 0; i < prob->n; ++i) best->r[i] = prob->radii[i];
+    jl_circle_packing_update_R(best);
+    memset(info, 0, sizeof *info);
+    info->seed = o->seed;
+    info->stopped_by = JL_STOP_ROUNDS;
+    return JL_OK;
+  }
+  int rc;
+  jl_sorted s = {0};
+  jl_circle_batch b = {0};
+  jl_circle_engine eng = {0};
+  jl_search_state st = {0};
+  if ((rc = jl_sorted_init(&s, prob, err)) != JL_OK) goto done;
+  int count = o->batch > 0 ? o->batch : jl_auto_batch(dev, o->mode);
+  if ((rc = jl_circle_batch_alloc(&b, prob->n, count, s.r, err)) != JL_OK) goto done;
+  if ((rc = jl_circle_engine_init(&eng, dev, prob->n, count, err)) != JL_OK) goto done;
+  if ((rc = jl_circle_packing_init(&st.best, prob->n, err)) != JL_OK) goto done;
+  if ((rc = jl_circle_packing_init(&st.tmp, prob->n, err)) != JL_OK) goto done;
+  st.polished_R = calloc((size_t)count, sizeof(double));
+  if (!st.polished_R) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
+  st.best.R = 0.0;
+
+  jl_relax_params p;
+  jl_relax_params_default(&p, s.r, prob->n, o->seed);
+  p.area_weighted = o->area_weighted;
+  p.trials = o->trials_per_round > 0 ? o->trials_per_round : jl_auto_trials(dev, o->mode, prob->n);
+  int stuck_limit = o->stuck_limit > 0 ? o->stuck_limit
+                    : (prob->n * JL_STUCK_PER_CIRCLE > JL_STUCK_MIN ? prob->n * JL_STUCK_PER_CIRCLE
+                                                                    : JL_STUCK_MIN);
+  /* The host's own choices (restarts) draw from a stream no candidate uses. */
+  jl_rng host_rng;
+  jl_rng_init(&host_rng, o->seed, (uint64_t)1 << 62, 0);
+
+  if (o->resume) {
+    for (int c = 0; c < count; ++c) jl_packing_to_batch(o->resume, &s, &b, c);
+    if ((rc = jl_circle_packing_copy(&st.best, o->resume, err)) != JL_OK) goto done;
+  } else {
+    for (int c = 0; c < count; ++c) b.need_start[c] = 1;
+  }
+
+  jl_progress pr;
+  jl_progress_init(&pr, stderr, o->progress);
+  st.t0 = jl_time_now();
+  int stopped_by = JL_STOP_ROUNDS;
+  long round = 0;
+  for (;;) {
+    if ((rc = jl_circle_engine_run(&eng, &p, &b, err)) != JL_OK) goto done;
+    round++;
+    int improved = 0;
+    if ((rc = jl_search_polish(&st, &b, &s, &improved, err)) != JL_OK) goto done;
+    double now = jl_time_now() - st.t0;
+    uint64_t steps = 0, trials = 0;
+    for (int c = 0; c < count; ++c) { steps += b.steps[c]; trials += b.trials_done[c]; }
+    double gap = prob->best_known_R > 0 ? 100.0 * (st.best.R / prob->best_known_R - 1.0) : 0.0;
+    jl_progress_update(&pr, now + st.t0, improved,
+                       "%s: %.1f s  best R %.10f%s%+.6f%%  trials %llu  %.3g steps/s  restarts %llu",
+                       prob->name, now, st.best.R,
+                       prob->best_known_R > 0 ? "  gap " : "  ",
+                       prob->best_known_R > 0 ? gap : 0.0, (unsigned long long)trials,
+                       now > 0 ? (double)steps / now : 0.0, (unsigned long long)st.restarts);
+    if (o->target_R > 0 && st.best.R > 0 && st.best.R <= o->target_R) { stopped_by = JL_STOP_TARGET; break; }
+    if (o->stop && *o->stop) { stopped_by = JL_STOP_SIGNAL; break; }
+    if (o->rounds > 0 && round >= o->rounds) { stopped_by = JL_STOP_ROUNDS; break; }
+    if (o->time_s > 0 && now >= o->time_s) { stopped_by = JL_STOP_TIME; break; }
+    jl_search_restart(&st, &b, &s, o, stuck_limit, &host_rng);
+  }
+  jl_progress_end(&pr);
+
+  if (st.best.R == 0.0) {
+    /* nothing polished yet (a stop in the first round): take the best raw candidate */
+    int c_best = 0;
+    for (int c = 1; c < count; ++c) if (b.R[c] < b.R[c_best]) c_best = c;
+    jl_batch_to_packing(&b, c_best, &s, &st.best);
+    jl_circle_packing_separate(&st.best);
+  }
+  if ((rc = jl_circle_packing_copy(best, &st.best, err)) != JL_OK) goto done;
+  memset(info, 0, sizeof *info);
+  info->seed = o->seed;
+  info->device = jl_device_kind_name(dev->kind);
+  info->device_name = dev->name;
+  info->mode = jl_search_mode_name(o->mode);
+  info->time_s = jl_time_now() - st.t0;
+  info->time_to_best_s = st.t_best;
+  for (int c = 0; c < count; ++c) {
+    info->trials += b.trials_done[c];
+    info->relax_steps += b.steps[c];
+  }
+  info->restarts = st.restarts;
+  info->stopped_by = stopped_by;
+  rc = JL_OK;
+done:
+  free(st.polished_R);
+  jl_circle_packing_free(&st.best);
+  jl_circle_packing_free(&st.tmp);
+  jl_circle_engine_free(&eng);
+  jl_circle_batch_free(&b);
+  jl_sorted_free(&s);
+  return rc;
+}

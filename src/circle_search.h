@@ -1,0 +1,50 @@
+/* The circle packing driver: a population of candidates doing monotonic
+ * basin hopping with contact relaxation (on the CPU twin or CUDA), restarts
+ * at meta-stable states, and NLopt polishing of the best. */
+#ifndef JL_CIRCLE_SEARCH_H
+#define JL_CIRCLE_SEARCH_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "circle_relax.h"
+#include "circles.h"
+#include "device.h"
+#include "error.h"
+
+typedef enum jl_search_mode {
+  JL_MODE_POPULATION = 0,  /* basin hopping per block, restarts adopt the global best */
+  JL_MODE_TRIALS = 1,      /* seed 4.2.1: every block tries one move on the one best */
+  JL_MODE_INSTANCES = 2    /* seed 4.2.2: independent instances, random restarts */
+} jl_search_mode;
+
+typedef struct jl_circle_search_opts {
+  jl_search_mode mode;
+  int batch;               /* candidates per launch; 0: chosen for the device */
+  int trials_per_round;    /* improvement trials per candidate per launch; 0: auto */
+  uint64_t seed;
+  double time_s;           /* stop after this many seconds; 0: no limit */
+  double target_R;         /* stop once R <= target; 0: none */
+  long rounds;             /* stop after this many launches; 0: no limit */
+  int stuck_limit;         /* trials without improvement before a restart; 0: auto */
+  double adopt;            /* population: share of restarts that adopt the best */
+  int area_weighted;
+  int progress;            /* progress line on stderr */
+  const jl_circle_packing *resume; /* start every candidate from this packing */
+  volatile sig_atomic_t *stop;     /* set asynchronously (SIGINT): stop after the round */
+} jl_circle_search_opts;
+
+void jl_circle_search_opts_default(jl_circle_search_opts *o);
+const char *jl_search_mode_name(jl_search_mode m);
+int jl_search_mode_parse(const char *s, jl_search_mode *m);
+
+/* Relaxation settings for a problem (shared with benchmarks and tests). */
+void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, uint64_t seed);
+
+/* Runs the search; best receives the best legal (polished, verified)
+ * packing in the problem's circle order. */
+int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
+                     const jl_circle_search_opts *o, jl_circle_packing *best,
+                     jl_circle_run_info *info, jl_error *err);
+
+#endif

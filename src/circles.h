@@ -1,0 +1,105 @@
+/* Circle packing: the problem (radii), a packing (centres), and the
+ * independent checks and outputs around it. The search itself lives in
+ * circle_search.h (driver) and circle_relax.h (per-candidate algorithm). */
+#ifndef JL_CIRCLES_H
+#define JL_CIRCLES_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+#define JL_NAME_MAX 128
+#define JL_SOURCE_MAX 512
+
+typedef struct jl_circle_problem {
+  int n;
+  double *radii;                  /* n radii in file order, all finite and > 0 */
+  char name[JL_NAME_MAX];         /* e.g. "zimmermann-30" */
+  double best_known_R;            /* published record, 0 when none is known */
+  char source[JL_SOURCE_MAX];     /* where best_known_R comes from */
+} jl_circle_problem;
+
+/* Circles in a container circle centred at the origin. */
+typedef struct jl_circle_packing {
+  int n;
+  double *x, *y, *r;
+  double R;                       /* container radius: max |c_i| + r_i */
+} jl_circle_packing;
+
+/* What one search run did, written beside the packing in the result JSON. */
+typedef struct jl_circle_run_info {
+  uint64_t seed;
+  const char *device;             /* "cpu" or "cuda" */
+  const char *device_name;        /* "NVIDIA H100 80GB HBM3", "16 CPU threads" */
+  const char *mode;               /* population, trials, instances */
+  double time_s;
+  double time_to_best_s;
+  uint64_t trials;
+  uint64_t relax_steps;
+  uint64_t restarts;
+  int stopped_by;                 /* JL_STOP_* */
+} jl_circle_run_info;
+
+enum { JL_STOP_TIME = 0, JL_STOP_TARGET = 1, JL_STOP_SIGNAL = 2, JL_STOP_ROUNDS = 3 };
+
+/* Exact-geometry check, in long double, independent of the search code. */
+typedef struct jl_circle_check {
+  long double R;                  /* max |c_i| + r_i */
+  long double max_overlap;        /* max over pairs of r_i + r_j - |c_i - c_j| (<= 0: apart) */
+  long double max_excess;         /* max |c_i| + r_i - stated R (<= 0: inside) */
+  int overlap_i, overlap_j;       /* the worst pair */
+  int excess_i;                   /* the circle furthest outside */
+  int legal;                      /* both within rel_tol * R */
+} jl_circle_check;
+
+#define JL_LEGAL_REL_TOL 1e-10
+
+/* problem.c */
+int jl_circle_problem_init(jl_circle_problem *p, int n, jl_error *err);
+int jl_circle_problem_zimmermann(jl_circle_problem *p, int n, jl_error *err);
+int jl_circle_problem_equal(jl_circle_problem *p, int n, jl_error *err);
+int jl_circle_problem_load(jl_circle_problem *p, const char *path, jl_error *err);
+void jl_circle_problem_free(jl_circle_problem *p);
+
+/* packing.c */
+int jl_circle_packing_init(jl_circle_packing *pk, int n, jl_error *err);
+void jl_circle_packing_free(jl_circle_packing *pk);
+int jl_circle_packing_copy(jl_circle_packing *dst, const jl_circle_packing *src, jl_error *err);
+/* Sets R to max |c_i| + r_i and returns it. */
+double jl_circle_packing_update_R(jl_circle_packing *pk);
+/* Scales all centres by the smallest factor >= 1 that leaves no pair
+ * overlapping (in double), then updates R: an exact legalizer. */
+void jl_circle_packing_separate(jl_circle_packing *pk);
+
+/* verify.c */
+int jl_circle_check_packing(const jl_circle_packing *pk, double rel_tol, jl_circle_check *out);
+
+/* polish.c: local NLP (NLopt SLSQP): minimize R subject to containment and
+ * non-overlap, started from pk; pk is replaced only by a legal packing that
+ * is no worse. Returns JL_OK (also when nothing improved). */
+typedef struct jl_polish_opts {
+  double xtol_rel;                /* default 1e-14 */
+  int max_eval;                   /* default 2000 */
+  double time_s;                  /* 0: no limit */
+} jl_polish_opts;
+void jl_polish_opts_default(jl_polish_opts *o);
+int jl_circle_polish(jl_circle_packing *pk, const jl_polish_opts *opts, int *improved,
+                     jl_error *err);
+
+/* circle_io.c: result JSON, Packomania text (index x y, container radius 1), SVG */
+int jl_circle_result_write_json(const char *path, const jl_circle_problem *prob,
+                                const jl_circle_packing *pk, const jl_circle_run_info *info,
+                                const jl_circle_check *check, jl_error *err);
+/* Reads a circles result JSON (as written above); fills pk (allocated) and,
+ * when prob is not NULL, the radii/name/best_known_R into prob (allocated). */
+int jl_circle_result_read_json(const char *path, jl_circle_packing *pk,
+                               jl_circle_problem *prob, jl_error *err);
+int jl_circle_write_packomania(const char *path, const jl_circle_packing *pk, jl_error *err);
+/* Radii come from prob (line k holds circle k, 1-based); coordinates are
+ * scaled back from container radius 1 by prob's radii. */
+int jl_circle_read_packomania(const char *path, const jl_circle_problem *prob,
+                              jl_circle_packing *pk, jl_error *err);
+int jl_circle_write_svg(const char *path, const jl_circle_problem *prob,
+                        const jl_circle_packing *pk, jl_error *err);
+
+#endif

@@ -1,0 +1,305 @@
+/* jostle circles: the circle packing job from the command line. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "circle_search.h"
+#include "circles.h"
+#include "cli.h"
+#include "device.h"
+#include "file_util.h"
+
+static const char *const jl_circles_help =
+  "usage: jostle circles (--n N | --problem FILE | --equal N) [options]\n"
+  "\n"
+  "Packs circles into the smallest enclosing circle by contact simulation:\n"
+  "Monte Carlo trials (swaps, moves outside) with compression, on many\n"
+  "candidates at once (CUDA: one thread block each), polished by a local\n"
+  "NLP solve (NLopt SLSQP) and checked with exact geometry.\n"
+  "\n"
+  "instance (one of):\n"
+  "  --n N             contest instance: radii 1..N (problems/circles/zimmermann-NN.json)\n"
+  "  --problem FILE    a problem file (docs/formats.md)\n"
+  "  --equal N         N unit circles\n"
+  "\n"
+  "search:\n"
+  "  --time SECONDS    stop after this long (default 60)\n"
+  "  --target R        stop once the enclosing radius is <= R\n"
+  "  --rounds K        stop after K launches (deterministic for a seed)\n"
+  "  --seed S          random seed (default 1); same seed, same moves on CPU and GPU\n"
+  "  --mode MODE       population (default), trials, instances\n"
+  "  --batch B         candidates per launch (default: 16 per GPU multiprocessor,\n"
+  "                    2 per CPU thread)\n"
+  "  --trials T        improvement trials per candidate per launch (default: auto)\n"
+  "  --stuck K         trials without improvement before a restart (default 10 n)\n"
+  "  --area-weighted   split contact moves by area instead of half and half\n"
+  "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
+  "  --device D        cpu, cuda or auto (default auto)\n"
+  "  --threads T       CPU threads (default: all cores)\n"
+  "\n"
+  "output:\n"
+  "  --out FILE.json   result (default NAME.json); a picture FILE.svg and Packomania\n"
+  "                    text FILE.txt are written beside it\n"
+  "  --svg FILE        picture path\n"
+  "  --txt FILE        Packomania text path (index x y, container radius 1)\n"
+  "  --quiet           no progress line\n"
+  "\n"
+  "Ctrl-C (SIGINT) or SIGTERM stops after the current round and writes the best packing.\n";
+
+/* The signal handler's only link to the search: a flag it polls between rounds. */
+static volatile sig_atomic_t jl_stop_flag = 0;
+
+static void jl_on_signal(int sig) {
+  (void)sig;
+  jl_stop_flag = 1;
+}
+
+static void jl_install_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = jl_on_signal;
+  sa.sa_flags = SA_RESETHAND;  /* a second Ctrl-C kills at once */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+enum {
+  OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
+  OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
+};
+
+static const struct option jl_circles_opts[] = {
+  {"n", required_argument, NULL, OPT_N},
+  {"problem", required_argument, NULL, OPT_PROBLEM},
+  {"equal", required_argument, NULL, OPT_EQUAL},
+  {"time", required_argument, NULL, OPT_TIME},
+  {"target", required_argument, NULL, OPT_TARGET},
+  {"rounds", required_argument, NULL, OPT_ROUNDS},
+  {"seed", required_argument, NULL, OPT_SEED},
+  {"mode", required_argument, NULL, OPT_MODE},
+  {"batch", required_argument, NULL, OPT_BATCH},
+  {"trials", required_argument, NULL, OPT_TRIALS},
+  {"stuck", required_argument, NULL, OPT_STUCK},
+  {"area-weighted", no_argument, NULL, OPT_AREA},
+  {"resume", required_argument, NULL, OPT_RESUME},
+  {"device", required_argument, NULL, OPT_DEVICE},
+  {"threads", required_argument, NULL, OPT_THREADS},
+  {"out", required_argument, NULL, OPT_OUT},
+  {"svg", required_argument, NULL, OPT_SVG},
+  {"txt", required_argument, NULL, OPT_TXT},
+  {"quiet", no_argument, NULL, OPT_QUIET},
+  {"help", no_argument, NULL, OPT_HELP},
+  {NULL, 0, NULL, 0},
+};
+
+typedef struct jl_circles_args {
+  long n, equal, threads;
+  const char *problem, *resume, *device, *out, *svg, *txt;
+  jl_circle_search_opts search;
+  int time_given;
+} jl_circles_args;
+
+static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help, jl_error *err) {
+  memset(a, 0, sizeof *a);
+  jl_circle_search_opts_default(&a->search);
+  a->search.time_s = 60.0;
+  a->device = "auto";
+  *help = 0;
+  opterr = 0;
+  optind = 1;
+  int c, rc = JL_OK;
+  long v;
+  while ((c = getopt_long(argc, argv, "", jl_circles_opts, NULL)) != -1 && rc == JL_OK) {
+    switch (c) {
+    case OPT_N: rc = jl_cli_int("--n", optarg, 1, 100000, &a->n, err); break;
+    case OPT_PROBLEM: a->problem = optarg; break;
+    case OPT_EQUAL: rc = jl_cli_int("--equal", optarg, 1, 100000, &a->equal, err); break;
+    case OPT_TIME:
+      rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->search.time_s, err);
+      a->time_given = 1;
+      break;
+    case OPT_TARGET: rc = jl_cli_double("--target", optarg, 1e-300, 1e300, &a->search.target_R, err); break;
+    case OPT_ROUNDS:
+      rc = jl_cli_int("--rounds", optarg, 1, 1000000000L, &v, err);
+      a->search.rounds = v;
+      break;
+    case OPT_SEED: rc = jl_cli_u64("--seed", optarg, &a->search.seed, err); break;
+    case OPT_MODE:
+      if (jl_search_mode_parse(optarg, &a->search.mode) != 0)
+        rc = jl_error_set(err, JL_ERR_INPUT,
+                          "--mode: expected population, trials or instances, got '%s'", optarg);
+      break;
+    case OPT_BATCH:
+      rc = jl_cli_int("--batch", optarg, 1, 1000000, &v, err);
+      a->search.batch = (int)v;
+      break;
+    case OPT_TRIALS:
+      rc = jl_cli_int("--trials", optarg, 1, 1000000, &v, err);
+      a->search.trials_per_round = (int)v;
+      break;
+    case OPT_STUCK:
+      rc = jl_cli_int("--stuck", optarg, 1, 1000000000L, &v, err);
+      a->search.stuck_limit = (int)v;
+      break;
+    case OPT_AREA: a->search.area_weighted = 1; break;
+    case OPT_RESUME: a->resume = optarg; break;
+    case OPT_DEVICE: a->device = optarg; break;
+    case OPT_THREADS: rc = jl_cli_int("--threads", optarg, 1, 256, &a->threads, err); break;
+    case OPT_OUT: a->out = optarg; break;
+    case OPT_SVG: a->svg = optarg; break;
+    case OPT_TXT: a->txt = optarg; break;
+    case OPT_QUIET: a->search.progress = 0; break;
+    case OPT_HELP: *help = 1; return JL_OK;
+    case ':':
+      rc = jl_error_set(err, JL_ERR_INPUT, "%s: needs a value", argv[optind - 1]);
+      break;
+    default:
+      rc = jl_error_set(err, JL_ERR_INPUT, "unknown option '%s' (see jostle circles --help)",
+                        argv[optind - 1]);
+      break;
+    }
+  }
+  if (rc != JL_OK) return rc;
+  if (optind < argc)
+    return jl_error_set(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
+  if (a->time_given && a->search.time_s <= 0.0)
+    return jl_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
+  if (a->search.rounds > 0 && !a->time_given) a->search.time_s = 0.0;
+  return JL_OK;
+}
+
+/* The instance: --n, --problem, --equal, or the problem stored in a resumed result. */
+static int jl_circles_problem(const jl_circles_args *a, jl_circle_problem *prob,
+                              jl_circle_packing *resume, int *have_resume, jl_error *err) {
+  int given = (a->n > 0) + (a->problem != NULL) + (a->equal > 0);
+  if (given > 1)
+    return jl_error_set(err, JL_ERR_INPUT, "give only one of --n, --problem and --equal");
+  int rc = JL_OK;
+  if (a->n > 0) rc = jl_circle_problem_zimmermann(prob, (int)a->n, err);
+  else if (a->equal > 0) rc = jl_circle_problem_equal(prob, (int)a->equal, err);
+  else if (a->problem) rc = jl_circle_problem_load(prob, a->problem, err);
+  if (rc != JL_OK) return rc;
+  *have_resume = 0;
+  if (a->resume) {
+    size_t len = strlen(a->resume);
+    int is_txt = len >= 4 && strcmp(a->resume + len - 4, ".txt") == 0;
+    if (is_txt) {
+      if (given == 0)
+        return jl_error_set(err, JL_ERR_INPUT,
+                            "%s: Packomania text has no radii: give --n, --problem or --equal",
+                            a->resume);
+      rc = jl_circle_read_packomania(a->resume, prob, resume, err);
+    } else {
+      jl_circle_problem stored = {0};
+      rc = jl_circle_result_read_json(a->resume, resume, given ? NULL : &stored, err);
+      if (rc == JL_OK && given == 0) *prob = stored;
+      else jl_circle_problem_free(&stored);
+    }
+    if (rc != JL_OK) return rc;
+    if (resume->n != prob->n)
+      return jl_error_set(err, JL_ERR_INPUT, "%s: has %d circles, the instance has %d",
+                          a->resume, resume->n, prob->n);
+    for (int i = 0; i < prob->n; ++i)
+      if (resume->r[i] != prob->radii[i])
+        return jl_error_set(err, JL_ERR_INPUT, "%s: circles[%d].r is %g, the instance says %g",
+                            a->resume, i, resume->r[i], prob->radii[i]);
+    jl_circle_packing_separate(resume);
+    *have_resume = 1;
+    return JL_OK;
+  }
+  if (given == 0)
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "choose an instance: --n N, --problem FILE or --equal N (see --help)");
+  return JL_OK;
+}
+
+/* Refuses outputs that would overwrite an input. */
+static int jl_circles_check_outputs(const jl_circles_args *a, const char *paths[3],
+                                    jl_error *err) {
+  const char *inputs[2] = {a->problem, a->resume};
+  for (int k = 0; k < 3; ++k)
+    for (int m = 0; m < 2; ++m)
+      if (inputs[m] && (strcmp(paths[k], inputs[m]) == 0 || jl_file_same(paths[k], inputs[m])))
+        return jl_error_set(err, JL_ERR_INPUT, "%s: output would overwrite the input %s",
+                            paths[k], inputs[m]);
+  return JL_OK;
+}
+
+int jl_cli_circles(int argc, char **argv) {
+  jl_error err = {0};
+  jl_circles_args a;
+  int help = 0;
+  if (jl_circles_parse(argc, argv, &a, &help, &err) != JL_OK) return jl_cli_fail(&err);
+  if (help) {
+    fputs(jl_circles_help, stdout);
+    return 0;
+  }
+  jl_circle_problem prob = {0};
+  jl_circle_packing resume = {0}, best = {0};
+  int have_resume = 0, status = 0;
+  if (jl_circles_problem(&a, &prob, &resume, &have_resume, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  char def_out[JL_NAME_MAX + 8], svg[4096], txt[4096];
+  snprintf(def_out, sizeof def_out, "%s.json", prob.name[0] ? prob.name : "circles");
+  const char *out = a.out ? a.out : def_out;
+  if (a.svg) snprintf(svg, sizeof svg, "%s", a.svg); else jl_cli_sibling(out, ".svg", svg, sizeof svg);
+  if (a.txt) snprintf(txt, sizeof txt, "%s", a.txt); else jl_cli_sibling(out, ".txt", txt, sizeof txt);
+  const char *paths[3] = {out, svg, txt};
+  if (jl_circles_check_outputs(&a, paths, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  jl_device dev;
+  int notice = 0;
+  if (jl_device_select(&dev, a.device, (int)a.threads, &notice, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  if (notice) fprintf(stderr, "jostle: no CUDA device found, running on the CPU (%d threads)\n", dev.threads);
+  if (a.search.progress)
+    fprintf(stderr, "jostle: %s, %d circles, %s, %s mode, seed %llu\n", prob.name, prob.n,
+            dev.name, jl_search_mode_name(a.search.mode), (unsigned long long)a.search.seed);
+  a.search.resume = have_resume ? &resume : NULL;
+  a.search.stop = &jl_stop_flag;
+  jl_install_signals();
+  jl_circle_run_info info;
+  if (jl_circle_search(&prob, &dev, &a.search, &best, &info, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  jl_circle_check chk;
+  jl_circle_check_packing(&best, JL_LEGAL_REL_TOL, &chk);
+  if (!chk.legal) {
+    jl_error_set(&err, JL_ERR_INTERNAL,
+                 "internal error: the best packing failed the exact check (overlap %Lg); "
+                 "nothing written", chk.max_overlap);
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  if (jl_circle_result_write_json(out, &prob, &best, &info, &chk, &err) != JL_OK ||
+      jl_circle_write_svg(svg, &prob, &best, &err) != JL_OK ||
+      jl_circle_write_packomania(txt, &best, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  static const char *const stop_names[] = {"time", "target", "signal", "rounds"};
+  printf("%s: R = %.12f", prob.name, best.R);
+  if (prob.best_known_R > 0)
+    printf("  (record %.10f, gap %+.2e)", prob.best_known_R, best.R / prob.best_known_R - 1.0);
+  printf("  legal (max overlap %.2Le)\n", chk.max_overlap > 0 ? chk.max_overlap : 0.0L);
+  printf("stopped by %s after %.1f s (best at %.1f s), %llu trials, %llu relaxation steps on %s\n",
+         stop_names[info.stopped_by], info.time_s, info.time_to_best_s,
+         (unsigned long long)info.trials, (unsigned long long)info.relax_steps, dev.name);
+  printf("wrote %s, %s, %s\n", out, svg, txt);
+done:
+  jl_circle_packing_free(&best);
+  jl_circle_packing_free(&resume);
+  jl_circle_problem_free(&prob);
+  return status;
+}

@@ -1,0 +1,52 @@
+#include "device.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int jl_cpu_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+const char *jl_device_kind_name(jl_device_kind k) { return k == JL_DEVICE_CUDA ? "cuda" : "cpu"; }
+
+static void jl_device_cpu(jl_device *dev, int threads) {
+  dev->kind = JL_DEVICE_CPU;
+  dev->threads = threads > 0 ? threads : jl_cpu_count();
+  dev->cuda_ordinal = -1;
+  dev->sm_count = 0;
+  snprintf(dev->name, sizeof dev->name, "CPU, %d thread%s", dev->threads,
+           dev->threads == 1 ? "" : "s");
+}
+
+int jl_device_select(jl_device *dev, const char *want, int threads, int *notice, jl_error *err) {
+  if (notice) *notice = 0;
+  memset(dev, 0, sizeof *dev);
+  if (!want || strcmp(want, "auto") == 0 || strcmp(want, "cuda") == 0) {
+    int must = want && strcmp(want, "cuda") == 0;
+#ifdef JL_HAVE_CUDA
+    if (jl_cuda_device_count() > 0) {
+      jl_device_cpu(dev, threads);
+      dev->kind = JL_DEVICE_CUDA;
+      dev->cuda_ordinal = 0;
+      if (jl_cuda_device_query(0, dev->name, sizeof dev->name, &dev->sm_count) != 0)
+        return jl_error_set(err, JL_ERR_DEVICE, "CUDA device 0 could not be queried");
+      return JL_OK;
+    }
+    if (must) return jl_error_set(err, JL_ERR_DEVICE, "--device cuda: no CUDA device is present");
+#else
+    if (must)
+      return jl_error_set(err, JL_ERR_DEVICE,
+                          "--device cuda: this jostle was built without CUDA (meson -Dcuda=enabled)");
+#endif
+    if (notice) *notice = 1;
+    jl_device_cpu(dev, threads);
+    return JL_OK;
+  }
+  if (strcmp(want, "cpu") == 0) {
+    jl_device_cpu(dev, threads);
+    return JL_OK;
+  }
+  return jl_error_set(err, JL_ERR_INPUT, "--device: expected cpu, cuda or auto, got '%s'", want);
+}

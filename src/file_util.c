@@ -1,0 +1,105 @@
+#include "file_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int jl_file_read_all(const char *path, char **data, size_t *len, jl_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return jl_error_set(err, JL_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  if (!buf) { fclose(f); return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", path); }
+  for (;;) {
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (n < cap) break;
+    cap *= 2;
+    char *nb = realloc(buf, cap + 1);
+    if (!nb) { free(buf); fclose(f); return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", path); }
+    buf = nb;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) { free(buf); return jl_error_set(err, JL_ERR_INPUT, "%s: read error", path); }
+  buf[n] = '\0';
+  *data = buf;
+  if (len) *len = n;
+  return JL_OK;
+}
+
+int jl_file_write_atomic(const char *path, const void *data, size_t len, jl_error *err) {
+  size_t plen = strlen(path);
+  char *tmp = malloc(plen + 16);
+  if (!tmp) return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", path);
+  memcpy(tmp, path, plen);
+  memcpy(tmp + plen, ".tmp.XXXXXX", 12);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    int e = errno;
+    free(tmp);
+    return jl_error_set(err, JL_ERR_IO, "%s: cannot create temporary file: %s", path, strerror(e));
+  }
+  const char *p = data;
+  size_t left = len;
+  while (left > 0) {
+    ssize_t w = write(fd, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      close(fd); unlink(tmp); free(tmp);
+      return jl_error_set(err, JL_ERR_IO, "%s: write failed: %s", path, strerror(e));
+    }
+    p += w;
+    left -= (size_t)w;
+  }
+  fchmod(fd, 0644);
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    int e = errno;
+    unlink(tmp); free(tmp);
+    return jl_error_set(err, JL_ERR_IO, "%s: write failed: %s", path, strerror(e));
+  }
+  if (rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp); free(tmp);
+    return jl_error_set(err, JL_ERR_IO, "%s: cannot rename temporary file: %s", path, strerror(e));
+  }
+  free(tmp);
+  return JL_OK;
+}
+
+int jl_file_same(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+void jl_buf_printf(jl_buf *b, const char *fmt, ...) {
+  if (b->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->cap - b->len;
+    int k = vsnprintf(b->data ? b->data + b->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (k < 0) { b->failed = 1; return; }
+    if ((size_t)k < room) { b->len += (size_t)k; return; }
+    size_t ncap = b->cap ? b->cap * 2 : 4096;
+    while (ncap - b->len <= (size_t)k) ncap *= 2;
+    char *nd = realloc(b->data, ncap);
+    if (!nd) { b->failed = 1; return; }
+    b->data = nd;
+    b->cap = ncap;
+  }
+}
+
+void jl_buf_free(jl_buf *b) {
+  free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+}

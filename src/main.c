@@ -1,0 +1,51 @@
+/* jostle: packing by contact simulation on the GPU (and its CPU twin). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void jl_usage(FILE *f) {
+  fprintf(f,
+          "usage: jostle <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  circles   pack circles into the smallest enclosing circle\n"
+          "  verify    check a packing with exact geometry (long double)\n"
+          "  bench     measure relaxation throughput (CPU twin or CUDA)\n"
+          "  version   print the version and the build's devices\n"
+          "  trunk     (planned) trunk volume in liters from a CAD mesh\n"
+          "  scene     (planned) rigid-body scenes with friction\n"
+          "\n"
+          "'jostle <command> --help' describes each command.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    jl_usage(stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    jl_usage(stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("jostle %s\n", JL_VERSION);
+#ifdef JL_HAVE_CUDA
+    printf("built with CUDA kernels (CPU twin always available)\n");
+#else
+    printf("built without CUDA (CPU twin only)\n");
+#endif
+    return 0;
+  }
+  if (strcmp(cmd, "circles") == 0) return jl_cli_circles(argc - 1, argv + 1);
+  if (strcmp(cmd, "verify") == 0) return jl_cli_verify(argc - 1, argv + 1);
+  if (strcmp(cmd, "bench") == 0) return jl_cli_bench(argc - 1, argv + 1);
+  if (strcmp(cmd, "trunk") == 0 || strcmp(cmd, "scene") == 0) {
+    fprintf(stderr, "jostle: '%s' is not implemented in this version yet\n", cmd);
+    return 2;
+  }
+  fprintf(stderr, "jostle: unknown command '%s'\n\n", cmd);
+  jl_usage(stderr);
+  return 2;
+}

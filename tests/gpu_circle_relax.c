@@ -1,0 +1,99 @@
+/* gpu suite: the CUDA circle kernel against its CPU twin, bit for bit, and
+ * cuRAND's Philox against the host generator. Exit 77 without a device. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "circle_batch.h"
+#include "circle_search.h"
+#include "device.h"
+
+#ifdef JL_HAVE_CUDA
+static void test_curand_matches_host_philox(void **state) {
+  (void)state;
+  const uint64_t seeds[3] = {0, 1, 0xfedcba9876543210ULL};
+  const uint64_t subs[3] = {0, 5, 123456789ULL};
+  const uint64_t offs[3] = {0, 3, 1000001};
+  uint32_t dev_out[64];
+  for (int k = 0; k < 3; ++k) {
+    assert_int_equal(jl_cuda_philox_sample(seeds[k], subs[k], offs[k], 64, dev_out), 0);
+    jl_rng s;
+    jl_rng_init(&s, seeds[k], subs[k], offs[k]);
+    for (int i = 0; i < 64; ++i) assert_int_equal(jl_rng_u32(&s), dev_out[i]);
+  }
+}
+
+/* Runs the same batch (random starts, then trials) on both paths. */
+static void compare_paths(int n, int count, int trials, int area_weighted) {
+  double r[512];
+  for (int i = 0; i < n; ++i) r[i] = i + 1;
+  jl_circle_batch cpu, gpu;
+  assert_int_equal(jl_circle_batch_alloc(&cpu, n, count, r, NULL), JL_OK);
+  assert_int_equal(jl_circle_batch_alloc(&gpu, n, count, r, NULL), JL_OK);
+  memset(cpu.need_start, 1, (size_t)count);
+  memset(gpu.need_start, 1, (size_t)count);
+  jl_relax_params p;
+  jl_relax_params_default(&p, r, n, 2024);
+  p.trials = trials;
+  p.area_weighted = area_weighted;
+  jl_device dev;
+  jl_error err;
+  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
+  jl_circle_engine eng;
+  assert_int_equal(jl_circle_engine_init(&eng, &dev, n, count, &err), JL_OK);
+  for (int launch = 0; launch < 2; ++launch) {
+    assert_int_equal(jl_circle_batch_run_cpu(&p, &cpu, jl_cpu_count(), &err), JL_OK);
+    int rc = jl_circle_engine_run(&eng, &p, &gpu, &err);
+    if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, JL_OK);
+  }
+  size_t nc = (size_t)n * (size_t)count;
+  int differ = 0;
+  for (size_t k = 0; k < nc; ++k)
+    if (memcmp(&cpu.x[k], &gpu.x[k], sizeof(double)) || memcmp(&cpu.y[k], &gpu.y[k], sizeof(double)))
+      differ++;
+  printf("n=%d count=%d trials=%d area=%d: %d of %zu centres differ; R[0] cpu %.17g gpu %.17g; "
+         "steps[0] cpu %llu gpu %llu\n",
+         n, count, trials, area_weighted, differ, nc, cpu.R[0], gpu.R[0],
+         (unsigned long long)cpu.steps[0], (unsigned long long)gpu.steps[0]);
+  assert_int_equal(differ, 0);
+  assert_memory_equal(cpu.R, gpu.R, sizeof(double) * (size_t)count);
+  assert_memory_equal(cpu.steps, gpu.steps, sizeof(uint64_t) * (size_t)count);
+  assert_memory_equal(cpu.rng_offset, gpu.rng_offset, sizeof(uint64_t) * (size_t)count);
+  assert_memory_equal(cpu.stuck, gpu.stuck, sizeof(uint32_t) * (size_t)count);
+  assert_memory_equal(cpu.accepted, gpu.accepted, sizeof(uint64_t) * (size_t)count);
+  jl_circle_engine_free(&eng);
+  jl_circle_batch_free(&cpu);
+  jl_circle_batch_free(&gpu);
+}
+
+static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0); }
+static void test_kernel_matches_twin_n50(void **state) { (void)state; compare_paths(50, 32, 2, 0); }
+static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 2, 1); }
+/* More circles than threads per block: each thread loops over several. */
+static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0); }
+#endif
+
+int main(void) {
+#ifdef JL_HAVE_CUDA
+  if (jl_cuda_device_count() < 1) {
+    printf("no CUDA device: skipped\n");
+    return 77;
+  }
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_curand_matches_host_philox),
+    cmocka_unit_test(test_kernel_matches_twin_n12),
+    cmocka_unit_test(test_kernel_matches_twin_n50),
+    cmocka_unit_test(test_kernel_matches_twin_area),
+    cmocka_unit_test(test_kernel_matches_twin_n300),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+#else
+  printf("built without CUDA: skipped\n");
+  return 77;
+#endif
+}

@@ -1,0 +1,169 @@
+/* Contact relaxation, compression and the search against analytic answers
+ * and published records, on the CPU twin. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "circle_batch.h"
+#include "circle_search.h"
+#include "circles.h"
+
+typedef struct ws_mem {
+  jl_relax_ws ws;
+  double mem[JL_RELAX_WS_DOUBLES(8)];
+} ws_mem;
+
+static void ws_setup(ws_mem *m, jl_relax_params *p, const double *r, int n) {
+  memset(m, 0, sizeof *m);
+  jl_relax_params_default(p, r, n, 1);
+  jl_relax_ws_bind(&m->ws, m->mem, n);
+  for (int i = 0; i < n; ++i) m->ws.r[i] = r[i];
+  jl_rng_init(&m->ws.rng, 1, 0, 0);
+}
+
+/* Seed eq. 4.5: one step separates a single overlapping pair exactly. */
+static void test_pair_separates_in_one_step(void **state) {
+  (void)state;
+  double r[2] = {1.0, 1.0};
+  ws_mem m;
+  jl_relax_params p;
+  ws_setup(&m, &p, r, 2);
+  m.ws.x[0] = 0.0; m.ws.y[0] = 0.0;
+  m.ws.x[1] = 0.6; m.ws.y[1] = 0.8;  /* distance 1, overlap 1 */
+  assert_int_equal(jl_relax_run(&m.ws, &p, INFINITY, 1), 0);
+  double d = hypot(m.ws.x[1] - m.ws.x[0], m.ws.y[1] - m.ws.y[0]);
+  assert_true(fabs(d - 2.0) < 1e-15);
+  assert_true(fabs(m.ws.x[0] + 0.3) < 1e-15 && fabs(m.ws.y[0] + 0.4) < 1e-15);
+  assert_int_equal(jl_relax_run(&m.ws, &p, INFINITY, 1), 1);
+}
+
+/* Area-weighted split: the circle of radius 1 takes 4/5 of the overlap
+ * against the circle of radius 2. */
+static void test_area_weighted_split(void **state) {
+  (void)state;
+  double r[2] = {1.0, 2.0};
+  ws_mem m;
+  jl_relax_params p;
+  ws_setup(&m, &p, r, 2);
+  p.area_weighted = 1;
+  m.ws.x[0] = 0.0; m.ws.x[1] = 2.0;  /* overlap 1 */
+  jl_relax_run(&m.ws, &p, INFINITY, 1);
+  assert_true(fabs(m.ws.x[0] + 0.8) < 1e-15);
+  assert_true(fabs(m.ws.x[1] - 2.2) < 1e-15);
+}
+
+/* A circle outside the container moves back onto its rim. */
+static void test_container_pull(void **state) {
+  (void)state;
+  double r[2] = {1.0, 1.0};
+  ws_mem m;
+  jl_relax_params p;
+  ws_setup(&m, &p, r, 2);
+  m.ws.x[0] = 6.0; m.ws.y[0] = 8.0;  /* |c| = 10 */
+  m.ws.x[1] = -3.0;
+  jl_relax_run(&m.ws, &p, 5.0, 1);
+  assert_true(fabs(hypot(m.ws.x[0], m.ws.y[0]) - 4.0) < 1e-14);
+  assert_true(fabs(m.ws.x[1] + 3.0) < 1e-15);
+}
+
+/* Compression of two unit circles ends at R = 2 (within delta_min). */
+static void test_compress_two_circles(void **state) {
+  (void)state;
+  double r[2] = {1.0, 1.0};
+  ws_mem m;
+  jl_relax_params p;
+  ws_setup(&m, &p, r, 2);
+  m.ws.x[0] = -5.0; m.ws.x[1] = 4.0; m.ws.y[1] = 1.0;
+  jl_relax_compress(&m.ws, &p);
+  assert_true(m.ws.R >= 2.0 - 1e-8);
+  assert_true(m.ws.R < 2.0 * (1.0 + 1e-5));
+}
+
+/* A random start is legal after relaxation and scaling. */
+static void test_start_is_legal(void **state) {
+  (void)state;
+  double r[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  ws_mem m;
+  jl_relax_params p;
+  ws_setup(&m, &p, r, 8);
+  jl_relax_start(&m.ws, &p);
+  jl_circle_packing pk;
+  assert_int_equal(jl_circle_packing_init(&pk, 8, NULL), JL_OK);
+  for (int i = 0; i < 8; ++i) { pk.x[i] = m.ws.x[i]; pk.y[i] = m.ws.y[i]; pk.r[i] = r[i]; }
+  jl_circle_packing_update_R(&pk);
+  jl_circle_check chk;
+  jl_circle_check_packing(&pk, 1e-8, &chk);
+  assert_true(chk.legal);
+  assert_true(fabs((double)chk.R - m.ws.R) < 1e-12 * m.ws.R);
+  jl_circle_packing_free(&pk);
+}
+
+/* The twin gives the same bits whatever the thread count. */
+static void test_batch_threads_agree(void **state) {
+  (void)state;
+  double r[12];
+  for (int i = 0; i < 12; ++i) r[i] = i + 1;
+  jl_circle_batch a, b;
+  assert_int_equal(jl_circle_batch_alloc(&a, 12, 6, r, NULL), JL_OK);
+  assert_int_equal(jl_circle_batch_alloc(&b, 12, 6, r, NULL), JL_OK);
+  memset(a.need_start, 1, 6);
+  memset(b.need_start, 1, 6);
+  jl_relax_params p;
+  jl_relax_params_default(&p, r, 12, 99);
+  p.trials = 5;
+  assert_int_equal(jl_circle_batch_run_cpu(&p, &a, 1, NULL), JL_OK);
+  assert_int_equal(jl_circle_batch_run_cpu(&p, &b, 3, NULL), JL_OK);
+  assert_memory_equal(a.x, b.x, sizeof(double) * 72);
+  assert_memory_equal(a.y, b.y, sizeof(double) * 72);
+  assert_memory_equal(a.R, b.R, sizeof(double) * 6);
+  assert_memory_equal(a.rng_offset, b.rng_offset, sizeof(uint64_t) * 6);
+  for (int c = 0; c < 6; ++c) {
+    assert_true(a.steps[c] > 0);
+    assert_int_equal(a.trials_done[c], 5);
+  }
+  jl_circle_batch_free(&a);
+  jl_circle_batch_free(&b);
+}
+
+/* End to end on the CPU: n = 5 reaches the closed-form record. */
+static void test_search_reaches_record_n5(void **state) {
+  (void)state;
+  jl_circle_problem prob;
+  assert_int_equal(jl_circle_problem_zimmermann(&prob, 5, NULL), JL_OK);
+  jl_device dev;
+  assert_int_equal(jl_device_select(&dev, "cpu", 2, NULL, NULL), JL_OK);
+  jl_circle_search_opts o;
+  jl_circle_search_opts_default(&o);
+  o.progress = 0;
+  o.time_s = 30;
+  o.target_R = prob.best_known_R * (1 + 1e-9);
+  jl_circle_packing best = {0};
+  jl_circle_run_info info;
+  jl_error err;
+  assert_int_equal(jl_circle_search(&prob, &dev, &o, &best, &info, &err), JL_OK);
+  assert_true(best.R <= prob.best_known_R * (1 + 1e-9));
+  assert_true(best.R >= prob.best_known_R * (1 - 1e-9));
+  jl_circle_check chk;
+  jl_circle_check_packing(&best, JL_LEGAL_REL_TOL, &chk);
+  assert_true(chk.legal);
+  jl_circle_packing_free(&best);
+  jl_circle_problem_free(&prob);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_pair_separates_in_one_step),
+    cmocka_unit_test(test_area_weighted_split),
+    cmocka_unit_test(test_container_pull),
+    cmocka_unit_test(test_compress_two_circles),
+    cmocka_unit_test(test_start_is_legal),
+    cmocka_unit_test(test_batch_threads_agree),
+    cmocka_unit_test(test_search_reaches_record_n5),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
