@@ -23,6 +23,8 @@ enum { JL_MOVE_SWAP_NEXT = 0, JL_MOVE_SWAP = 1, JL_MOVE_OUTSIDE = 2, JL_MOVE_COU
 typedef struct jl_relax_params {
   int n;                   /* circles per candidate */
   int max_steps;           /* relaxation steps per legalization attempt */
+  int compress_iters;      /* shrink attempts per compression */
+  double stall_ratio;      /* give up when 16 steps shrink the overlap by less */
   int trials;              /* improvement trials per launch */
   int area_weighted;       /* split each pair move by area instead of 1/2 : 1/2 */
   double tol;              /* legal when every overlap <= tol (absolute) */
@@ -125,7 +127,7 @@ JL_RELAX_FN double jl_relax_enclosing(jl_relax_ws *w, int n) {
   return jl_block_max(m, w->red);
 }
 
-/* Contact relaxation (seed eq. 4.5): every overlapping pair moves both
+/* Contact relaxation (seed eq. 4.3-4.5): every overlapping pair moves both
  * circles along the centre line just far enough to separate that pair; a
  * circle poking out of the container of radius Rc is moved back onto it.
  * Moves are summed over pairs and applied together (Jacobi). Returns 1 as
@@ -133,6 +135,7 @@ JL_RELAX_FN double jl_relax_enclosing(jl_relax_ws *w, int n) {
 JL_RELAX_FN int jl_relax_run(jl_relax_ws *w, const jl_relax_params *p, double Rc, int max_steps) {
   const int n = p->n;
   double *x = w->x, *y = w->y, *r = w->r;
+  double checkpoint = INFINITY;
   for (int s = 0; s < max_steps; ++s) {
     double worst = 0.0;
     JL_FOR(i, n) {
@@ -146,7 +149,10 @@ JL_RELAX_FN int jl_relax_run(jl_relax_ws *w, const jl_relax_params *p, double Rc
         double share = jl_pair_share(ri, r[j], p->area_weighted);
         ov = fmax(ov, sum - d);
         if (d > 0.0) {
-          double f = share * (1.0 - d / sum);
+          /* (sum - d) along the unit normal, i.e. (sum/d - 1)(c_i - c_j).
+           * Eq. 4.3 as printed, (1 - d/sum)(c_i - c_j), falls short of
+           * separation by the factor d/sum (docs/design.md). */
+          double f = share * (sum / d - 1.0);
           ax += f * ddx;
           ay += f * ddy;
         } else {
@@ -169,6 +175,12 @@ JL_RELAX_FN int jl_relax_run(jl_relax_ws *w, const jl_relax_params *p, double Rc
     }
     worst = jl_block_max(worst, w->red);
     if (worst <= p->tol) return 1;
+    /* Jammed: the overlap no longer falls geometrically, so more steps
+     * would only creep. */
+    if ((s & 15) == 15) {
+      if (worst > p->stall_ratio * checkpoint) return 0;
+      checkpoint = worst;
+    }
     if (JL_LEADER) w->steps++;
     JL_FOR(i, n) {
       x[i] += w->dx[i];
@@ -198,7 +210,7 @@ JL_RELAX_FN void jl_relax_compress(jl_relax_ws *w, const jl_relax_params *p) {
   const int n = p->n;
   double R = jl_relax_enclosing(w, n);
   double delta = p->delta0 * R;
-  while (delta > p->delta_min * R) {
+  for (int it = 0; it < p->compress_iters && delta > p->delta_min * R; ++it) {
     jl_relax_save(w, n, w->bx, w->by);
     int ok = jl_relax_run(w, p, R - delta, p->max_steps);
     double Rn = ok ? jl_relax_enclosing(w, n) : R;
