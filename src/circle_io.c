@@ -426,7 +426,7 @@ static void jl_svg_circle(jl_buf *b, const jl_circle_packing *pk, int i, double 
   char label[32];
   jl_radius_label(label, sizeof label, r);
   size_t len = strlen(label);
-  double size = r * (len <= 2 ? 0.9 : 1.8 / (double)len);
+  double size = r * fmin(0.9, 1.3 / (double)len);
   if (size < R / 90.0) return;   /* unreadable at the usual picture size */
   jl_buf_printf(b, "<text x=\"%.9g\" y=\"%.9g\" font-size=\"%.4g\" text-anchor=\"middle\" "
                    "dominant-baseline=\"central\" fill=\"%s\">%s</text>\n",

@@ -1,6 +1,8 @@
 #include "circle_search.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,8 +15,8 @@
 #define JL_STUCK_MIN 100
 #define JL_STUCK_PER_CIRCLE 10
 /* Candidates this close to the best (relative) are worth a polish. */
-#define JL_POLISH_WINDOW 2e-3
-#define JL_POLISH_PER_ROUND 3
+#define JL_POLISH_WINDOW 1e-2
+#define JL_POLISH_MAX_THREADS 256
 
 void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   memset(o, 0, sizeof *o);
@@ -45,14 +47,14 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   double rmax = 0.0;
   for (int i = 0; i < n; ++i) rmax = fmax(rmax, r_sorted[i]);
   p->n = n;
-  p->max_steps = 256;
+  p->max_steps = 4096;
   p->compress_iters = 100;
-  p->stall_ratio = 0.8;
+  p->stall_ratio = 0.97;
   p->trials = 1;
   p->area_weighted = 0;
   p->tol = 1e-9 * rmax;
   p->delta0 = 5e-2;
-  p->delta_min = 1e-4;
+  p->delta_min = 1e-5;
   p->accept_rel = 1e-6;
   p->p_swap_next = 0.5;
   p->p_swap = 0.25;
@@ -131,28 +133,63 @@ static int jl_auto_batch(const jl_device *dev, jl_search_mode mode) {
   return mode == JL_MODE_TRIALS ? dev->threads * 4 : dev->threads * 2;
 }
 
+/* Rounds of a fraction of a second: polish often, answer Ctrl-C quickly. */
 static int jl_auto_trials(const jl_device *dev, jl_search_mode mode, int n) {
-  if (mode == JL_MODE_TRIALS) return 1;
-  int t = dev->kind == JL_DEVICE_CUDA ? 2000 / n : 400 / n;
+  if (mode == JL_MODE_TRIALS || dev->kind == JL_DEVICE_CUDA) return 1;
+  int t = 100 / n;
   return t < 1 ? 1 : t;
 }
 
+/* Polish jobs run on all host threads at once; each has its own packing. */
+typedef struct jl_polish_job {
+  jl_circle_packing pk;
+  int cand;
+  int legal;
+  int rc;
+  jl_error err;
+} jl_polish_job;
+
+typedef struct jl_polish_pool {
+  jl_polish_job *jobs;
+  int count;
+  atomic_int next;
+} jl_polish_pool;
+
 typedef struct jl_search_state {
   jl_circle_packing best;  /* polished, legal, problem order */
-  jl_circle_packing tmp;
   double *polished_R;      /* per candidate: R when last polished (skip repeats) */
+  jl_polish_job *jobs;     /* polish_slots jobs */
+  int polish_slots, threads;
   double t0, t_best;
   uint64_t restarts;
 } jl_search_state;
 
-/* Polishes the few best candidates near the best; a polished packing goes
- * back into its candidate so the search continues from the exact optimum. */
+static void *jl_polish_worker(void *arg) {
+  jl_polish_pool *pool = arg;
+  jl_polish_opts po;
+  jl_polish_opts_default(&po);
+  for (;;) {
+    int k = atomic_fetch_add(&pool->next, 1);
+    if (k >= pool->count) break;
+    jl_polish_job *job = &pool->jobs[k];
+    int imp = 0;
+    job->rc = jl_circle_polish(&job->pk, &po, &imp, &job->err);
+    jl_circle_check chk;
+    jl_circle_check_packing(&job->pk, JL_LEGAL_REL_TOL, &chk);
+    job->legal = job->rc == JL_OK && chk.legal;
+  }
+  return NULL;
+}
+
+/* Polishes the best candidates that changed since their last polish (one
+ * per host thread), skipping copies of one packing and candidates far
+ * behind; a polished packing goes back into its candidate so the search
+ * continues from the exact local optimum. */
 static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_sorted *s,
                             int *improved_best, jl_error *err) {
   *improved_best = 0;
-  jl_polish_opts po;
-  jl_polish_opts_default(&po);
-  for (int k = 0; k < JL_POLISH_PER_ROUND; ++k) {
+  int njobs = 0;
+  for (int k = 0; k < st->polish_slots; ++k) {
     int c_best = -1;
     for (int c = 0; c < b->count; ++c) {
       if (b->R[c] == st->polished_R[c]) continue;
@@ -160,25 +197,42 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
     }
     if (c_best < 0) break;
     if (st->best.R > 0.0 && b->R[c_best] > st->best.R * (1.0 + JL_POLISH_WINDOW)) break;
-    jl_batch_to_packing(b, c_best, s, &st->tmp);
-    int imp = 0;
-    int rc = jl_circle_polish(&st->tmp, &po, &imp, err);
-    if (rc != JL_OK) return rc;
-    jl_circle_check chk;
-    jl_circle_check_packing(&st->tmp, JL_LEGAL_REL_TOL, &chk);
-    if (chk.legal) {
-      jl_packing_to_batch(&st->tmp, s, b, c_best);
-      b->stuck[c_best] = 0;
-      if (st->best.R == 0.0 || st->tmp.R < st->best.R) {
-        if (st->best.R == 0.0 || st->tmp.R < st->best.R * (1.0 - 1e-13)) {
-          st->t_best = jl_time_now() - st->t0;
-          *improved_best = 1;
-        }
-        rc = jl_circle_packing_copy(&st->best, &st->tmp, err);
-        if (rc != JL_OK) return rc;
-      }
+    st->polished_R[c_best] = b->R[c_best];  /* also marks it taken for this round */
+    int dup = 0;
+    for (int j = 0; j < njobs; ++j)
+      if (b->R[st->jobs[j].cand] == b->R[c_best]) dup = 1;
+    if (dup) { --k; continue; }
+    st->jobs[njobs].cand = c_best;
+    jl_batch_to_packing(b, c_best, s, &st->jobs[njobs].pk);
+    njobs++;
+  }
+  if (njobs == 0) return JL_OK;
+  jl_polish_pool pool = {.jobs = st->jobs, .count = njobs};
+  atomic_init(&pool.next, 0);
+  pthread_t tid[JL_POLISH_MAX_THREADS];
+  int started = 0;
+  for (int t = 1; t < st->threads && t < njobs && started < JL_POLISH_MAX_THREADS; ++t)
+    if (pthread_create(&tid[started], NULL, jl_polish_worker, &pool) == 0) started++;
+  jl_polish_worker(&pool);
+  for (int t = 0; t < started; ++t) pthread_join(tid[t], NULL);
+  /* merge in job order, so the outcome does not depend on thread timing */
+  for (int j = 0; j < njobs; ++j) {
+    jl_polish_job *job = &st->jobs[j];
+    if (job->rc != JL_OK) {
+      *err = job->err;
+      return job->rc;
     }
-    st->polished_R[c_best] = b->R[c_best];
+    if (!job->legal) continue;
+    jl_packing_to_batch(&job->pk, s, b, job->cand);
+    st->polished_R[job->cand] = b->R[job->cand];
+    if (st->best.R == 0.0 || job->pk.R < st->best.R) {
+      if (st->best.R == 0.0 || job->pk.R < st->best.R * (1.0 - 1e-13)) {
+        st->t_best = jl_time_now() - st->t0;
+        *improved_best = 1;
+      }
+      int rc = jl_circle_packing_copy(&st->best, &job->pk, err);
+      if (rc != JL_OK) return rc;
+    }
   }
   return JL_OK;
 }
@@ -228,10 +282,15 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   if ((rc = jl_circle_batch_alloc(&b, prob->n, count, s.r, err)) != JL_OK) goto done;
   if ((rc = jl_circle_engine_init(&eng, dev, prob->n, count, err)) != JL_OK) goto done;
   if ((rc = jl_circle_packing_init(&st.best, prob->n, err)) != JL_OK) goto done;
-  if ((rc = jl_circle_packing_init(&st.tmp, prob->n, err)) != JL_OK) goto done;
   st.polished_R = calloc((size_t)count, sizeof(double));
   if (!st.polished_R) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
   st.best.R = 0.0;
+  st.threads = dev->threads;
+  st.polish_slots = dev->threads < 3 ? 3 : dev->threads;
+  st.jobs = calloc((size_t)st.polish_slots, sizeof *st.jobs);
+  if (!st.jobs) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
+  for (int k = 0; k < st.polish_slots; ++k)
+    if ((rc = jl_circle_packing_init(&st.jobs[k].pk, prob->n, err)) != JL_OK) goto done;
 
   jl_relax_params p;
   jl_relax_params_default(&p, s.r, prob->n, o->seed);
@@ -302,9 +361,11 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->stopped_by = stopped_by;
   rc = JL_OK;
 done:
+  if (st.jobs)
+    for (int k = 0; k < st.polish_slots; ++k) jl_circle_packing_free(&st.jobs[k].pk);
+  free(st.jobs);
   free(st.polished_R);
   jl_circle_packing_free(&st.best);
-  jl_circle_packing_free(&st.tmp);
   jl_circle_engine_free(&eng);
   jl_circle_batch_free(&b);
   jl_sorted_free(&s);

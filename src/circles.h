@@ -64,6 +64,7 @@ void jl_circle_problem_free(jl_circle_problem *p);
 /* packing.c */
 int jl_circle_packing_init(jl_circle_packing *pk, int n, jl_error *err);
 void jl_circle_packing_free(jl_circle_packing *pk);
+/* dst is zeroed ({0}) or initialized; its arrays are reused when n matches. */
 int jl_circle_packing_copy(jl_circle_packing *dst, const jl_circle_packing *src, jl_error *err);
 /* Sets R to max |c_i| + r_i and returns it. */
 double jl_circle_packing_update_R(jl_circle_packing *pk);

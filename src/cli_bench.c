@@ -1,12 +1,18 @@
 /* jostle bench relax: relaxation throughput of the real search kernel
- * (trials with compression), measured the same way on the CPU twin and CUDA. */
+ * (trials with compression), measured the same way on the CPU twin and CUDA.
+ * jostle bench spread: the seed's 4.2.3 baseline, one packing's relaxation
+ * spread over the whole GPU, against the serial CPU twin. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "circle_batch.h"
 #include "circle_search.h"
+#include "circle_spread.h"
 #include "cli.h"
+#include "rng.h"
 #include "timer.h"
 
 static const char *const jl_bench_help =
@@ -15,7 +21,17 @@ static const char *const jl_bench_help =
   "\n"
   "Builds B random start packings of radii 1..N (one warm-up launch), then times\n"
   "one launch of T improvement trials per candidate and prints one JSON line:\n"
-  "relaxation steps counted by the kernel (candidates x steps) per second.\n";
+  "relaxation steps counted by the kernel (candidates x steps) per second.\n"
+  "\n"
+  "usage: jostle bench spread --n N [--steps S] [--device D] [--seed S]\n"
+  "\n"
+  "The seed's slow baseline (Goetzmann 2007, 4.2.3): ONE random overlapping\n"
+  "packing of radii 1..N relaxed with one contact step per kernel launch, n\n"
+  "blocks of partner threads, no container and no early stop; the CPU runs the\n"
+  "serial twin on one thread. Times S steps (default 1000) after a one-step\n"
+  "warm-up and prints one JSON line with steps per second.\n";
+
+static int jl_bench_spread(int argc, char **argv);
 
 int jl_cli_bench(int argc, char **argv) {
   static const struct option opts[] = {
@@ -25,9 +41,10 @@ int jl_cli_bench(int argc, char **argv) {
     {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
+  if (argc >= 2 && strcmp(argv[1], "spread") == 0) return jl_bench_spread(argc, argv);
   if (argc < 2 || strcmp(argv[1], "relax") != 0) {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0)) { fputs(jl_bench_help, stdout); return 0; }
-    jl_error_set(&err, JL_ERR_INPUT, "bench: expected 'relax' (see jostle bench --help)");
+    jl_error_set(&err, JL_ERR_INPUT, "bench: expected 'relax' or 'spread' (see jostle bench --help)");
     return jl_cli_fail(&err);
   }
   long n = 50, batch = 0, trials = 4, threads = 0;
@@ -82,5 +99,87 @@ int jl_cli_bench(int argc, char **argv) {
          "\"steps_per_s\": %.6g}\n",
          n, jl_device_kind_name(dev.kind), dev.name, batch, trials,
          (unsigned long long)(s1 - s0), dt, (double)(s1 - s0) / dt);
+  return 0;
+}
+
+static int jl_bench_spread(int argc, char **argv) {
+  static const struct option opts[] = {
+    {"n", required_argument, NULL, 'n'},      {"steps", required_argument, NULL, 'S'},
+    {"device", required_argument, NULL, 'd'}, {"seed", required_argument, NULL, 's'},
+    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+  };
+  jl_error err = {0};
+  long n = 50, steps = 1000;
+  uint64_t seed = 1;
+  const char *device = "auto";
+  int c, rc = JL_OK;
+  opterr = 0;
+  optind = 1;
+  while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1 && rc == JL_OK) {
+    switch (c) {
+    case 'n': rc = jl_cli_int("--n", optarg, 2, 100000, &n, &err); break;
+    case 'S': rc = jl_cli_int("--steps", optarg, 1, 100000000, &steps, &err); break;
+    case 'd': device = optarg; break;
+    case 's': rc = jl_cli_u64("--seed", optarg, &seed, &err); break;
+    case 'h': fputs(jl_bench_help, stdout); return 0;
+    default: rc = jl_error_set(&err, JL_ERR_INPUT, "bench: unknown option '%s'", argv[optind]);
+    }
+  }
+  if (rc != JL_OK) return jl_cli_fail(&err);
+  jl_device dev;
+  if (jl_device_select(&dev, device, 1, NULL, &err) != JL_OK) return jl_cli_fail(&err);
+
+  /* Radii 1..n, centres uniform in a square too small for them. */
+  double *r = malloc(sizeof(double) * (size_t)n * 5);
+  if (!r) {
+    jl_error_set(&err, JL_ERR_NOMEM, "out of memory for %ld circles", n);
+    return jl_cli_fail(&err);
+  }
+  double *x0 = r + n, *y0 = x0 + n, *x = y0 + n, *y = x + n;
+  jl_rng g;
+  jl_rng_init(&g, seed, 0, 0);
+  double area = 0.0;
+  for (long i = 0; i < n; ++i) {
+    r[i] = (double)(i + 1);
+    area += r[i] * r[i];
+  }
+  double half = 0.8 * sqrt(area);
+  for (long i = 0; i < n; ++i) {
+    uint32_t a = jl_rng_u32(&g), b = jl_rng_u32(&g);
+    x0[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
+    a = jl_rng_u32(&g);
+    b = jl_rng_u32(&g);
+    y0[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
+  }
+
+  /* tol < 0: never legal, so every step runs. One warm-up step on a copy,
+   * then the timed run from the start packing. */
+  const double Rc = INFINITY, tol = -1.0;
+  int done = 0;
+  double t0 = 0.0, dt = 0.0;
+  char msg[256] = "";
+  for (int pass = 0; pass < 2; ++pass) {
+    int want = pass == 0 ? 1 : (int)steps;
+    memcpy(x, x0, sizeof(double) * (size_t)n);
+    memcpy(y, y0, sizeof(double) * (size_t)n);
+    t0 = jl_time_now();
+#ifdef JL_HAVE_CUDA
+    if (dev.kind == JL_DEVICE_CUDA)
+      done = jl_cuda_spread_relax(r, x, y, (int)n, Rc, tol, want, NULL, NULL, msg, sizeof msg);
+    else
+#endif
+      done = jl_spread_relax_cpu(r, x, y, (int)n, Rc, tol, want, NULL, NULL);
+    dt = jl_time_now() - t0;
+    if (done < 0) break;
+  }
+  free(r);
+  if (done < 0) {
+    if (dev.kind == JL_DEVICE_CUDA) jl_error_set(&err, JL_ERR_DEVICE, "CUDA: %s", msg);
+    else jl_error_set(&err, JL_ERR_NOMEM, "out of memory for %ld circles", n);
+    return jl_cli_fail(&err);
+  }
+  printf("{\"bench\": \"spread\", \"n\": %ld, \"device\": \"%s\", \"device_name\": \"%s\", "
+         "\"steps\": %d, \"seconds\": %.6f, \"steps_per_s\": %.6g}\n",
+         n, jl_device_kind_name(dev.kind), dev.name, done, dt, (double)done / dt);
   return 0;
 }

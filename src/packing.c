@@ -29,8 +29,12 @@ void jl_circle_packing_free(jl_circle_packing *pk) {
 }
 
 int jl_circle_packing_copy(jl_circle_packing *dst, const jl_circle_packing *src, jl_error *err) {
-  int rc = jl_circle_packing_init(dst, src->n, err);
-  if (rc) return rc;
+  if (dst == src) return JL_OK;
+  if (!dst->x || dst->n != src->n) {  /* reuse dst's arrays when they fit */
+    jl_circle_packing_free(dst);
+    int rc = jl_circle_packing_init(dst, src->n, err);
+    if (rc) return rc;
+  }
   size_t bytes = (size_t)src->n * sizeof(double);
   memcpy(dst->x, src->x, bytes);
   memcpy(dst->y, src->y, bytes);

@@ -3,9 +3,12 @@
  * relaxation only creeps. Variables v = (x_0..x_{n-1}, y_0..y_{n-1}, R), all
  * divided by the start R so that every value is of order 1.
  *
- * Only pairs that are near each other are constrained (SLSQP's cost grows
- * with the square of the constraint count); after each solve every pair is
- * checked and the ones that came too close are added for another solve. */
+ * SLSQP's cost grows with the square of the constraint count, so only near
+ * pairs are constrained, inside a trust region: each centre may move at
+ * most w_i along x and along y in one solve, and every pair that could
+ * meet within those moves is constrained. The result of each solve is then
+ * feasible for all pairs; solves repeat, recentred, while the region limits
+ * the answer. A tight start (a search result) needs one solve. */
 #include "circles.h"
 
 #include <math.h>
@@ -14,17 +17,19 @@
 #include <string.h>
 #include <time.h>
 
-/* SLSQP is dense: memory grows as (2n)^2 and time per step as pairs * n^2,
- * so larger packings are only legalized, not polished. */
-#define JL_POLISH_MAX_N 1000
-/* Up to this many circles every pair is constrained from the start. */
+/* SLSQP is dense: one step costs about (pairs + 5n) (2n)^2 flops, some
+ * 0.5 s at n = 200, so larger packings are only legalized, not polished. */
+#define JL_POLISH_MAX_N 200
+/* Up to this many circles every pair is constrained and moves are free. */
 #define JL_POLISH_ALL_PAIRS_N 12
-/* Pairs whose gap is below this fraction of r_i + r_j are constrained. */
-#define JL_POLISH_NEAR 0.25
-/* One solve may shrink R by at most this factor, so that a loose start
- * cannot collapse through pairs that were not constrained. */
-#define JL_POLISH_STEP 0.7
-#define JL_POLISH_ROUNDS 20
+/* Trust region half-width w_i = step (r_i + mean r): step starts small, as
+ * a search result needs only tiny moves, and doubles each time a solve ends
+ * on the region's edge, up to the maximum (more pairs cost more). */
+#define JL_POLISH_STEP0 0.02
+#define JL_POLISH_STEP_MAX 0.15
+#define JL_POLISH_ROUNDS 100
+/* Failed solves in a row, each in a smaller region, before giving up. */
+#define JL_POLISH_RETRIES 3
 /* Constraint slack NLopt grants when it calls a point feasible (scaled
  * units: containment in R^2, overlap relative to (r_i + r_j)^2). */
 #define JL_POLISH_CTOL 1e-15
@@ -39,12 +44,14 @@ void jl_polish_opts_default(jl_polish_opts *o) {
 
 typedef struct jl_nlp {
   int n;
+  int all_pairs;            /* small n: every pair, no trust region */
   double *r;                /* radii / R0 */
-  double r_max, R_area;     /* largest radius; area bound sqrt(sum r^2) */
-  double R_floor;           /* lower bound on R for the next solve */
+  double *w;                /* trust region half-widths */
+  double r_max, mean;
+  double step;              /* trust region scale, see JL_POLISH_STEP0 */
   int *pi, *pj;             /* the constrained pairs */
   int npairs, cap;
-  unsigned char *in_set;    /* n x n, upper triangle: pair constrained */
+  double *lb, *ub;          /* bounds on v for the current solve */
   double *tol;              /* per-constraint slack, max(n, pairs) long;
                                scratch between solves */
   double *last;             /* the last point NLopt evaluated */
@@ -58,9 +65,11 @@ static double jl_now(void) {
 
 static void jl_nlp_free(jl_nlp *p) {
   free(p->r);
+  free(p->w);
   free(p->pi);
   free(p->pj);
-  free(p->in_set);
+  free(p->lb);
+  free(p->ub);
   free(p->tol);
   free(p->last);
   memset(p, 0, sizeof *p);
@@ -68,21 +77,29 @@ static void jl_nlp_free(jl_nlp *p) {
 
 static int jl_nlp_init(jl_nlp *p, const jl_circle_packing *pk, double R0) {
   memset(p, 0, sizeof *p);
-  int n = pk->n;
+  int n = pk->n, nv = 2 * n + 1;
   p->n = n;
+  p->all_pairs = n <= JL_POLISH_ALL_PAIRS_N;
   p->r = malloc((size_t)n * sizeof *p->r);
-  p->in_set = calloc((size_t)n * (size_t)n, 1);
-  p->last = malloc((size_t)(2 * n + 1) * sizeof *p->last);
+  p->w = malloc((size_t)n * sizeof *p->w);
+  p->lb = malloc((size_t)nv * sizeof *p->lb);
+  p->ub = malloc((size_t)nv * sizeof *p->ub);
+  p->last = malloc((size_t)nv * sizeof *p->last);
   p->tol = malloc((size_t)n * sizeof *p->tol);
-  if (!p->r || !p->in_set || !p->last || !p->tol) return JL_ERR_NOMEM;
-  double area = 0.0;
+  if (!p->r || !p->w || !p->lb || !p->ub || !p->last || !p->tol) return JL_ERR_NOMEM;
   for (int i = 0; i < n; ++i) {
     p->r[i] = pk->r[i] / R0;
     p->r_max = fmax(p->r_max, p->r[i]);
-    area += p->r[i] * p->r[i];
+    p->mean += p->r[i] / n;
   }
-  p->R_area = sqrt(area);
+  p->step = JL_POLISH_STEP0;
   return JL_OK;
+}
+
+/* Large circles may move further; small ones still move by a fair share
+ * of a typical radius, so they cannot pin the big ones in place. */
+static void jl_nlp_widths(jl_nlp *p) {
+  for (int i = 0; i < p->n; ++i) p->w[i] = p->step * (p->r[i] + p->mean);
 }
 
 static int jl_nlp_add_pair(jl_nlp *p, int i, int j) {
@@ -99,26 +116,43 @@ static int jl_nlp_add_pair(jl_nlp *p, int i, int j) {
   p->pi[p->npairs] = i;
   p->pj[p->npairs] = j;
   p->npairs++;
-  p->in_set[(size_t)i * (size_t)p->n + (size_t)j] = 1;
   return JL_OK;
 }
 
-/* Adds the unconstrained pairs that would have a gap < near * (r_i + r_j)
- * if v were shrunk by q <= 1; *overlap counts those that overlap at v. */
-static int jl_nlp_add_near(jl_nlp *p, const double *v, double near, double q, int *overlap) {
+/* The trust region around v and the pairs that could meet inside it: a
+ * centre moves at most sqrt(2) w_i, so a pair farther apart than
+ * r_i + r_j + sqrt(2) (w_i + w_j) stays apart whatever the solve does. */
+static int jl_nlp_region(jl_nlp *p, const double *v) {
   int n = p->n;
-  double lim = (1.0 + near) / q;
-  *overlap = 0;
+  jl_nlp_widths(p);
+  p->npairs = 0;
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j) {
-      if (p->in_set[(size_t)i * (size_t)n + (size_t)j]) continue;
-      double dx = v[i] - v[j], dy = v[n + i] - v[n + j], s = p->r[i] + p->r[j];
-      double d2 = dx * dx + dy * dy;
-      if (!(d2 < lim * lim * s * s)) continue;
-      if (jl_nlp_add_pair(p, i, j)) return JL_ERR_NOMEM;
-      if (d2 < s * s) ++*overlap;
+      double dx = v[i] - v[j], dy = v[n + i] - v[n + j];
+      double reach = p->r[i] + p->r[j] + 1.4142135623730951 * (1.0 + 1e-9) * (p->w[i] + p->w[j]);
+      if (p->all_pairs || dx * dx + dy * dy < reach * reach)
+        if (jl_nlp_add_pair(p, i, j)) return JL_ERR_NOMEM;
     }
+  for (int i = 0; i < n; ++i) {
+    double w = p->all_pairs ? 4.0 : p->w[i];
+    p->lb[i] = v[i] - w;
+    p->ub[i] = v[i] + w;
+    p->lb[n + i] = v[n + i] - w;
+    p->ub[n + i] = v[n + i] + w;
+  }
+  p->lb[2 * n] = p->r_max;
+  p->ub[2 * n] = fmax(4.0, 2.0 * v[2 * n]);
   return JL_OK;
+}
+
+/* 1 when some centre of v ended on its trust region's edge. */
+static int jl_nlp_on_edge(const jl_nlp *p, const double *v) {
+  if (p->all_pairs) return 0;
+  for (int i = 0; i < 2 * p->n; ++i) {
+    double w = p->w[i % p->n], margin = 1e-6 * w;
+    if (v[i] <= p->lb[i] + margin || v[i] >= p->ub[i] - margin) return 1;
+  }
+  return 0;
 }
 
 static double jl_nlp_objective(unsigned nv, const double *v, double *grad, void *data) {
@@ -192,25 +226,10 @@ static int jl_budget_spent(const jl_budget *b) {
   return b->evals_left <= 0 || (b->deadline > 0 && jl_now() >= b->deadline);
 }
 
-static int jl_nlp_bounds(nlopt_opt opt, const jl_nlp *p) {
-  int n = p->n, nv = 2 * n + 1;
-  double *lb = malloc((size_t)nv * sizeof *lb), *ub = malloc((size_t)nv * sizeof *ub);
-  if (!lb || !ub) { free(lb); free(ub); return JL_ERR_NOMEM; }
-  /* The start has R = 1; a box well beyond it only stops runaway steps. */
-  for (int i = 0; i < 2 * n; ++i) { lb[i] = -4.0; ub[i] = 4.0; }
-  lb[2 * n] = p->R_floor;
-  ub[2 * n] = 4.0;
-  int bad = nlopt_set_lower_bounds(opt, lb) < 0 || nlopt_set_upper_bounds(opt, ub) < 0;
-  free(lb);
-  free(ub);
-  return bad ? JL_ERR_INTERNAL : JL_OK;
-}
-
 static int jl_nlp_configure(nlopt_opt opt, jl_nlp *p, const jl_budget *b) {
   int n = p->n;
-  int rc = jl_nlp_bounds(opt, p);
-  if (rc) return rc;
-  int bad = nlopt_set_min_objective(opt, jl_nlp_objective, p) < 0;
+  int bad = nlopt_set_lower_bounds(opt, p->lb) < 0 || nlopt_set_upper_bounds(opt, p->ub) < 0;
+  bad = bad || nlopt_set_min_objective(opt, jl_nlp_objective, p) < 0;
   bad = bad || nlopt_add_inequality_mconstraint(opt, (unsigned)n, jl_nlp_contain, p, p->tol) < 0;
   if (p->npairs > 0)
     bad = bad || nlopt_add_inequality_mconstraint(opt, (unsigned)p->npairs, jl_nlp_apart, p, p->tol) < 0;
@@ -223,7 +242,7 @@ static int jl_nlp_configure(nlopt_opt opt, jl_nlp *p, const jl_budget *b) {
   return bad ? JL_ERR_INTERNAL : JL_OK;
 }
 
-/* One SLSQP solve from v over the current pair set; v holds NLopt's best
+/* One SLSQP solve from v over the current region; v holds NLopt's best
  * point afterwards and p->last its last one, whatever the return code
  * (roundoff limits are normal this close to machine precision). */
 static int jl_nlp_solve(jl_nlp *p, double *v, jl_budget *b) {
@@ -246,34 +265,37 @@ static int jl_nlp_solve(jl_nlp *p, double *v, jl_budget *b) {
 }
 
 /* Scales v back to a packing, legalizes it by scaling and keeps it in best
- * when it is legal and no larger. */
-static void jl_polish_consider(const double *v, double R0, jl_circle_packing *tmp,
-                               jl_circle_packing *best) {
+ * when it is legal and smaller; returns 1 when kept. */
+static int jl_polish_consider(const double *v, double R0, jl_circle_packing *tmp,
+                              jl_circle_packing *best) {
   int n = tmp->n;
   for (int i = 0; i < n; ++i) {
-    if (!isfinite(v[i]) || !isfinite(v[n + i])) return;
+    if (!isfinite(v[i]) || !isfinite(v[n + i])) return 0;
     tmp->x[i] = v[i] * R0;
     tmp->y[i] = v[n + i] * R0;
   }
   jl_circle_packing_separate(tmp);
   jl_circle_check c;
-  if (jl_circle_check_packing(tmp, JL_LEGAL_REL_TOL, &c) != JL_OK) return;
-  if (!(tmp->R <= best->R)) return;
+  if (jl_circle_check_packing(tmp, JL_LEGAL_REL_TOL, &c) != JL_OK) return 0;
+  if (!(tmp->R < best->R)) return 0;
   size_t bytes = (size_t)n * sizeof(double);
   memcpy(best->x, tmp->x, bytes);
   memcpy(best->y, tmp->y, bytes);
   best->R = tmp->R;
+  return 1;
 }
 
-/* Where the next solve may take R: at most one step down, never below the
- * area bound or the largest radius. Returns the shrink factor. */
-static double jl_nlp_set_floor(jl_nlp *p, double R_cur) {
-  double q = fmin(1.0, fmax(JL_POLISH_STEP, p->R_area / R_cur));
-  p->R_floor = fmax(p->r_max, q * R_cur);
-  return q;
+static void jl_nlp_load(double *v, const jl_circle_packing *pk, double R0) {
+  int n = pk->n;
+  for (int i = 0; i < n; ++i) {
+    v[i] = pk->x[i] / R0;
+    v[n + i] = pk->y[i] / R0;
+  }
+  v[2 * n] = pk->R / R0;
 }
 
-/* Starts from best (legal) and replaces it by better legal points. */
+/* Starts from best (legal) and replaces it by better legal points. Each
+ * round starts from the best legal packing so far. */
 static int jl_polish_rounds(jl_circle_packing *best, const jl_polish_opts *o,
                             jl_circle_packing *tmp) {
   int n = best->n, nv = 2 * n + 1;
@@ -282,34 +304,33 @@ static int jl_polish_rounds(jl_circle_packing *best, const jl_polish_opts *o,
   double *v = malloc((size_t)nv * sizeof *v);
   int rc = v ? jl_nlp_init(&p, best, R0) : JL_ERR_NOMEM;
   if (rc) { free(v); if (v) jl_nlp_free(&p); return rc; }
-  for (int i = 0; i < n; ++i) {
-    v[i] = best->x[i] / R0;
-    v[n + i] = best->y[i] / R0;
-  }
-  v[2 * n] = 1.0;
   jl_budget b = {o->xtol_rel > 0 ? o->xtol_rel : 1e-14, o->max_eval > 0 ? o->max_eval : 2000,
                  o->time_s > 0 ? jl_now() + o->time_s : 0.0};
-  double near = n <= JL_POLISH_ALL_PAIRS_N ? INFINITY : JL_POLISH_NEAR;
-  int floor_hit = 0, overlap = 0;
-  double viol = 0.0;
+  int fails = 0;
   for (int round = 0; round < JL_POLISH_ROUNDS && !jl_budget_spent(&b); ++round) {
-    double q = jl_nlp_set_floor(&p, v[2 * n]);
-    if ((rc = jl_nlp_add_near(&p, v, round ? JL_POLISH_NEAR : near, q, &overlap))) break;
-    /* Done when no unconstrained pair overlaps, SLSQP did not stop short of
-     * feasibility, and R did not end on the step limit. */
-    if (round > 0 && overlap == 0 && viol <= JL_POLISH_VIOL && !floor_hit) break;
-    int evals = b.evals_left;
+    double R_before = best->R;
+    jl_nlp_load(v, best, R0);
+    if ((rc = jl_nlp_region(&p, v))) break;
     if ((rc = jl_nlp_solve(&p, v, &b))) break;
     /* NLopt returns its best point feasible to within the slack, which can
      * be the start; the last iterate is usually far better and off by only
      * rounding. Both are legalized and the better is kept. */
-    jl_polish_consider(v, R0, tmp, best);
-    jl_polish_consider(p.last, R0, tmp, best);
-    if (evals - b.evals_left < 3) break;   /* no progress to build on */
-    memcpy(v, p.last, (size_t)nv * sizeof *v);
-    viol = jl_nlp_violation(&p, v);
-    floor_hit = p.R_floor > p.r_max && v[2 * n] <= p.R_floor * (1.0 + 1e-9);
-    if (!(viol < INFINITY)) break;          /* NaN or worse: nothing to continue from */
+    int kept = jl_polish_consider(v, R0, tmp, best);
+    kept |= jl_polish_consider(p.last, R0, tmp, best);
+    if (!kept || best->R > R_before * (1.0 - 1e-15)) {
+      /* SLSQP can lose its way in a large region: retry in a smaller one.
+       * In the smallest, no progress means a local optimum. */
+      if (p.step <= JL_POLISH_STEP0 || ++fails > JL_POLISH_RETRIES) break;
+      p.step = fmax(0.25 * p.step, JL_POLISH_STEP0);
+      continue;
+    }
+    fails = 0;
+    /* Go on while the region cut the solve short (with a larger region) or
+     * SLSQP stopped short of feasibility; otherwise this is a local optimum
+     * of the whole problem. */
+    int edge = jl_nlp_on_edge(&p, p.last);
+    if (!edge && jl_nlp_violation(&p, p.last) <= JL_POLISH_VIOL) break;
+    if (edge) p.step = fmin(2.0 * p.step, JL_POLISH_STEP_MAX);
   }
   free(v);
   jl_nlp_free(&p);
@@ -331,7 +352,7 @@ int jl_circle_polish(jl_circle_packing *pk, const jl_polish_opts *opts, int *imp
   jl_polish_opts o;
   if (opts) o = *opts;
   else jl_polish_opts_default(&o);
-  jl_circle_packing best, tmp;
+  jl_circle_packing best = {0}, tmp = {0};
   int rc = jl_circle_packing_copy(&best, pk, err);
   if (rc) return rc;
   if ((rc = jl_circle_packing_copy(&tmp, pk, err))) { jl_circle_packing_free(&best); return rc; }

@@ -75,6 +75,8 @@ int jl_circle_problem_equal(jl_circle_problem *p, int n, jl_error *err) {
  * which usually shows the key involved. */
 static int jl_json_parse_error(const char *path, const char *text, const char *at, jl_error *err) {
   if (!at) return jl_error_set(err, JL_ERR_INPUT, "%s: invalid JSON", path);
+  if (text[strspn(text, " \t\r\n")] == '\0')
+    return jl_error_set(err, JL_ERR_INPUT, "%s: empty file (expected a JSON object)", path);
   size_t off = (size_t)(at - text);
   int line = 1;
   const char *line_start = text;

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Bad input: exit status 2, a message on stderr naming the problem, no output file.
+. "$(dirname "$0")/common.sh"
+
+in=$W/in
+o=$W/o
+mkdir -p "$in" "$o"
+cp "$SRC/problems/circles/zimmermann-05.json" "$in/p.json" || fail "cannot copy zimmermann-05.json"
+printf '%s\n' '{"kind": "circles", "name": "neg", "radii": [1, -2, 3]}' > "$in/neg.json"
+printf '%s\n' '{"kind": "circles", "name": "unk", "radii": [1, 2, 3], "bogus_key": 1}' > "$in/unknown.json"
+printf '%s\n' '{"kind": "circles", "name": "bad", "radii": [1, 2,' > "$in/malformed.json"
+
+no_output() {  # the output folder must stay empty: no result, svg, txt or temp file
+  local left
+  left=$(ls -A "$o")
+  [ -z "$left" ] || fail "jostle $CMD: expected no output file, found: $left"
+}
+
+# bad NAME PATTERN WHAT ARGS...: jostle circles ARGS --out $o/NAME.json must exit 2
+# with stderr matching PATTERN and write nothing.
+bad() {
+  local name=$1 pat=$2 what=$3
+  shift 3
+  jrun "$name" circles "$@" --out "$o/$name.json" --quiet
+  expect_rc 2
+  expect_err "$pat" "$what"
+  no_output
+}
+
+N_OPT='--n|(^|[^[:alnum:]_])n([^[:alnum:]_]|$)'
+bad n_zero     "$N_OPT"                 "the option --n"    --n 0 --device cpu --time 2
+bad n_negative "$N_OPT|-3"              "the option --n"    --n -3 --device cpu --time 2
+bad n_text     'abc'                    "the value 'abc'"   --n abc --device cpu --time 2
+bad neg_radius 'neg\.json'              "the file neg.json" --problem "$in/neg.json" --device cpu --time 2
+expect_err 'radii' "the field 'radii'"
+bad unknown_key 'bogus_key'             "the key 'bogus_key'" --problem "$in/unknown.json" --device cpu --time 2
+bad malformed  'malformed\.json'        "the file malformed.json" --problem "$in/malformed.json" --device cpu --time 2
+bad missing    'nope\.json'             "the file nope.json" --problem "$in/nope.json" --device cpu --time 2
+bad time_neg   'time'                   "the option --time" --n 5 --device cpu --time -1
+bad unknown_opt 'frobnicate'            "the option --frobnicate" --n 5 --device cpu --time 2 --frobnicate
+
+# --out naming the --problem input: refused, input unchanged, nothing beside it.
+before=$(cksum < "$in/p.json")
+for out in "$in/p.json" "$in/./p.json"; do
+  jrun same_file circles --problem "$in/p.json" --device cpu --time 2 --out "$out" --quiet
+  expect_rc 2
+  [ -s "$W/same_file.err" ] || fail "jostle $CMD: expected a message on stderr, got none"
+  after=$(cksum < "$in/p.json")
+  [ "$before" = "$after" ] || fail "jostle $CMD: expected the input p.json unchanged, it changed"
+  left=$(cd "$in" && ls -A | grep -v -x -e p.json -e neg.json -e unknown.json -e malformed.json)
+  [ -z "$left" ] || fail "jostle $CMD: expected no output file, found: $left"
+done
+
+echo "PASS: cli_bad_input"
