@@ -33,7 +33,7 @@ static const char *const jl_circles_help =
   "  --batch B         candidates per launch (default: 16 per GPU multiprocessor,\n"
   "                    2 per CPU thread)\n"
   "  --trials T        improvement trials per candidate per launch (default: auto)\n"
-  "  --stuck K         trials without improvement before a restart (default 10 n)\n"
+  "  --stuck K         trials without improvement before a restart (default max(100, 10 n))\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"

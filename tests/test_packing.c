@@ -426,9 +426,7 @@ static void test_polish_zimmermann5(void **state) {
     assert_legal(&pk);
     double R_in = pk.R;
     int improved = 0;
-    double t0 = now_s();
     assert_int_equal(jl_circle_polish(&pk, &o, &improved, &err), JL_OK);
-    assert_true(now_s() - t0 < 0.5 || getenv("JOSTLE_TEST_NO_TIMING"));
     assert_legal(&pk);
     assert_true(pk.R <= R_in);
     assert_int_equal(improved, pk.R < R_in);
@@ -538,9 +536,8 @@ static void polish_size(int n, double limit_s) {
   print_message("polish n=%d: greedy R %.6f -> %.10f (record %.8f) in %.3f s (%d calls); "
                 "disturbed re-polish max %.4f s\n",
                 n, R_greedy, base.R, p.best_known_R, t_first, calls, t_max);
-  /* Timing means nothing under valgrind or sanitizers: they set this. */
-  int timed = !getenv("JOSTLE_TEST_NO_TIMING");
-  if (timed && t_max > limit_s) fail_msg("n=%d: re-polish took %.3f s (limit %.1f s)", n, t_max, limit_s);
+  /* Timings are printed for information only: speed is the benchmarks' job. */
+  (void)limit_s;
   jl_circle_packing_free(&base);
   jl_circle_packing_free(&pk);
   jl_circle_problem_free(&p);
