@@ -34,6 +34,9 @@ typedef struct jl_relax_params {
   double p_swap_next;      /* move probabilities; the rest moves a circle outside */
   double p_swap;
   uint64_t seed;
+  int bench_steps;         /* > 0: benchmark launch, exactly this many relaxation
+                              steps per candidate in a container 2% tighter
+                              than its packing, instead of trials */
 } jl_relax_params;
 
 /* A batch of candidates, structure of arrays, candidate-major. */
@@ -348,7 +351,15 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
   }
   uint32_t stuck = b.need_start[c] ? 0u : b.stuck[c];
   uint64_t accepted = 0;
-  for (int t = 0; t < p->trials; ++t) {
+  if (p->bench_steps > 0) {
+    /* the same step as the search, with no early exit, so every candidate
+     * (and both paths) does exactly bench_steps steps */
+    jl_relax_params q = *p;
+    q.tol = -1.0;
+    q.stall_ratio = INFINITY;
+    jl_relax_run(w, &q, 0.98 * w->R, p->bench_steps);
+  }
+  for (int t = 0; t < p->trials && p->bench_steps <= 0; ++t) {
     if (jl_relax_trial(w, p)) { stuck = 0; accepted++; }
     else stuck++;
   }
@@ -362,7 +373,7 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     b.stuck[c] = stuck;
     b.rng_offset[c] += w->draws;
     b.steps[c] += w->steps;
-    b.trials_done[c] += (uint64_t)p->trials;
+    b.trials_done[c] += p->bench_steps > 0 ? 0u : (uint64_t)p->trials;
     b.accepted[c] += accepted;
   }
 }

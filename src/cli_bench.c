@@ -16,12 +16,13 @@
 #include "timer.h"
 
 static const char *const jl_bench_help =
-  "usage: jostle bench relax --n N [--batch B] [--trials T] [--device D] [--threads T]\n"
+  "usage: jostle bench relax --n N [--batch B] [--steps S] [--device D] [--threads T]\n"
   "                          [--seed S]\n"
   "\n"
   "Builds B random start packings of radii 1..N (one warm-up launch), then times\n"
-  "one launch of T improvement trials per candidate and prints one JSON line:\n"
-  "relaxation steps counted by the kernel (candidates x steps) per second.\n"
+  "one launch in which every candidate does exactly S relaxation steps (default\n"
+  "2000) in a container 2% tighter than its packing, and prints one JSON line:\n"
+  "candidates x steps per second.\n"
   "\n"
   "usage: jostle bench spread --n N [--steps S] [--device D] [--seed S]\n"
   "\n"
@@ -36,7 +37,7 @@ static int jl_bench_spread(int argc, char **argv);
 int jl_cli_bench(int argc, char **argv) {
   static const struct option opts[] = {
     {"n", required_argument, NULL, 'n'},      {"batch", required_argument, NULL, 'b'},
-    {"trials", required_argument, NULL, 't'}, {"device", required_argument, NULL, 'd'},
+    {"steps", required_argument, NULL, 't'}, {"device", required_argument, NULL, 'd'},
     {"threads", required_argument, NULL, 'j'}, {"seed", required_argument, NULL, 's'},
     {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
   };
@@ -47,7 +48,7 @@ int jl_cli_bench(int argc, char **argv) {
     jl_error_set(&err, JL_ERR_INPUT, "bench: expected 'relax' or 'spread' (see jostle bench --help)");
     return jl_cli_fail(&err);
   }
-  long n = 50, batch = 0, trials = 4, threads = 0;
+  long n = 50, batch = 0, steps = 2000, threads = 0;
   uint64_t seed = 1;
   const char *device = "auto";
   int c, rc = JL_OK;
@@ -57,7 +58,7 @@ int jl_cli_bench(int argc, char **argv) {
     switch (c) {
     case 'n': rc = jl_cli_int("--n", optarg, 2, 4096, &n, &err); break;
     case 'b': rc = jl_cli_int("--batch", optarg, 1, 1000000, &batch, &err); break;
-    case 't': rc = jl_cli_int("--trials", optarg, 1, 100000, &trials, &err); break;
+    case 't': rc = jl_cli_int("--steps", optarg, 1, 100000000, &steps, &err); break;
     case 'j': rc = jl_cli_int("--threads", optarg, 1, 256, &threads, &err); break;
     case 'd': device = optarg; break;
     case 's': rc = jl_cli_u64("--seed", optarg, &seed, &err); break;
@@ -86,7 +87,7 @@ int jl_cli_bench(int argc, char **argv) {
   rc = jl_circle_engine_run(&eng, &p, &b, &err);  /* warm-up: random starts */
   uint64_t s0 = 0, s1 = 0;
   for (int k = 0; k < batch; ++k) s0 += b.steps[k];
-  p.trials = (int)trials;
+  p.bench_steps = (int)steps;
   double t0 = jl_time_now();
   if (rc == JL_OK) rc = jl_circle_engine_run(&eng, &p, &b, &err);
   double dt = jl_time_now() - t0;
@@ -95,9 +96,9 @@ int jl_cli_bench(int argc, char **argv) {
   jl_circle_batch_free(&b);
   if (rc != JL_OK) return jl_cli_fail(&err);
   printf("{\"bench\": \"relax\", \"n\": %ld, \"device\": \"%s\", \"device_name\": \"%s\", "
-         "\"batch\": %ld, \"trials\": %ld, \"steps\": %llu, \"seconds\": %.6f, "
+         "\"batch\": %ld, \"steps_per_candidate\": %ld, \"steps\": %llu, \"seconds\": %.6f, "
          "\"steps_per_s\": %.6g}\n",
-         n, jl_device_kind_name(dev.kind), dev.name, batch, trials,
+         n, jl_device_kind_name(dev.kind), dev.name, batch, steps,
          (unsigned long long)(s1 - s0), dt, (double)(s1 - s0) / dt);
   return 0;
 }
