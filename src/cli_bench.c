@@ -1,5 +1,5 @@
-/* jostle bench relax: relaxation throughput of the real search kernel
- * (trials with compression), measured the same way on the CPU twin and CUDA.
+/* jostle bench relax: relaxation throughput of the search kernel's
+ * relaxation step, exactly S steps per candidate, measured the same way on the CPU twin and CUDA.
  * jostle bench spread: the seed's 4.2.3 baseline, one packing's relaxation
  * spread over the whole GPU, against the serial CPU twin. */
 #include <getopt.h>
