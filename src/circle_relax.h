@@ -25,7 +25,10 @@ typedef struct jl_relax_params {
   int max_steps;           /* relaxation steps per legalization attempt */
   int compress_iters;      /* shrink attempts per compression */
   double stall_ratio;      /* give up when 16 steps shrink the overlap by less */
-  int trials;              /* improvement trials per launch */
+  int trials;              /* improvement trials per launch (when step_budget is 0) */
+  uint64_t step_budget;    /* > 0: trials until this many relaxation steps, so
+                              every block of a launch finishes at about the
+                              same time instead of waiting for the slowest */
   int area_weighted;       /* split each pair move by area instead of 1/2 : 1/2 */
   double tol;              /* legal when every overlap <= tol (absolute) */
   double delta0;           /* first compression step, relative to R */
@@ -359,9 +362,15 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     q.stall_ratio = INFINITY;
     jl_relax_run(w, &q, 0.98 * w->R, p->bench_steps);
   }
-  for (int t = 0; t < p->trials && p->bench_steps <= 0; ++t) {
+  uint64_t trials = 0;
+  for (;;) {
+    if (p->bench_steps > 0) break;
+    if (p->step_budget > 0 ? trials > 0 && w->steps >= p->step_budget
+                           : trials >= (uint64_t)p->trials)
+      break;
     if (jl_relax_trial(w, p)) { stuck = 0; accepted++; }
     else stuck++;
+    trials++;
   }
   JL_FOR(i, n) {
     b.x[(size_t)c * n + i] = w->x[i];
@@ -373,7 +382,7 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     b.stuck[c] = stuck;
     b.rng_offset[c] += w->draws;
     b.steps[c] += w->steps;
-    b.trials_done[c] += p->bench_steps > 0 ? 0u : (uint64_t)p->trials;
+    b.trials_done[c] += trials;
     b.accepted[c] += accepted;
   }
 }

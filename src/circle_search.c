@@ -133,12 +133,9 @@ static int jl_auto_batch(const jl_device *dev, jl_search_mode mode) {
   return mode == JL_MODE_TRIALS ? dev->threads * 4 : dev->threads * 2;
 }
 
-/* Rounds of a fraction of a second: polish often, answer Ctrl-C quickly. */
-static int jl_auto_trials(const jl_device *dev, jl_search_mode mode, int n) {
-  if (mode == JL_MODE_TRIALS || dev->kind == JL_DEVICE_CUDA) return 1;
-  int t = 100 / n;
-  return t < 1 ? 1 : t;
-}
+/* Rounds of a fraction of a second (polish often, answer Ctrl-C quickly):
+ * a budget of relaxation steps per candidate, in proportion to 1/n. */
+#define JL_STEP_BUDGET_N 2000000
 
 /* Polish jobs run on all host threads at once; each has its own packing. */
 typedef struct jl_polish_job {
@@ -295,7 +292,9 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   jl_relax_params p;
   jl_relax_params_default(&p, s.r, prob->n, o->seed);
   p.area_weighted = o->area_weighted;
-  p.trials = o->trials_per_round > 0 ? o->trials_per_round : jl_auto_trials(dev, o->mode, prob->n);
+  p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
+  if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)
+    p.step_budget = (uint64_t)(JL_STEP_BUDGET_N / prob->n);
   int stuck_limit = o->stuck_limit > 0 ? o->stuck_limit
                     : (prob->n * JL_STUCK_PER_CIRCLE > JL_STUCK_MIN ? prob->n * JL_STUCK_PER_CIRCLE
                                                                     : JL_STUCK_MIN);
