@@ -134,8 +134,10 @@ static int jl_auto_batch(const jl_device *dev, jl_search_mode mode) {
 }
 
 /* Rounds of a fraction of a second (polish often, answer Ctrl-C quickly):
- * a budget of relaxation steps per candidate, in proportion to 1/n. */
-#define JL_STEP_BUDGET_N 2000000
+ * a budget of relaxation steps per candidate, in proportion to 1/n. A GPU
+ * block steps slower than a CPU thread but runs thousands at once. */
+#define JL_STEP_BUDGET_CPU 2000000
+#define JL_STEP_BUDGET_CUDA 400000
 
 /* Polish jobs run on all host threads at once; each has its own packing. */
 typedef struct jl_polish_job {
@@ -294,7 +296,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   p.area_weighted = o->area_weighted;
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)
-    p.step_budget = (uint64_t)(JL_STEP_BUDGET_N / prob->n);
+    p.step_budget = (uint64_t)((dev->kind == JL_DEVICE_CUDA ? JL_STEP_BUDGET_CUDA
+                                                             : JL_STEP_BUDGET_CPU) / prob->n);
   int stuck_limit = o->stuck_limit > 0 ? o->stuck_limit
                     : (prob->n * JL_STUCK_PER_CIRCLE > JL_STUCK_MIN ? prob->n * JL_STUCK_PER_CIRCLE
                                                                     : JL_STUCK_MIN);
