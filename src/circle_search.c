@@ -133,11 +133,10 @@ static int jl_auto_batch(const jl_device *dev, jl_search_mode mode) {
   return mode == JL_MODE_TRIALS ? dev->threads * 4 : dev->threads * 2;
 }
 
-/* Rounds of a fraction of a second (polish often, answer Ctrl-C quickly):
- * a budget of relaxation steps per candidate, in proportion to 1/n. A GPU
- * block steps slower than a CPU thread but runs thousands at once. */
-#define JL_STEP_BUDGET_CPU 2000000
-#define JL_STEP_BUDGET_CUDA 400000
+/* Rounds of about a second (polish often, answer Ctrl-C quickly): a budget
+ * of relaxation steps per candidate, in proportion to 1/n. Shorter GPU
+ * rounds (400000 / n) left the GPU idle during polishing and did worse. */
+#define JL_STEP_BUDGET_N 2000000
 
 /* Polish jobs run on all host threads at once; each has its own packing. */
 typedef struct jl_polish_job {
@@ -296,8 +295,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   p.area_weighted = o->area_weighted;
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)
-    p.step_budget = (uint64_t)((dev->kind == JL_DEVICE_CUDA ? JL_STEP_BUDGET_CUDA
-                                                             : JL_STEP_BUDGET_CPU) / prob->n);
+    p.step_budget = (uint64_t)(JL_STEP_BUDGET_N / prob->n);
   int stuck_limit = o->stuck_limit > 0 ? o->stuck_limit
                     : (prob->n * JL_STUCK_PER_CIRCLE > JL_STUCK_MIN ? prob->n * JL_STUCK_PER_CIRCLE
                                                                     : JL_STUCK_MIN);
