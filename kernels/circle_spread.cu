@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "circle_relax.h"
 #include "circle_spread.h"
 
 // Device-side run state: the largest overlap of step s goes to worst[s & 1]
@@ -32,22 +33,9 @@ __global__ void jl_spread_move_kernel(const double *__restrict__ r, const double
   if (st->done) return;
   const int i = (int)blockIdx.x;
   const double xi = x[i], yi = y[i], ri = r[i];
-  const double share = 0.5;
   double ax = 0.0, ay = 0.0, ov = 0.0;
-  for (int j = (int)threadIdx.x; j < n; j += (int)blockDim.x) {
-    double ddx = xi - x[j], ddy = yi - y[j], sum = ri + r[j];
-    double d2 = ddx * ddx + ddy * ddy;
-    if (j == i || d2 >= sum * sum) continue;
-    double d = sqrt(d2);
-    ov = fmax(ov, sum - d);
-    if (d > 0.0) {
-      double f = share * (sum / d - 1.0);
-      ax += f * ddx;
-      ay += f * ddy;
-    } else {
-      ax += (i < j ? -share : share) * sum;
-    }
-  }
+  for (int j = (int)threadIdx.x; j < n; j += (int)blockDim.x)
+    jl_pair_contact(i, j, xi, yi, ri, x[j], y[j], r[j], 0, &ax, &ay, &ov);
   for (int o = 16; o > 0; o >>= 1) {
     ax += __shfl_down_sync(0xffffffffu, ax, o);
     ay += __shfl_down_sync(0xffffffffu, ay, o);
@@ -63,15 +51,7 @@ __global__ void jl_spread_move_kernel(const double *__restrict__ r, const double
     ay += red_y[w];
     ov = fmax(ov, red_o[w]);
   }
-  double lim = fmax(Rc - ri, 0.0);
-  double rho2 = xi * xi + yi * yi;
-  if (rho2 > lim * lim) {
-    double rho = sqrt(rho2);
-    double f = (rho - lim) / rho;
-    ov = fmax(ov, rho - lim);
-    ax -= f * xi;
-    ay -= f * yi;
-  }
+  jl_container_contact(xi, yi, ri, Rc, &ax, &ay, &ov);
   dx[i] = ax;
   dy[i] = ay;
   atomicMax(&st->worst[parity], (unsigned long long)__double_as_longlong(ov));

@@ -121,9 +121,47 @@ JL_RELAX_FN double jl_ws_u01(jl_relax_ws *w) {
 
 /* Fraction of a pair's overlap that circle i takes: 1/2, or by area so the
  * heavier circle moves less (seed eq. 4.4 with rho = r_i^2 / r_j^2). */
-JL_RELAX_FN double jl_pair_share(double ri, double rj, int area_weighted) {
+JL_HD static inline double jl_pair_share(double ri, double rj, int area_weighted) {
   if (!area_weighted) return 0.5;
   return (rj * rj) / (ri * ri + rj * rj);
+}
+
+/* The contact of circle i with circle j (seed eq. 4.3-4.5): adds i's move
+ * to (ax, ay) and raises ov to the overlap. Shared by every relaxation
+ * kernel and its CPU twin, so they do the same arithmetic. */
+JL_HD static inline void jl_pair_contact(int i, int j, double xi, double yi, double ri, double xj,
+                                         double yj, double rj, int area_weighted,
+                                         double *ax, double *ay, double *ov) {
+  double ddx = xi - xj, ddy = yi - yj, sum = ri + rj;
+  double d2 = ddx * ddx + ddy * ddy;
+  if (j == i || d2 >= sum * sum) return;
+  double d = sqrt(d2);
+  double share = jl_pair_share(ri, rj, area_weighted);
+  *ov = fmax(*ov, sum - d);
+  if (d > 0.0) {
+    /* (sum - d) along the unit normal, i.e. (sum/d - 1)(c_i - c_j).
+     * Eq. 4.3 as printed, (1 - d/sum)(c_i - c_j), falls short of
+     * separation by the factor d/sum (docs/design.md). */
+    double f = share * (sum / d - 1.0);
+    *ax += f * ddx;
+    *ay += f * ddy;
+  } else {
+    /* coincident centres: separate along x, lower index to the left */
+    *ax += (i < j ? -share : share) * sum;
+  }
+}
+
+/* A circle poking out of the container of radius Rc moves back onto it. */
+JL_HD static inline void jl_container_contact(double xi, double yi, double ri, double Rc,
+                                              double *ax, double *ay, double *ov) {
+  double lim = fmax(Rc - ri, 0.0);
+  double rho2 = xi * xi + yi * yi;
+  if (rho2 <= lim * lim) return;
+  double rho = sqrt(rho2);
+  double f = (rho - lim) / rho;
+  *ov = fmax(*ov, rho - lim);
+  *ax -= f * xi;
+  *ay -= f * yi;
 }
 
 /* Smallest container centred at the origin: max |c_i| + r_i. */
@@ -147,34 +185,9 @@ JL_RELAX_FN int jl_relax_run(jl_relax_ws *w, const jl_relax_params *p, double Rc
     JL_FOR(i, n) {
       double xi = x[i], yi = y[i], ri = r[i];
       double ax = 0.0, ay = 0.0, ov = 0.0;
-      for (int j = 0; j < n; ++j) {
-        double ddx = xi - x[j], ddy = yi - y[j], sum = ri + r[j];
-        double d2 = ddx * ddx + ddy * ddy;
-        if (j == i || d2 >= sum * sum) continue;
-        double d = sqrt(d2);
-        double share = jl_pair_share(ri, r[j], p->area_weighted);
-        ov = fmax(ov, sum - d);
-        if (d > 0.0) {
-          /* (sum - d) along the unit normal, i.e. (sum/d - 1)(c_i - c_j).
-           * Eq. 4.3 as printed, (1 - d/sum)(c_i - c_j), falls short of
-           * separation by the factor d/sum (docs/design.md). */
-          double f = share * (sum / d - 1.0);
-          ax += f * ddx;
-          ay += f * ddy;
-        } else {
-          /* coincident centres: separate along x, lower index to the left */
-          ax += (i < j ? -share : share) * sum;
-        }
-      }
-      double lim = fmax(Rc - ri, 0.0);
-      double rho2 = xi * xi + yi * yi;
-      if (rho2 > lim * lim) {
-        double rho = sqrt(rho2);
-        double f = (rho - lim) / rho;
-        ov = fmax(ov, rho - lim);
-        ax -= f * xi;
-        ay -= f * yi;
-      }
+      for (int j = 0; j < n; ++j)
+        jl_pair_contact(i, j, xi, yi, ri, x[j], y[j], r[j], p->area_weighted, &ax, &ay, &ov);
+      jl_container_contact(xi, yi, ri, Rc, &ax, &ay, &ov);
       w->dx[i] = ax;
       w->dy[i] = ay;
       worst = fmax(worst, ov);

@@ -39,6 +39,7 @@ static void compare_paths(int n, int count, int trials, int area_weighted) {
   jl_relax_params p;
   jl_relax_params_default(&p, r, n, 2024);
   p.trials = trials;
+  if (trials == 0) p.step_budget = 20000;  /* the search's default: trials until a step budget */
   p.area_weighted = area_weighted;
   jl_device dev;
   jl_error err;
@@ -51,6 +52,10 @@ static void compare_paths(int n, int count, int trials, int area_weighted) {
     if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, JL_OK);
   }
+  /* and one benchmark launch: a fixed number of steps, no early exit */
+  p.bench_steps = 300;
+  assert_int_equal(jl_circle_batch_run_cpu(&p, &cpu, jl_cpu_count(), &err), JL_OK);
+  assert_int_equal(jl_circle_engine_run(&eng, &p, &gpu, &err), JL_OK);
   size_t nc = (size_t)n * (size_t)count;
   int differ = 0;
   for (size_t k = 0; k < nc; ++k)
@@ -73,7 +78,8 @@ static void compare_paths(int n, int count, int trials, int area_weighted) {
 
 static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0); }
 static void test_kernel_matches_twin_n50(void **state) { (void)state; compare_paths(50, 32, 2, 0); }
-static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 2, 1); }
+static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 0, 1); }
+static void test_kernel_matches_twin_budget(void **state) { (void)state; compare_paths(20, 128, 0, 0); }
 /* More circles than threads per block: each thread loops over several. */
 static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0); }
 #endif
@@ -89,6 +95,7 @@ int main(void) {
     cmocka_unit_test(test_kernel_matches_twin_n12),
     cmocka_unit_test(test_kernel_matches_twin_n50),
     cmocka_unit_test(test_kernel_matches_twin_area),
+    cmocka_unit_test(test_kernel_matches_twin_budget),
     cmocka_unit_test(test_kernel_matches_twin_n300),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
