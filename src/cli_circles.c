@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "device.h"
 #include "file_util.h"
+#include "log.h"
 
 static const char *const jl_circles_help =
   "usage: jostle circles (--n N | --problem FILE | --equal N) [options]\n"
@@ -262,10 +263,12 @@ int jl_cli_circles(int argc, char **argv) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  if (notice) fprintf(stderr, "jostle: no CUDA device found, running on the CPU (%d threads)\n", dev.threads);
-  if (a.search.progress)
-    fprintf(stderr, "jostle: %s, %d circles, %s, %s mode, seed %llu\n", prob.name, prob.n,
-            dev.name, jl_search_mode_name(a.search.mode), (unsigned long long)a.search.seed);
+  jl_log log = {stderr, a.search.progress ? JL_LOG_INFO : JL_LOG_NOTICE};
+  if (notice)
+    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d threads)",
+                  dev.threads);
+  jl_log_printf(&log, JL_LOG_INFO, "%s, %d circles, %s, %s mode, seed %llu", prob.name, prob.n,
+                dev.name, jl_search_mode_name(a.search.mode), (unsigned long long)a.search.seed);
   a.search.resume = have_resume ? &resume : NULL;
   a.search.stop = &jl_stop_flag;
   jl_install_signals();

@@ -1,0 +1,22 @@
+/* Messages for people, on a stream the caller owns: no global logger. The
+ * CLI makes one from its options (--quiet) and passes it down. */
+#ifndef JL_LOG_H
+#define JL_LOG_H
+
+#include <stdio.h>
+
+typedef enum jl_log_level { JL_LOG_ERROR = 0, JL_LOG_NOTICE = 1, JL_LOG_INFO = 2 } jl_log_level;
+
+typedef struct jl_log {
+  FILE *out;               /* NULL: silent */
+  jl_log_level level;      /* messages above this level are dropped */
+} jl_log;
+
+/* Prints "jostle: message\n" when level <= log->level. */
+void jl_log_printf(const jl_log *log, jl_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
+
+#endif
