@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "cuda_check.h"
+
 #include "circle_batch.h"
 
 __global__ void jl_circle_relax_kernel(jl_relax_params p, jl_circle_batch b) {
@@ -25,14 +27,6 @@ struct jl_cuda_circles {
   jl_circle_batch d;  // device pointers
 };
 
-#define JL_CUDA_TRY(call)                                                        \
-  do {                                                                           \
-    cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                     \
-      snprintf(msg, (size_t)msg_len, "%s: %s", #call, cudaGetErrorString(e_));   \
-      return -1;                                                                 \
-    }                                                                            \
-  } while (0)
 
 extern "C" void jl_cuda_circles_destroy(jl_cuda_circles *c) {
   if (!c) return;

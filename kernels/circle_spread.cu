@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "cuda_check.h"
+
 #include "circle_relax.h"
 #include "circle_spread.h"
 
@@ -100,14 +102,6 @@ static int jl_spread_threads(int n) {
   return t > 1024 ? 1024 : t;
 }
 
-#define JL_CUDA_TRY(call)                                                        \
-  do {                                                                           \
-    cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                     \
-      snprintf(msg, (size_t)msg_len, "%s: %s", #call, cudaGetErrorString(e_));   \
-      return -1;                                                                 \
-    }                                                                            \
-  } while (0)
 
 struct jl_spread_dev {
   double *buf = nullptr;          // r x y dx dy, n each

@@ -36,3 +36,21 @@ int jl_spread_relax_cpu(const double *r, double *x, double *y, int n, double Rc,
   free(mem);
   return done;
 }
+
+void jl_spread_random_start(int n, uint64_t seed, double *r, double *x, double *y) {
+  jl_rng g;
+  jl_rng_init(&g, seed, 0, 0);
+  double area = 0.0;
+  for (int i = 0; i < n; ++i) {
+    r[i] = (double)(i + 1);
+    area += r[i] * r[i];
+  }
+  double half = 0.8 * sqrt(area);
+  for (int i = 0; i < n; ++i) {
+    uint32_t a = jl_rng_u32(&g), b = jl_rng_u32(&g);
+    x[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
+    a = jl_rng_u32(&g);
+    b = jl_rng_u32(&g);
+    y[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
+  }
+}

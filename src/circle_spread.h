@@ -16,6 +16,8 @@
 #ifndef JL_CIRCLE_SPREAD_H
 #define JL_CIRCLE_SPREAD_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,6 +27,10 @@ extern "C" {
  * largest overlap was <= tol. *R_out (may be NULL): the enclosing radius
  * max |c_i| + r_i of the result. Returns the steps applied, or -1 when out
  * of memory or n < 1. */
+/* Radii 1..n and centres uniform in a square too small for them (seeded
+ * Philox): the overlapped start that the spread benchmark and tests relax. */
+void jl_spread_random_start(int n, uint64_t seed, double *r, double *x, double *y);
+
 int jl_spread_relax_cpu(const double *r, double *x, double *y, int n, double Rc, double tol,
                         int steps, int *legal_out, double *R_out);
 

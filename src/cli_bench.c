@@ -137,21 +137,7 @@ static int jl_bench_spread(int argc, char **argv) {
     return jl_cli_fail(&err);
   }
   double *x0 = r + n, *y0 = x0 + n, *x = y0 + n, *y = x + n;
-  jl_rng g;
-  jl_rng_init(&g, seed, 0, 0);
-  double area = 0.0;
-  for (long i = 0; i < n; ++i) {
-    r[i] = (double)(i + 1);
-    area += r[i] * r[i];
-  }
-  double half = 0.8 * sqrt(area);
-  for (long i = 0; i < n; ++i) {
-    uint32_t a = jl_rng_u32(&g), b = jl_rng_u32(&g);
-    x0[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
-    a = jl_rng_u32(&g);
-    b = jl_rng_u32(&g);
-    y0[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
-  }
+  jl_spread_random_start((int)n, seed, r, x0, y0);
 
   /* tol < 0: never legal, so every step runs. One warm-up step on a copy,
    * then the timed run from the start packing. */

@@ -17,25 +17,6 @@
 #include "rng.h"
 
 #ifdef JL_HAVE_CUDA
-/* Radii 1..n, centres uniform in a square too small for them: overlapping. */
-static void random_packing(int n, uint64_t seed, double *r, double *x, double *y) {
-  jl_rng g;
-  jl_rng_init(&g, seed, 0, 0);
-  double area = 0.0;
-  for (int i = 0; i < n; ++i) {
-    r[i] = i + 1;
-    area += r[i] * r[i];
-  }
-  double half = 0.8 * sqrt(area);
-  for (int i = 0; i < n; ++i) {
-    uint32_t a = jl_rng_u32(&g), b = jl_rng_u32(&g);
-    x[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
-    a = jl_rng_u32(&g);
-    b = jl_rng_u32(&g);
-    y[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
-  }
-}
-
 static int close_rel(double a, double b) {
   double s = fmax(fmax(fabs(a), fabs(b)), 1.0);
   return fabs(a - b) <= 1e-12 * s;
@@ -45,7 +26,7 @@ static void compare(int n, double Rc, double tol, int steps) {
   double *r = malloc(sizeof(double) * (size_t)n * 5);
   assert_non_null(r);
   double *cx = r + n, *cy = cx + n, *gx = cy + n, *gy = gx + n;
-  random_packing(n, 77 + (uint64_t)n, r, cx, cy);
+  jl_spread_random_start(n, 77 + (uint64_t)n, r, cx, cy);
   memcpy(gx, cx, sizeof(double) * (size_t)n);
   memcpy(gy, cy, sizeof(double) * (size_t)n);
   int clegal = -1, glegal = -1;
