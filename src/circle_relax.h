@@ -241,7 +241,9 @@ JL_RELAX_FN void jl_relax_compress(jl_relax_ws *w, const jl_relax_params *p) {
       delta *= 0.5;
     }
   }
-  w->R = R;
+  /* every thread holds the same R; one writes it (no shared-memory race) */
+  if (JL_LEADER) w->R = R;
+  JL_SYNC();
 }
 
 /* Random start (seed 4.1.2.1, first option): centres uniform in a square
