@@ -16,12 +16,27 @@
 #include "hd.h"
 #include "rng.h"
 
+/* How a legalization attempt moves the circles. */
+enum { JL_RELAX_JACOBI = 0, JL_RELAX_FIRE = 1 };
+
+/* FIRE constants (Bitzek et al. 2006, FIRE 2.0 of Guenole et al. 2020). */
+#define JL_FIRE_N_DELAY 5
+#define JL_FIRE_F_INC 1.1
+#define JL_FIRE_F_DEC 0.5
+#define JL_FIRE_ALPHA0 0.1
+#define JL_FIRE_F_ALPHA 0.99
+/* FIRE is not monotone: judge a stall over a longer window than Jacobi. */
+#define JL_FIRE_STALL_WINDOW 64
+
 /* The kinds of improvement trial (seed section 4.1.2.2). */
-enum { JL_MOVE_SWAP_NEXT = 0, JL_MOVE_SWAP = 1, JL_MOVE_OUTSIDE = 2, JL_MOVE_COUNT = 3 };
+enum { JL_MOVE_SWAP_NEXT = 0, JL_MOVE_SWAP = 1, JL_MOVE_OUTSIDE = 2, JL_MOVE_JUMP = 3,
+       JL_MOVE_COUNT = 4 };
 
 /* Settings shared by every candidate of a batch. */
 typedef struct jl_relax_params {
   int n;                   /* circles per candidate */
+  int relax;               /* JL_RELAX_JACOBI (the seed's) or JL_RELAX_FIRE */
+  double fire_dt0, fire_dtmax; /* FIRE time steps (a Jacobi step is dt = 1) */
   int max_steps;           /* relaxation steps per legalization attempt */
   int compress_iters;      /* shrink attempts per compression */
   double stall_ratio;      /* give up when 16 steps shrink the overlap by less */
@@ -36,6 +51,10 @@ typedef struct jl_relax_params {
   double accept_rel;       /* a trial must shrink R by this fraction to count */
   double p_swap_next;      /* move probabilities; the rest moves a circle outside */
   double p_swap;
+  double p_jump;           /* jump: a circle to a random point inside the container
+                              (insertion into a vacancy, as tabu searches do) */
+  double accept_worse;     /* also keep a trial up to this fraction worse (a walk
+                              over near-equal basins); 0: improvements only */
   uint64_t seed;
   int bench_steps;         /* > 0: benchmark launch, exactly this many relaxation
                               steps per candidate in a container 2% tighter
@@ -57,8 +76,9 @@ typedef struct jl_circle_batch {
 } jl_circle_batch;
 
 #define JL_RELAX_REDUCE_SLOTS 32
-/* Doubles of workspace per candidate: x y dx dy bx by sx sy r. */
-#define JL_RELAX_WS_DOUBLES(n) (9 * (size_t)(n) + JL_RELAX_REDUCE_SLOTS)
+/* Doubles of workspace per candidate: x y dx dy bx by sx sy r, then the
+ * FIRE velocities vx vy and its three sum arrays. */
+#define JL_RELAX_WS_DOUBLES(n) (14 * (size_t)(n) + JL_RELAX_REDUCE_SLOTS)
 
 #ifdef __CUDACC__
 #include <curand_kernel.h>
@@ -83,6 +103,7 @@ typedef jl_rng jl_rng_state;
  * thread's scratch on the CPU), scalars shared by the whole block. */
 typedef struct jl_relax_ws {
   double *x, *y, *dx, *dy, *bx, *by, *sx, *sy, *r, *red;
+  double *vx, *vy, *s0, *s1, *s2;
   jl_rng_state rng;
   uint64_t draws;          /* 32-bit draws taken from rng */
   uint64_t steps;
@@ -176,7 +197,8 @@ JL_RELAX_FN double jl_relax_enclosing(jl_relax_ws *w, int n) {
  * circle poking out of the container of radius Rc is moved back onto it.
  * Moves are summed over pairs and applied together (Jacobi). Returns 1 as
  * soon as the largest overlap is <= tol, 0 after max_steps. */
-JL_RELAX_FN int jl_relax_run(jl_relax_ws *w, const jl_relax_params *p, double Rc, int max_steps) {
+JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, double Rc,
+                                   int max_steps) {
   const int n = p->n;
   double *x = w->x, *y = w->y, *r = w->r;
   double checkpoint = INFINITY;
@@ -208,6 +230,107 @@ JL_RELAX_FN int jl_relax_run(jl_relax_ws *w, const jl_relax_params *p, double Rc
     JL_SYNC();
   }
   return 0;
+}
+
+/* Sums of a, b and c over n entries by one fixed pairwise tree, the same on
+ * both paths (a block-wide shuffle sum would round differently from a CPU
+ * loop). Leaves the sums in a[0], b[0], c[0]; the caller syncs before. */
+JL_RELAX_FN void jl_block_sum3(double *a, double *b, double *c, int n) {
+  for (int m = n; m > 1;) {
+    int h = (m + 1) >> 1;
+    JL_FOR(i, m - h) {
+      a[i] += a[i + h];
+      b[i] += b[i + h];
+      c[i] += c[i + h];
+    }
+    JL_SYNC();
+    m = h;
+  }
+}
+
+/* Contact relaxation by FIRE: the Jacobi moves are read as forces on unit
+ * masses (they are minus the gradient of the summed squared overlaps), and
+ * the circles move by damped inertial dynamics that steer along the force
+ * and speed up while the power F.v stays positive. A jammed packing that
+ * Jacobi leaves creeping is taken out in a few hundred steps, so trials are
+ * compared at their true local optimum rather than wherever Jacobi stalled.
+ * Same contract as jl_relax_run_jacobi. */
+JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, double Rc,
+                                 int max_steps) {
+  const int n = p->n;
+  double *x = w->x, *y = w->y, *r = w->r;
+  JL_FOR(i, n) { w->vx[i] = 0.0; w->vy[i] = 0.0; }
+  double dt = p->fire_dt0, alpha = JL_FIRE_ALPHA0;
+  int npos = 0;
+  double checkpoint = INFINITY;
+  JL_SYNC();
+  for (int s = 0; s < max_steps; ++s) {
+    double worst = 0.0;
+    JL_FOR(i, n) {
+      double xi = x[i], yi = y[i], ri = r[i];
+      double ax = 0.0, ay = 0.0, ov = 0.0;
+      for (int j = 0; j < n; ++j)
+        jl_pair_contact(i, j, xi, yi, ri, x[j], y[j], r[j], p->area_weighted, &ax, &ay, &ov);
+      jl_container_contact(xi, yi, ri, Rc, &ax, &ay, &ov);
+      w->dx[i] = ax;
+      w->dy[i] = ay;
+      w->s0[i] = ax * w->vx[i] + ay * w->vy[i];
+      w->s1[i] = ax * ax + ay * ay;
+      w->s2[i] = w->vx[i] * w->vx[i] + w->vy[i] * w->vy[i];
+      worst = fmax(worst, ov);
+    }
+    worst = jl_block_max(worst, w->red);  /* syncs: the sum arrays are complete */
+    if (worst <= p->tol) return 1;
+    if (s % JL_FIRE_STALL_WINDOW == JL_FIRE_STALL_WINDOW - 1) {
+      if (worst > p->stall_ratio * checkpoint) return 0;
+      checkpoint = worst;
+    }
+    jl_block_sum3(w->s0, w->s1, w->s2, n);
+    double P = w->s0[0], F2 = w->s1[0], V2 = w->s2[0];
+    /* every thread has read the sums before anyone writes them again */
+    JL_SYNC();
+    if (JL_LEADER) w->steps++;
+    double keep = 1.0, back = 0.0;
+    if (P > 0.0) {
+      if (++npos > JL_FIRE_N_DELAY) {
+        dt = fmin(dt * JL_FIRE_F_INC, p->fire_dtmax);
+        alpha *= JL_FIRE_F_ALPHA;
+      }
+    } else {
+      /* uphill: step half back, stop, and start again slowly */
+      npos = 0;
+      dt *= JL_FIRE_F_DEC;
+      alpha = JL_FIRE_ALPHA0;
+      back = 0.5 * dt;
+      keep = 0.0;
+      V2 = 0.0;
+      P = 0.0;
+    }
+    /* |v + dt F|^2 from the sums, so one reduction per step suffices */
+    double V2n = V2 + 2.0 * dt * P + dt * dt * F2;
+    double mix = F2 > 0.0 ? alpha * sqrt(V2n / F2) : 0.0;
+    JL_FOR(i, n) {
+      double vx = w->vx[i], vy = w->vy[i];
+      double ox = x[i] - back * vx, oy = y[i] - back * vy;
+      vx = keep * vx + dt * w->dx[i];
+      vy = keep * vy + dt * w->dy[i];
+      vx = (1.0 - alpha) * vx + mix * w->dx[i];
+      vy = (1.0 - alpha) * vy + mix * w->dy[i];
+      w->vx[i] = vx;
+      w->vy[i] = vy;
+      x[i] = ox + dt * vx;
+      y[i] = oy + dt * vy;
+    }
+    JL_SYNC();
+  }
+  return 0;
+}
+
+/* Legalization by the chosen method: returns 1 as soon as the largest
+ * overlap is <= tol, 0 when it stalls or after max_steps. */
+JL_RELAX_FN int jl_relax_run(jl_relax_ws *w, const jl_relax_params *p, double Rc, int max_steps) {
+  if (p->relax == JL_RELAX_FIRE) return jl_relax_run_fire(w, p, Rc, max_steps);
+  return jl_relax_run_jacobi(w, p, Rc, max_steps);
 }
 
 JL_RELAX_FN void jl_relax_save(jl_relax_ws *w, int n, double *bx, double *by) {
@@ -279,17 +402,19 @@ JL_RELAX_FN void jl_relax_start(jl_relax_ws *w, const jl_relax_params *p) {
   jl_relax_compress(w, p);
 }
 
-/* One improvement trial (seed 4.1.2.2): the leader picks a move, the block
- * applies it, relaxes, compresses, and keeps the better packing. Returns 1
- * when the trial improved R by more than accept_rel. */
+/* One improvement trial (seed 4.1.2.2, plus the jump move): the leader
+ * picks a move, the block applies it, relaxes, compresses, and keeps the
+ * better packing (or one at most accept_worse worse). Returns 1 when the
+ * trial improved R by more than accept_rel. */
 JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
   const int n = p->n;
   double R0 = w->R;
   jl_relax_save(w, n, w->sx, w->sy);
   if (JL_LEADER) {
     double u = jl_ws_u01(w);
-    int kind = u < p->p_swap_next ? JL_MOVE_SWAP_NEXT
-             : u < p->p_swap_next + p->p_swap ? JL_MOVE_SWAP : JL_MOVE_OUTSIDE;
+    double c1 = p->p_swap_next, c2 = c1 + p->p_swap, c3 = c2 + p->p_jump;
+    int kind = u < c1 ? JL_MOVE_SWAP_NEXT : u < c2 ? JL_MOVE_SWAP
+             : u < c3 ? JL_MOVE_JUMP : JL_MOVE_OUTSIDE;
     int i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)n), j = i;
     if (kind == JL_MOVE_SWAP_NEXT) {
       i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
@@ -299,8 +424,19 @@ JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
       j = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
       if (j >= i) ++j;
     }
-    if (kind != JL_MOVE_OUTSIDE && w->r[i] == w->r[j]) kind = JL_MOVE_OUTSIDE;
-    if (kind == JL_MOVE_OUTSIDE) {
+    if ((kind == JL_MOVE_SWAP_NEXT || kind == JL_MOVE_SWAP) && w->r[i] == w->r[j])
+      kind = JL_MOVE_OUTSIDE;
+    if (kind == JL_MOVE_JUMP) {
+      double ux, uy, q;
+      do {
+        ux = 2.0 * jl_ws_u01(w) - 1.0;
+        uy = 2.0 * jl_ws_u01(w) - 1.0;
+        q = ux * ux + uy * uy;
+      } while (q > 1.0);
+      double lim = fmax(R0 - w->r[i], 0.0);
+      w->x[i] = ux * lim;
+      w->y[i] = uy * lim;
+    } else if (kind == JL_MOVE_OUTSIDE) {
       double ux, uy, q;
       do {
         ux = 2.0 * jl_ws_u01(w) - 1.0;
@@ -318,12 +454,13 @@ JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
     w->mi = i; w->mj = j; w->mkind = kind;
   }
   JL_SYNC();
-  int improved = 0;
+  int improved = 0, kept = 0;
   if (jl_relax_run(w, p, INFINITY, 4 * p->max_steps)) {
     jl_relax_compress(w, p);
     improved = w->R < R0 * (1.0 - p->accept_rel);
+    kept = improved || w->R < R0 * (1.0 + p->accept_worse);
   }
-  if (!improved) {
+  if (!kept) {
     jl_relax_restore(w, n, w->sx, w->sy);
     if (JL_LEADER) w->R = R0;
     JL_SYNC();
@@ -338,6 +475,9 @@ JL_RELAX_FN void jl_relax_ws_bind(jl_relax_ws *w, double *mem, int n) {
   w->bx = mem + 4 * n; w->by = mem + 5 * n;
   w->sx = mem + 6 * n; w->sy = mem + 7 * n;
   w->r = mem + 8 * n;  w->red = mem + 9 * n;
+  double *f = mem + 9 * n + JL_RELAX_REDUCE_SLOTS;
+  w->vx = f;          w->vy = f + n;
+  w->s0 = f + 2 * n;  w->s1 = f + 3 * n; w->s2 = f + 4 * n;
 }
 
 /* The whole per-candidate job of one launch: load, maybe start, run the

@@ -47,6 +47,10 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   double rmax = 0.0;
   for (int i = 0; i < n; ++i) rmax = fmax(rmax, r_sorted[i]);
   p->n = n;
+  p->relax = JL_RELAX_FIRE;
+  /* dt_max 2 went unstable (3x the steps per trial); 0.5 and 1 did alike */
+  p->fire_dt0 = 0.1;
+  p->fire_dtmax = 1.0;
   p->max_steps = 4096;
   p->compress_iters = 100;
   p->stall_ratio = 0.97;
@@ -56,8 +60,14 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->delta0 = 5e-2;
   p->delta_min = 1e-5;
   p->accept_rel = 1e-6;
-  p->p_swap_next = 0.5;
-  p->p_swap = 0.25;
+  /* swap-next stays the most frequent move (seed 4.1.2.2); the rest share */
+  p->p_swap_next = 0.4;
+  p->p_swap = 0.2;
+  p->p_jump = 0.2;
+  /* Keeping trials up to 3e-4 worse lets a candidate walk across the
+   * near-equal basins around a record (n = 19, 20 on the H100: reached in
+   * about half the seeds within 30 s, never with improvements only). */
+  p->accept_worse = 3e-4;
   p->seed = seed;
 }
 

@@ -28,7 +28,7 @@ static void test_curand_matches_host_philox(void **state) {
 }
 
 /* Runs the same batch (random starts, then trials) on both paths. */
-static void compare_paths(int n, int count, int trials, int area_weighted) {
+static void compare_paths(int n, int count, int trials, int area_weighted, int relax) {
   double r[512];
   for (int i = 0; i < n; ++i) r[i] = i + 1;
   jl_circle_batch cpu, gpu;
@@ -41,6 +41,7 @@ static void compare_paths(int n, int count, int trials, int area_weighted) {
   p.trials = trials;
   if (trials == 0) p.step_budget = 20000;  /* the search's default: trials until a step budget */
   p.area_weighted = area_weighted;
+  p.relax = relax;
   jl_device dev;
   jl_error err;
   assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
@@ -61,9 +62,9 @@ static void compare_paths(int n, int count, int trials, int area_weighted) {
   for (size_t k = 0; k < nc; ++k)
     if (memcmp(&cpu.x[k], &gpu.x[k], sizeof(double)) || memcmp(&cpu.y[k], &gpu.y[k], sizeof(double)))
       differ++;
-  printf("n=%d count=%d trials=%d area=%d: %d of %zu centres differ; R[0] cpu %.17g gpu %.17g; "
+  printf("n=%d count=%d trials=%d area=%d relax=%d: %d of %zu centres differ; R[0] cpu %.17g gpu %.17g; "
          "steps[0] cpu %llu gpu %llu\n",
-         n, count, trials, area_weighted, differ, nc, cpu.R[0], gpu.R[0],
+         n, count, trials, area_weighted, relax, differ, nc, cpu.R[0], gpu.R[0],
          (unsigned long long)cpu.steps[0], (unsigned long long)gpu.steps[0]);
   assert_int_equal(differ, 0);
   assert_memory_equal(cpu.R, gpu.R, sizeof(double) * (size_t)count);
@@ -76,12 +77,14 @@ static void compare_paths(int n, int count, int trials, int area_weighted) {
   jl_circle_batch_free(&gpu);
 }
 
-static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0); }
-static void test_kernel_matches_twin_n50(void **state) { (void)state; compare_paths(50, 32, 2, 0); }
-static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 0, 1); }
-static void test_kernel_matches_twin_budget(void **state) { (void)state; compare_paths(20, 128, 0, 0); }
+static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0, JL_RELAX_FIRE); }
+static void test_kernel_matches_twin_n50(void **state) { (void)state; compare_paths(50, 32, 2, 0, JL_RELAX_FIRE); }
+static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 0, 1, JL_RELAX_FIRE); }
+static void test_kernel_matches_twin_budget(void **state) { (void)state; compare_paths(20, 128, 0, 0, JL_RELAX_FIRE); }
+/* The seed's Jacobi relaxation, kept as an option and for the benchmark. */
+static void test_kernel_matches_twin_jacobi(void **state) { (void)state; compare_paths(20, 64, 0, 0, JL_RELAX_JACOBI); }
 /* More circles than threads per block: each thread loops over several. */
-static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0); }
+static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE); }
 #endif
 
 int main(void) {
@@ -96,6 +99,7 @@ int main(void) {
     cmocka_unit_test(test_kernel_matches_twin_n50),
     cmocka_unit_test(test_kernel_matches_twin_area),
     cmocka_unit_test(test_kernel_matches_twin_budget),
+    cmocka_unit_test(test_kernel_matches_twin_jacobi),
     cmocka_unit_test(test_kernel_matches_twin_n300),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,7 @@ static void test_pair_separates_in_one_step(void **state) {
   ws_mem m;
   jl_relax_params p;
   ws_setup(&m, &p, r, 2);
+  p.relax = JL_RELAX_JACOBI;
   m.ws.x[0] = 0.0; m.ws.y[0] = 0.0;
   m.ws.x[1] = 0.6; m.ws.y[1] = 0.8;  /* distance 1, overlap 1 */
   assert_int_equal(jl_relax_run(&m.ws, &p, INFINITY, 1), 0);
@@ -50,6 +51,7 @@ static void test_area_weighted_split(void **state) {
   ws_mem m;
   jl_relax_params p;
   ws_setup(&m, &p, r, 2);
+  p.relax = JL_RELAX_JACOBI;
   p.area_weighted = 1;
   m.ws.x[0] = 0.0; m.ws.x[1] = 2.0;  /* overlap 1 */
   jl_relax_run(&m.ws, &p, INFINITY, 1);
@@ -64,6 +66,7 @@ static void test_container_pull(void **state) {
   ws_mem m;
   jl_relax_params p;
   ws_setup(&m, &p, r, 2);
+  p.relax = JL_RELAX_JACOBI;
   m.ws.x[0] = 6.0; m.ws.y[0] = 8.0;  /* |c| = 10 */
   m.ws.x[1] = -3.0;
   jl_relax_run(&m.ws, &p, 5.0, 1);
@@ -71,18 +74,54 @@ static void test_container_pull(void **state) {
   assert_true(fabs(m.ws.x[1] + 3.0) < 1e-15);
 }
 
-/* Compression of two unit circles ends near R = 2: the Jacobi relaxation
- * stalls a little above the jam, which the NLopt polish then removes. */
+/* Compression of two unit circles: the seed's Jacobi relaxation stalls a
+ * little above the jam (the NLopt polish removes the rest); FIRE gets into
+ * it. */
 static void test_compress_two_circles(void **state) {
   (void)state;
   double r[2] = {1.0, 1.0};
-  ws_mem m;
-  jl_relax_params p;
-  ws_setup(&m, &p, r, 2);
-  m.ws.x[0] = -5.0; m.ws.x[1] = 4.0; m.ws.y[1] = 1.0;
-  jl_relax_compress(&m.ws, &p);
-  assert_true(m.ws.R >= 2.0 - 1e-8);
-  assert_true(m.ws.R < 2.0 * (1.0 + 1e-2));
+  for (int relax = JL_RELAX_JACOBI; relax <= JL_RELAX_FIRE; ++relax) {
+    ws_mem m;
+    jl_relax_params p;
+    ws_setup(&m, &p, r, 2);
+    p.relax = relax;
+    m.ws.x[0] = -5.0; m.ws.x[1] = 4.0; m.ws.y[1] = 1.0;
+    jl_relax_compress(&m.ws, &p);
+    assert_true(m.ws.R >= 2.0 - 1e-8);
+    assert_true(m.ws.R < 2.0 * (1.0 + (relax == JL_RELAX_FIRE ? 1e-4 : 1e-2)));
+  }
+}
+
+/* Three unit circles jam at R = 1 + 2/sqrt(3), the only local optimum:
+ * FIRE compression from a random start lands on it to 1e-4, where Jacobi
+ * stalls about 1% above it. */
+static void test_fire_compress_three_circles(void **state) {
+  (void)state;
+  double r[3] = {1.0, 1.0, 1.0};
+  const double R3 = 1.0 + 2.0 / sqrt(3.0);
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    ws_mem m;
+    jl_relax_params p;
+    ws_setup(&m, &p, r, 3);
+    jl_rng_init(&m.ws.rng, seed, 0, 0);
+    assert_int_equal(p.relax, JL_RELAX_FIRE);
+    jl_relax_start(&m.ws, &p);
+    assert_true(m.ws.R >= R3 * (1.0 - 1e-12));
+    assert_true(m.ws.R < R3 * (1.0 + 1e-4));
+  }
+}
+
+/* The fixed-order block sum adds every entry once, for any length. */
+static void test_block_sum3(void **state) {
+  (void)state;
+  for (int n = 1; n <= 37; ++n) {
+    double a[37], b[37], c[37];
+    for (int i = 0; i < n; ++i) { a[i] = i + 1; b[i] = 1.0; c[i] = -(double)i; }
+    jl_block_sum3(a, b, c, n);
+    assert_true(a[0] == n * (n + 1) / 2.0);
+    assert_true(b[0] == n);
+    assert_true(c[0] == -(n * (n - 1) / 2.0));
+  }
 }
 
 /* A random start is legal after relaxation and scaling. */
@@ -162,6 +201,8 @@ int main(void) {
     cmocka_unit_test(test_area_weighted_split),
     cmocka_unit_test(test_container_pull),
     cmocka_unit_test(test_compress_two_circles),
+    cmocka_unit_test(test_fire_compress_three_circles),
+    cmocka_unit_test(test_block_sum3),
     cmocka_unit_test(test_start_is_legal),
     cmocka_unit_test(test_batch_threads_agree),
     cmocka_unit_test(test_search_reaches_record_n5),
