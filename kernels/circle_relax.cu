@@ -30,7 +30,7 @@ struct jl_cuda_circles {
 
 extern "C" void jl_cuda_circles_destroy(jl_cuda_circles *c) {
   if (!c) return;
-  cudaFree(c->d.r); cudaFree(c->d.x); cudaFree(c->d.y); cudaFree(c->d.R);
+  cudaFree(c->d.r); cudaFree(c->d.x); cudaFree(c->d.y); cudaFree(c->d.R); cudaFree(c->d.R_rec);
   cudaFree(c->d.need_start); cudaFree(c->d.stuck); cudaFree(c->d.rng_offset);
   cudaFree(c->d.steps); cudaFree(c->d.trials_done); cudaFree(c->d.accepted);
   delete c;
@@ -49,6 +49,7 @@ extern "C" int jl_cuda_circles_create(jl_cuda_circles **out, int n, int count, c
   JL_CUDA_TRY(cudaMalloc(&c->d.x, sizeof(double) * nc));
   JL_CUDA_TRY(cudaMalloc(&c->d.y, sizeof(double) * nc));
   JL_CUDA_TRY(cudaMalloc(&c->d.R, sizeof(double) * (size_t)count));
+  JL_CUDA_TRY(cudaMalloc(&c->d.R_rec, sizeof(double) * (size_t)count));
   JL_CUDA_TRY(cudaMalloc(&c->d.need_start, (size_t)count));
   JL_CUDA_TRY(cudaMalloc(&c->d.stuck, sizeof(uint32_t) * (size_t)count));
   JL_CUDA_TRY(cudaMalloc(&c->d.rng_offset, sizeof(uint64_t) * (size_t)count));
@@ -76,6 +77,7 @@ extern "C" int jl_cuda_circles_run(jl_cuda_circles *c, const jl_relax_params *p,
   JL_CUDA_TRY(cudaMemcpy(d.x, b->x, sizeof(double) * nc, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.y, b->y, sizeof(double) * nc, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.R, b->R, sizeof(double) * k, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.R_rec, b->R_rec, sizeof(double) * k, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.need_start, b->need_start, k, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.stuck, b->stuck, sizeof(uint32_t) * k, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.rng_offset, b->rng_offset, sizeof(uint64_t) * k, h2d));
@@ -88,6 +90,7 @@ extern "C" int jl_cuda_circles_run(jl_cuda_circles *c, const jl_relax_params *p,
   JL_CUDA_TRY(cudaMemcpy(b->x, d.x, sizeof(double) * nc, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->y, d.y, sizeof(double) * nc, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->R, d.R, sizeof(double) * k, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->R_rec, d.R_rec, sizeof(double) * k, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->need_start, d.need_start, k, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->stuck, d.stuck, sizeof(uint32_t) * k, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->rng_offset, d.rng_offset, sizeof(uint64_t) * k, d2h));

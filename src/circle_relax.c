@@ -18,13 +18,14 @@ int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_
   b->x = calloc(nc, sizeof(double));
   b->y = calloc(nc, sizeof(double));
   b->R = calloc((size_t)count, sizeof(double));
+  b->R_rec = calloc((size_t)count, sizeof(double));
   b->need_start = calloc((size_t)count, 1);
   b->stuck = calloc((size_t)count, sizeof(uint32_t));
   b->rng_offset = calloc((size_t)count, sizeof(uint64_t));
   b->steps = calloc((size_t)count, sizeof(uint64_t));
   b->trials_done = calloc((size_t)count, sizeof(uint64_t));
   b->accepted = calloc((size_t)count, sizeof(uint64_t));
-  if (!b->r || !b->x || !b->y || !b->R || !b->need_start || !b->stuck || !b->rng_offset ||
+  if (!b->r || !b->x || !b->y || !b->R || !b->R_rec || !b->need_start || !b->stuck || !b->rng_offset ||
       !b->steps || !b->trials_done || !b->accepted) {
     jl_circle_batch_free(b);
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d candidates of %d circles",
@@ -35,7 +36,7 @@ int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_
 }
 
 void jl_circle_batch_free(jl_circle_batch *b) {
-  free(b->r); free(b->x); free(b->y); free(b->R); free(b->need_start); free(b->stuck);
+  free(b->r); free(b->x); free(b->y); free(b->R); free(b->R_rec); free(b->need_start); free(b->stuck);
   free(b->rng_offset); free(b->steps); free(b->trials_done); free(b->accepted);
   memset(b, 0, sizeof *b);
 }
@@ -46,6 +47,7 @@ void jl_circle_batch_copy_candidate(jl_circle_batch *to, int dst, const jl_circl
   memcpy(to->x + (size_t)dst * n, from->x + (size_t)src * n, n * sizeof(double));
   memcpy(to->y + (size_t)dst * n, from->y + (size_t)src * n, n * sizeof(double));
   to->R[dst] = from->R[src];
+  to->R_rec[dst] = from->R_rec[src];
 }
 
 typedef struct jl_cpu_job {

@@ -48,13 +48,22 @@ typedef struct jl_relax_params {
   double tol;              /* legal when every overlap <= tol (absolute) */
   double delta0;           /* first compression step, relative to R */
   double delta_min;        /* compression ends below this step, relative to R */
+  double delta_trial;      /* first compression step after a trial, relative to R */
+  double trial_slack;      /* >= 0: a trial relaxes inside R_old (1 + trial_slack),
+                              so a hopeless move fails after one short relaxation;
+                              < 0: without a container (the seed's) */
   double accept_rel;       /* a trial must shrink R by this fraction to count */
   double p_swap_next;      /* move probabilities; the rest moves a circle outside */
   double p_swap;
   double p_jump;           /* jump: a circle to a random point inside the container
                               (insertion into a vacancy, as tabu searches do) */
-  double accept_worse;     /* also keep a trial up to this fraction worse (a walk
-                              over near-equal basins); 0: improvements only */
+  double accept_worse;     /* also keep a trial up to this fraction above the
+                              candidate's record (record-to-record travel: a walk
+                              over near-equal basins that cannot drift away);
+                              0: improvements only */
+  int band_levels;         /* candidate c keeps accept_worse * band_ratio^(c % levels):
+                              a ladder of bands, so no one width rules the batch */
+  double band_ratio;
   uint64_t seed;
   int bench_steps;         /* > 0: benchmark launch, exactly this many relaxation
                               steps per candidate in a container 2% tighter
@@ -67,8 +76,10 @@ typedef struct jl_circle_batch {
   double *r;               /* n radii, ascending (shared by all candidates) */
   double *x, *y;           /* count * n centres */
   double *R;               /* count container radii */
+  double *R_rec;           /* each candidate's record: its smallest R since its
+                              last start or adoption (0: none yet) */
   uint8_t *need_start;     /* 1: make a random start packing before the trials */
-  uint32_t *stuck;         /* trials since the last improvement */
+  uint32_t *stuck;         /* trials since the record last improved */
   uint64_t *rng_offset;    /* 32-bit draws used by each candidate's Philox stream */
   uint64_t *steps;         /* relaxation steps done, accumulated */
   uint64_t *trials_done;   /* trials done, accumulated */
@@ -108,6 +119,8 @@ typedef struct jl_relax_ws {
   uint64_t draws;          /* 32-bit draws taken from rng */
   uint64_t steps;
   double R;
+  double R_rec;            /* the candidate's record (smallest R kept) */
+  double band;             /* the candidate's accept_worse (its rung of the ladder) */
   int mi, mj, mkind, ok;
 } jl_relax_ws;
 
@@ -347,11 +360,13 @@ JL_RELAX_FN void jl_relax_restore(jl_relax_ws *w, int n, const double *bx, const
  * circle outside the new container is moved toward the origin, which for the
  * outermost circle alone is the seed's move. On success the step doubles, on
  * failure the packing is restored and the step halves, until it is below
- * delta_min * R. Leaves w->R at the enclosing radius of the final packing. */
-JL_RELAX_FN void jl_relax_compress(jl_relax_ws *w, const jl_relax_params *p) {
+ * delta_min * R. Leaves w->R at the enclosing radius of the final packing.
+ * The first step is d0 * R: large for a random start, small after a trial
+ * that already fits near the old container. */
+JL_RELAX_FN void jl_relax_compress_from(jl_relax_ws *w, const jl_relax_params *p, double d0) {
   const int n = p->n;
   double R = jl_relax_enclosing(w, n);
-  double delta = p->delta0 * R;
+  double delta = d0 * R;
   for (int it = 0; it < p->compress_iters && delta > p->delta_min * R; ++it) {
     jl_relax_save(w, n, w->bx, w->by);
     int ok = jl_relax_run(w, p, R - delta, p->max_steps);
@@ -367,6 +382,10 @@ JL_RELAX_FN void jl_relax_compress(jl_relax_ws *w, const jl_relax_params *p) {
   /* every thread holds the same R; one writes it (no shared-memory race) */
   if (JL_LEADER) w->R = R;
   JL_SYNC();
+}
+
+JL_RELAX_FN void jl_relax_compress(jl_relax_ws *w, const jl_relax_params *p) {
+  jl_relax_compress_from(w, p, p->delta0);
 }
 
 /* Random start (seed 4.1.2.1, first option): centres uniform in a square
@@ -402,10 +421,13 @@ JL_RELAX_FN void jl_relax_start(jl_relax_ws *w, const jl_relax_params *p) {
   jl_relax_compress(w, p);
 }
 
-/* One improvement trial (seed 4.1.2.2, plus the jump move): the leader
- * picks a move, the block applies it, relaxes, compresses, and keeps the
- * better packing (or one at most accept_worse worse). Returns 1 when the
- * trial improved R by more than accept_rel. */
+/* One improvement trial (seed 4.1.2.2, plus the jump move):
+ * the leader picks a move, the block applies it and relaxes, inside a
+ * container a little larger than the one the trial must beat, so a hopeless
+ * move fails after one short relaxation, then compresses. The new packing
+ * is kept when it is at most accept_worse above the candidate's record
+ * (record-to-record travel). Returns 1 when it improved the record by more
+ * than accept_rel. */
 JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
   const int n = p->n;
   double R0 = w->R;
@@ -455,11 +477,17 @@ JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
   }
   JL_SYNC();
   int improved = 0, kept = 0;
-  if (jl_relax_run(w, p, INFINITY, 4 * p->max_steps)) {
-    jl_relax_compress(w, p);
-    improved = w->R < R0 * (1.0 - p->accept_rel);
-    kept = improved || w->R < R0 * (1.0 + p->accept_worse);
+  int fenced = p->trial_slack >= 0.0;
+  double R_keep = w->R_rec * (1.0 + w->band);
+  double Rc = fenced ? R_keep * (1.0 + p->trial_slack) : INFINITY;
+  if (jl_relax_run(w, p, Rc, 4 * p->max_steps)) {
+    jl_relax_compress_from(w, p, fenced ? p->delta_trial : p->delta0);
+    improved = w->R < w->R_rec * (1.0 - p->accept_rel);
+    kept = improved || w->R < R_keep;
   }
+  /* every thread has read R_rec before the leader moves it */
+  JL_SYNC();
+  if (improved && JL_LEADER) w->R_rec = w->R;
   if (!kept) {
     jl_relax_restore(w, n, w->sx, w->sy);
     if (JL_LEADER) w->R = R0;
@@ -491,6 +519,9 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     jl_rng_state_init(&w->rng, p->seed, (uint64_t)c, b.rng_offset[c]);
     w->draws = 0;
     w->steps = 0;
+    double band = p->accept_worse;
+    for (int l = 0; p->band_levels > 1 && l < c % p->band_levels; ++l) band *= p->band_ratio;
+    w->band = band;
   }
   JL_SYNC();
   JL_FOR(i, n) {
@@ -507,6 +538,11 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     if (JL_LEADER) w->R = R;
     JL_SYNC();
   }
+  if (JL_LEADER) {
+    double rec = b.R_rec[c];
+    w->R_rec = b.need_start[c] || !(rec > 0.0) || w->R < rec ? w->R : rec;
+  }
+  JL_SYNC();
   uint32_t stuck = b.need_start[c] ? 0u : b.stuck[c];
   uint64_t accepted = 0;
   if (p->bench_steps > 0) {
@@ -533,6 +569,7 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
   }
   if (JL_LEADER) {
     b.R[c] = w->R;
+    b.R_rec[c] = w->R_rec;
     b.need_start[c] = 0;
     b.stuck[c] = stuck;
     b.rng_offset[c] += w->draws;

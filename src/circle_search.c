@@ -17,6 +17,11 @@
 /* Candidates this close to the best (relative) are worth a polish. */
 #define JL_POLISH_WINDOW 1e-2
 #define JL_POLISH_MAX_THREADS 256
+/* Restarts adopt one of this many best distinct polished packings, so the
+ * adopters spread over several basins instead of crowding one. */
+#define JL_ELITE 4
+/* Polished packings whose R agree this closely (relative) count as one. */
+#define JL_ELITE_SAME 1e-9
 
 void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   memset(o, 0, sizeof *o);
@@ -59,15 +64,21 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->tol = 1e-9 * rmax;
   p->delta0 = 5e-2;
   p->delta_min = 1e-5;
+  p->delta_trial = 2e-3;
+  p->trial_slack = 3e-4;
   p->accept_rel = 1e-6;
   /* swap-next stays the most frequent move (seed 4.1.2.2); the rest share */
   p->p_swap_next = 0.4;
   p->p_swap = 0.2;
   p->p_jump = 0.2;
-  /* Keeping trials up to 3e-4 worse lets a candidate walk across the
-   * near-equal basins around a record (n = 19, 20 on the H100: reached in
-   * about half the seeds within 30 s, never with improvements only). */
+  /* Record-to-record travel: keep trials up to a band above the
+   * candidate's record, so it walks across the near-equal basins around a
+   * record (n = 19, 20: never reached with improvements only). One band did
+   * not suit every n on the H200 (3e-4 reached n = 25, 1e-3 did better at
+   * n = 30), so the candidates take 3e-4 and 1e-3 in turn. */
   p->accept_worse = 3e-4;
+  p->band_levels = 2;
+  p->band_ratio = 10.0 / 3.0;
   p->seed = seed;
 }
 
@@ -126,8 +137,11 @@ static void jl_batch_to_packing(const jl_circle_batch *b, int c, const jl_sorted
   jl_circle_packing_update_R(pk);
 }
 
+/* A packing into candidate c. fresh: a new chain starts there (adoption,
+ * resume), with its own record and stuck count; otherwise it is the same
+ * chain, polished, whose record can only fall. */
 static void jl_packing_to_batch(const jl_circle_packing *pk, const jl_sorted *s,
-                                jl_circle_batch *b, int c) {
+                                jl_circle_batch *b, int c, int fresh) {
   for (int k = 0; k < s->n; ++k) {
     int i = s->orig[k];
     b->x[(size_t)c * s->n + k] = pk->x[i];
@@ -135,7 +149,8 @@ static void jl_packing_to_batch(const jl_circle_packing *pk, const jl_sorted *s,
   }
   b->R[c] = pk->R;
   b->need_start[c] = 0;
-  b->stuck[c] = 0;
+  if (fresh || !(b->R_rec[c] > 0.0) || pk->R < b->R_rec[c]) b->R_rec[c] = pk->R;
+  if (fresh) b->stuck[c] = 0;
 }
 
 static int jl_auto_batch(const jl_device *dev, jl_search_mode mode) {
@@ -165,6 +180,8 @@ typedef struct jl_polish_pool {
 
 typedef struct jl_search_state {
   jl_circle_packing best;  /* polished, legal, problem order */
+  jl_circle_packing elite[JL_ELITE]; /* the best distinct polished packings, R ascending */
+  int elite_count;
   double *polished_R;      /* per candidate: R when last polished (skip repeats) */
   jl_polish_job *jobs;     /* polish_slots jobs */
   int polish_slots, threads;
@@ -187,6 +204,24 @@ static void *jl_polish_worker(void *arg) {
     job->legal = job->rc == JL_OK && chk.legal;
   }
   return NULL;
+}
+
+/* Offers a polished legal packing to the elite: it replaces a packing with
+ * the same R (if smaller) or takes the place of the worst. */
+static int jl_elite_offer(jl_search_state *st, const jl_circle_packing *pk, jl_error *err) {
+  int k = 0;
+  while (k < st->elite_count && st->elite[k].R < pk->R * (1.0 - JL_ELITE_SAME)) ++k;
+  if (k < st->elite_count && st->elite[k].R <= pk->R * (1.0 + JL_ELITE_SAME)) {
+    /* the same basin: keep the smaller */
+    return pk->R < st->elite[k].R ? jl_circle_packing_copy(&st->elite[k], pk, err) : JL_OK;
+  }
+  if (k >= JL_ELITE) return JL_OK;
+  int last = st->elite_count < JL_ELITE ? st->elite_count++ : JL_ELITE - 1;
+  /* shift down, recycling the dropped packing's storage */
+  jl_circle_packing spare = st->elite[last];
+  for (int j = last; j > k; --j) st->elite[j] = st->elite[j - 1];
+  st->elite[k] = spare;
+  return jl_circle_packing_copy(&st->elite[k], pk, err);
 }
 
 /* Polishes the best candidates that changed since their last polish (one
@@ -231,8 +266,10 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
       return job->rc;
     }
     if (!job->legal) continue;
-    jl_packing_to_batch(&job->pk, s, b, job->cand);
+    jl_packing_to_batch(&job->pk, s, b, job->cand, 0);
     st->polished_R[job->cand] = b->R[job->cand];
+    int rc_e = jl_elite_offer(st, &job->pk, err);
+    if (rc_e != JL_OK) return rc_e;
     if (st->best.R == 0.0 || job->pk.R < st->best.R) {
       if (st->best.R == 0.0 || job->pk.R < st->best.R * (1.0 - 1e-13)) {
         st->t_best = jl_time_now() - st->t0;
@@ -246,19 +283,20 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
 }
 
 /* Meta-stable candidates restart: from scratch, or (population mode) from
- * the best packing so far, where their own moves take them elsewhere. */
+ * one of the elite packings, where their own moves take them elsewhere. */
 static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_sorted *s,
                               const jl_circle_search_opts *o, int stuck_limit, jl_rng *rng) {
   for (int c = 0; c < b->count; ++c) {
     if (o->mode == JL_MODE_TRIALS) {
-      jl_packing_to_batch(&st->best, s, b, c);
+      jl_packing_to_batch(&st->best, s, b, c, 1);
       continue;
     }
     if ((int)b->stuck[c] < stuck_limit) continue;
     st->restarts++;
     double u = jl_u01_from_u32(jl_rng_u32(rng), jl_rng_u32(rng));
-    if (o->mode == JL_MODE_POPULATION && st->best.R > 0.0 && u < o->adopt) {
-      jl_packing_to_batch(&st->best, s, b, c);
+    if (o->mode == JL_MODE_POPULATION && st->elite_count > 0 && u < o->adopt) {
+      int k = (int)jl_uint_below(jl_rng_u32(rng), (uint32_t)st->elite_count);
+      jl_packing_to_batch(&st->elite[k], s, b, c, 1);
     } else {
       b->need_start[c] = 1;
       b->stuck[c] = 0;
@@ -314,7 +352,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   jl_rng_init(&host_rng, o->seed, (uint64_t)1 << 62, 0);
 
   if (o->resume) {
-    for (int c = 0; c < count; ++c) jl_packing_to_batch(o->resume, &s, &b, c);
+    for (int c = 0; c < count; ++c) jl_packing_to_batch(o->resume, &s, &b, c, 1);
     if ((rc = jl_circle_packing_copy(&st.best, o->resume, err)) != JL_OK) goto done;
   } else {
     for (int c = 0; c < count; ++c) b.need_start[c] = 1;
@@ -373,6 +411,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
 done:
   if (st.jobs)
     for (int k = 0; k < st.polish_slots; ++k) jl_circle_packing_free(&st.jobs[k].pk);
+  for (int k = 0; k < JL_ELITE; ++k) jl_circle_packing_free(&st.elite[k]);
   free(st.jobs);
   free(st.polished_R);
   jl_circle_packing_free(&st.best);

@@ -68,6 +68,7 @@ static void compare_paths(int n, int count, int trials, int area_weighted, int r
          (unsigned long long)cpu.steps[0], (unsigned long long)gpu.steps[0]);
   assert_int_equal(differ, 0);
   assert_memory_equal(cpu.R, gpu.R, sizeof(double) * (size_t)count);
+  assert_memory_equal(cpu.R_rec, gpu.R_rec, sizeof(double) * (size_t)count);
   assert_memory_equal(cpu.steps, gpu.steps, sizeof(uint64_t) * (size_t)count);
   assert_memory_equal(cpu.rng_offset, gpu.rng_offset, sizeof(uint64_t) * (size_t)count);
   assert_memory_equal(cpu.stuck, gpu.stuck, sizeof(uint32_t) * (size_t)count);

@@ -170,6 +170,45 @@ static void test_batch_threads_agree(void **state) {
   jl_circle_batch_free(&b);
 }
 
+/* Record-to-record travel: every candidate's record is the smallest R it
+ * kept, and it never keeps a packing more than its rung of the band ladder
+ * above that record; the trials do move (some are kept). */
+static void test_record_to_record(void **state) {
+  (void)state;
+  enum { N = 10, C = 8 };
+  double r[N];
+  for (int i = 0; i < N; ++i) r[i] = i + 1;
+  jl_circle_batch b;
+  assert_int_equal(jl_circle_batch_alloc(&b, N, C, r, NULL), JL_OK);
+  memset(b.need_start, 1, C);
+  jl_relax_params p;
+  jl_relax_params_default(&p, r, N, 5);
+  assert_true(p.band_levels >= 2);
+  p.trials = 6;
+  double rec_prev[C];
+  uint64_t kept = 0;
+  for (int launch = 0; launch < 4; ++launch) {
+    assert_int_equal(jl_circle_batch_run_cpu(&p, &b, 2, NULL), JL_OK);
+    for (int c = 0; c < C; ++c) {
+      double band = p.accept_worse;
+      for (int l = 0; l < c % p.band_levels; ++l) band *= p.band_ratio;
+      assert_true(b.R_rec[c] > 0.0);
+      assert_true(b.R_rec[c] <= b.R[c]);
+      assert_true(b.R[c] < b.R_rec[c] * (1.0 + band));
+      if (launch > 0) assert_true(b.R_rec[c] <= rec_prev[c]);
+      rec_prev[c] = b.R_rec[c];
+      /* the stored packing is the one whose R is reported */
+      double m = 0.0;
+      for (int i = 0; i < N; ++i)
+        m = fmax(m, sqrt(b.x[c * N + i] * b.x[c * N + i] + b.y[c * N + i] * b.y[c * N + i]) + r[i]);
+      assert_true(fabs(m - b.R[c]) <= 1e-12 * m);
+    }
+  }
+  for (int c = 0; c < C; ++c) kept += b.accepted[c];
+  assert_true(kept > 0);
+  jl_circle_batch_free(&b);
+}
+
 /* End to end on the CPU: n = 5 reaches the closed-form record. */
 static void test_search_reaches_record_n5(void **state) {
   (void)state;
@@ -205,6 +244,7 @@ int main(void) {
     cmocka_unit_test(test_block_sum3),
     cmocka_unit_test(test_start_is_legal),
     cmocka_unit_test(test_batch_threads_agree),
+    cmocka_unit_test(test_record_to_record),
     cmocka_unit_test(test_search_reaches_record_n5),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
