@@ -9,17 +9,24 @@
 
 #include "circle_batch.h"
 
-__global__ void jl_circle_relax_kernel(jl_relax_params p, jl_circle_batch b) {
+// Launch configuration: a warp multiple covering the circles, capped so
+// large instances loop (JL_FOR strides by blockDim). The bound keeps the
+// kernel at 128 registers: at 132 (measured after the record-to-record
+// trial went in) an SM held one block fewer at n = 50 and n = 128, and
+// launches of 16 blocks per SM took an extra wave.
+#define JL_CIRCLE_MAX_THREADS 256
+#define JL_CIRCLE_MIN_BLOCKS 2
+
+__global__ void __launch_bounds__(JL_CIRCLE_MAX_THREADS, JL_CIRCLE_MIN_BLOCKS)
+jl_circle_relax_kernel(jl_relax_params p, jl_circle_batch b) {
   extern __shared__ double jl_mem[];
   __shared__ jl_relax_ws ws;
   jl_relax_candidate(&ws, jl_mem, &p, b, (int)blockIdx.x);
 }
 
-// Launch configuration: a warp multiple covering the circles, capped so
-// large instances loop (JL_FOR strides by blockDim).
 static int jl_circle_threads(int n) {
   int t = (n + 31) / 32 * 32;
-  return t > 256 ? 256 : t;
+  return t > JL_CIRCLE_MAX_THREADS ? JL_CIRCLE_MAX_THREADS : t;
 }
 
 struct jl_cuda_circles {
