@@ -11,7 +11,7 @@
 #include "timer.h"
 
 /* Restarts that keep a candidate near the best would all fall into the same
- * basin; this many trials without improvement count as meta-stable. */
+ * basin; this many trials without a new record count as meta-stable. */
 #define JL_STUCK_MIN 100
 #define JL_STUCK_PER_CIRCLE 10
 /* Candidates this close to the best (relative) are worth a polish. */

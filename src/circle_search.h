@@ -1,6 +1,7 @@
-/* The circle packing driver: a population of candidates doing monotonic
- * basin hopping with contact relaxation (on the CPU twin or CUDA), restarts
- * at meta-stable states, and NLopt polishing of the best. */
+/* The circle packing driver: a population of candidates doing basin
+ * hopping (record-to-record travel) with contact relaxation (on the CPU twin
+ * or CUDA), restarts at meta-stable states that adopt one of the elite
+ * packings, and NLopt polishing of the best. */
 #ifndef JL_CIRCLE_SEARCH_H
 #define JL_CIRCLE_SEARCH_H
 
@@ -13,7 +14,7 @@
 #include "error.h"
 
 typedef enum jl_search_mode {
-  JL_MODE_POPULATION = 0,  /* basin hopping per block, restarts adopt the global best */
+  JL_MODE_POPULATION = 0,  /* basin hopping per block, restarts adopt an elite packing */
   JL_MODE_TRIALS = 1,      /* seed 4.2.1: every block tries one move on the one best */
   JL_MODE_INSTANCES = 2    /* seed 4.2.2: independent instances, random restarts */
 } jl_search_mode;
@@ -26,8 +27,8 @@ typedef struct jl_circle_search_opts {
   double time_s;           /* stop after this many seconds; 0: no limit */
   double target_R;         /* stop once R <= target; 0: none */
   long rounds;             /* stop after this many launches; 0: no limit */
-  int stuck_limit;         /* trials without improvement before a restart; 0: auto */
-  double adopt;            /* population: share of restarts that adopt the best */
+  int stuck_limit;         /* trials without a new record before a restart; 0: auto */
+  double adopt;            /* population: share of restarts that adopt an elite packing */
   int area_weighted;
   int progress;            /* progress line on stderr */
   const jl_circle_packing *resume; /* start every candidate from this packing */

@@ -35,7 +35,7 @@ static const char *const jl_circles_help =
   "                    2 per CPU thread)\n"
   "  --trials T        exactly T trials per candidate per launch (default: trials\n"
   "                    until 2000000/n relaxation steps are spent)\n"
-  "  --stuck K         trials without improvement before a restart (default max(100, 10 n))\n"
+  "  --stuck K         trials without a new record before a restart (default max(100, 10 n))\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
