@@ -5,6 +5,7 @@
 
 #include "circles.h"
 #include "cli.h"
+#include "trunk_io.h"
 
 static const char *const jl_verify_help =
   "usage: jostle verify FILE [--n N | --problem FILE | --equal N] [--tol REL]\n"
@@ -46,6 +47,9 @@ int jl_cli_verify(int argc, char **argv) {
     return jl_cli_fail(&err);
   }
   const char *path = argv[optind];
+  char kind[16];
+  jl_result_kind(path, kind, sizeof kind);
+  if (strcmp(kind, "trunk") == 0) return jl_cli_verify_trunk(path);
   jl_circle_problem prob = {0};
   jl_circle_packing pk = {0};
   size_t len = strlen(path);
