@@ -459,11 +459,11 @@ static struct aiMaterial *jl_ai_material(const char *name, const float rgba[4], 
   memcpy(sbuf, &l32, 4);
   memcpy(sbuf + 4, name, nl);
   sbuf[4 + nl] = '\0';
-  float opacity = rgba[3];
+  float opacity = rgba[3], colour[4] = {rgba[0], rgba[1], rgba[2], 1.0f};  /* the exporter multiplies in the opacity */
   int ts = two_sided;
   m->mProperties[m->mNumProperties++] = jl_ai_prop("?mat.name", aiPTI_String, sbuf, (unsigned)(5 + nl));
-  m->mProperties[m->mNumProperties++] = jl_ai_prop("$clr.diffuse", aiPTI_Float, rgba, 4 * sizeof(float));
-  m->mProperties[m->mNumProperties++] = jl_ai_prop("$clr.base", aiPTI_Float, rgba, 4 * sizeof(float));
+  m->mProperties[m->mNumProperties++] = jl_ai_prop("$clr.diffuse", aiPTI_Float, colour, sizeof colour);
+  m->mProperties[m->mNumProperties++] = jl_ai_prop("$clr.base", aiPTI_Float, colour, sizeof colour);
   m->mProperties[m->mNumProperties++] = jl_ai_prop("$mat.opacity", aiPTI_Float, &opacity, sizeof opacity);
   m->mProperties[m->mNumProperties++] = jl_ai_prop("$mat.twosided", aiPTI_Integer, &ts, sizeof ts);
   for (unsigned i = 0; i < m->mNumProperties; ++i)
@@ -559,7 +559,7 @@ int jl_trunk_write_glb(const char *path, const jl_mesh *mesh, const jl_block_siz
     rc = jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory for the scene", path);
     goto done;
   }
-  float grey[4] = {0.75f, 0.78f, 0.82f, 0.25f};
+  float grey[4] = {0.75f, 0.78f, 0.82f, 0.3f};
   mats[0] = jl_ai_material("trunk", grey, 1);
   meshes[0] = jl_ai_mesh("trunk", mesh->vertices, mesh->n_vertices, mesh->triangles,
                          mesh->n_triangles, 0);
