@@ -144,9 +144,9 @@ static int jl_trunk_check_outputs(const char *const outs[3], const char *const i
   return JL_OK;
 }
 
-/* Volume and width rule out any block: floor(V / v) = 0, or a bounding box
+/* Volume and size rule out any block: floor(V / v) = 0, a bounding box
  * extent below the block's shortest edge (a box is at least that wide in
- * every direction). */
+ * every direction), or a bounding box diagonal below its longest edge. */
 static int jl_trunk_fits_one(const jl_trunk_problem *p, const jl_mesh_report *rep, long *bound,
                              jl_error *err) {
   double bv = p->block.x * p->block.y * p->block.z;
@@ -157,6 +157,14 @@ static int jl_trunk_fits_one(const jl_trunk_problem *p, const jl_mesh_report *re
     return jl_error_set(err, JL_ERR_INPUT,
                         "%s: trunk too small for one block: volume %.6g L < block %.6g L", p->mesh,
                         rep->volume / 1e6, bv / 1e6);
+  double longest = fmax(p->block.x, fmax(p->block.y, p->block.z));
+  double diag = sqrt((rep->hi[0] - rep->lo[0]) * (rep->hi[0] - rep->lo[0]) +
+                     (rep->hi[1] - rep->lo[1]) * (rep->hi[1] - rep->lo[1]) +
+                     (rep->hi[2] - rep->lo[2]) * (rep->hi[2] - rep->lo[2]));
+  if (diag < longest)
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "%s: trunk too small for one block: its bounding box diagonal is %.6g mm, "
+                        "the block's longest edge %.6g mm", p->mesh, diag, longest);
   if (narrow < shortest)
     return jl_error_set(err, JL_ERR_INPUT,
                         "%s: trunk too small for one block: %.6g mm across, the block's shortest edge is %.6g mm",
