@@ -108,6 +108,37 @@ static void jl_dirname(const char *path, char *out, size_t cap) {
   else snprintf(out, cap, ".");
 }
 
+/* Drops "." parts and "name/.." pairs, so problems/trunk/../../meshes/x.stl
+ * reads meshes/x.stl (lexically: symbolic links are not followed). */
+static void jl_path_tidy(char *path) {
+  char *part[512];
+  int n = 0, abs = path[0] == '/';
+  char *save = NULL;
+  for (char *t = strtok_r(path, "/", &save); t && n < 512; t = strtok_r(NULL, "/", &save)) {
+    if (strcmp(t, ".") == 0) continue;
+    if (strcmp(t, "..") == 0 && n > 0 && strcmp(part[n - 1], "..") != 0) {
+      --n;
+      continue;
+    }
+    if (strcmp(t, "..") == 0 && abs) continue;
+    part[n++] = t;
+  }
+  char out[JL_TRUNK_PATH_MAX];
+  size_t len = 0;
+  out[0] = '\0';
+  if (abs) out[len++] = '/';
+  for (int i = 0; i < n; ++i) {
+    size_t l = strlen(part[i]);
+    if (len + l + 2 > sizeof out) break;
+    if (i) out[len++] = '/';
+    memcpy(out + len, part[i], l);
+    len += l;
+  }
+  if (len == 0) out[len++] = '.';
+  out[len] = '\0';
+  memcpy(path, out, len + 1);
+}
+
 /* A relative path in a file is taken relative to that file's folder. */
 static void jl_resolve(const char *file, const char *rel, char *out, size_t cap) {
   if (rel[0] == '/') {
@@ -128,6 +159,7 @@ static void jl_resolve(const char *file, const char *rel, char *out, size_t cap)
   memcpy(out, dir, nd);
   out[nd] = '/';
   memcpy(out + nd + 1, rel, nr + 1);
+  jl_path_tidy(out);
 }
 
 int jl_trunk_problem_load(jl_trunk_problem *p, const char *path, jl_error *err) {
