@@ -467,6 +467,33 @@ static void test_result_round_trip(void **state) {
   rmdir(dir);
 }
 
+/* The .glb holds the trunk in metres with y up under a root transform: read
+ * back with units m (assimp applies the node transforms) it has the same
+ * volume and the extents turned z -> y, y -> z. */
+static void test_glb_reads_back(void **state) {
+  cuboid_fixture *f = *state;
+  char dir[] = "/tmp/jostle-trunk-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char glb[128];
+  snprintf(glb, sizeof glb, "%s/t.glb", dir);
+  jl_block_packing none;
+  jl_error err = {0};
+  assert_int_equal(jl_block_packing_init(&none, 1, &err), JL_OK);
+  assert_int_equal(jl_trunk_write_glb(glb, &f->mesh, &din, &none, &err), JL_OK);
+  jl_mesh m;
+  jl_mesh_report rep;
+  assert_int_equal(jl_mesh_load(&m, glb, jl_units_scale("m"), &rep, &err), JL_OK);
+  assert_int_equal(m.n_triangles, 12);
+  assert_true(fabs(rep.volume / 2e8 - 1) < 1e-6);  /* through 32-bit floats */
+  assert_true(fabs(rep.hi[0] - rep.lo[0] - 1000) < 1e-3);
+  assert_true(fabs(rep.hi[1] - rep.lo[1] - 400) < 1e-3);
+  assert_true(fabs(rep.hi[2] - rep.lo[2] - 500) < 1e-3);
+  jl_mesh_free(&m);
+  jl_block_packing_free(&none);
+  unlink(glb);
+  rmdir(dir);
+}
+
 static void test_block_size_parse(void **state) {
   (void)state;
   jl_block_size b;
@@ -501,6 +528,7 @@ int main(void) {
     cmocka_unit_test(test_baseline_threads_agree),
     cmocka_unit_test(test_quat_from_axes),
     cmocka_unit_test_setup_teardown(test_result_round_trip, cuboid_setup, cuboid_teardown),
+    cmocka_unit_test_setup_teardown(test_glb_reads_back, cuboid_setup, cuboid_teardown),
     cmocka_unit_test(test_block_size_parse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

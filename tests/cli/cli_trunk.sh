@@ -84,17 +84,28 @@ jrun verify_nomesh verify "$d/nomesh.json"
 expect_rc 2
 expect_err 'no-such-mesh\.stl' "the missing mesh"
 
-# A problem file (OBJ mesh, path relative to the problem file), then --resume from its result.
-jrun hatch trunk "$SRC/problems/trunk/hatchback.json" --device cpu --out "$d/h.json" --quiet
+# Every problem file (the hatchback's mesh is OBJ; mesh paths are relative to the
+# problem file): the mesh volume matches the generator's sidecar, the upper bound is
+# floor(volume / 1 L), and the count is the baseline, at most the bound.
+for name in cuboid-1000x500x400 slanted-seat-back sedan hatchback; do
+  jrun "p_$name" trunk "$SRC/problems/trunk/$name.json" --device cpu --out "$d/$name.json" --quiet
+  expect_rc 0
+  jpy '
+import math
+d, side = load(sys.argv[1]), load(sys.argv[2])
+if abs(d["mesh_volume_mm3"] - side["volume_mm3"]) > 1e-3 * max(1.0, side["volume_mm3"] * 1e-9) + 5e-4:
+    fail("mesh volume %r, the sidecar says %r" % (d["mesh_volume_mm3"], side["volume_mm3"]))
+if d["upper_bound"] != math.floor(d["mesh_volume_mm3"] / 1e6):
+    fail("upper bound %r, expected floor(%r L)" % (d["upper_bound"], d["mesh_volume_l"]))
+if not (0 < d["baseline_count"] == d["count"] <= d["upper_bound"]):
+    fail("expected 0 < baseline == count <= upper bound, got %r %r %r" % (d["baseline_count"], d["count"], d["upper_bound"]))
+if d["mesh"]["flipped_triangles"] != 0 or d["mesh"]["degenerate_dropped"] != 0:
+    fail("the generated meshes are outward and clean, got %r" % d["mesh"])
+' "$d/$name.json" "$SRC/meshes/$name.json" || fail "$name.json failed the checks above"
+done
+jrun verify_h verify "$d/hatchback.json"
 expect_rc 0
-jpy '
-d = load(sys.argv[1])
-if not (0 < d["baseline_count"] == d["count"] <= d["upper_bound"] == 359):
-    fail("expected 0 < baseline == count <= upper bound 359, got %r %r %r" % (d["baseline_count"], d["count"], d["upper_bound"]))
-if abs(d["mesh_volume_l"] - 359.575) > 1e-3:
-    fail("expected the sidecar volume 359.575 L, got %r" % d["mesh_volume_l"])
-' "$d/h.json" || fail "h.json failed the checks above"
-jrun resume trunk "$SRC/meshes/hatchback.obj" --resume "$d/h.json" --device cpu --out "$d/h2.json" --quiet
+jrun resume trunk "$SRC/meshes/hatchback.obj" --resume "$d/hatchback.json" --device cpu --out "$d/h2.json" --quiet
 expect_rc 0
 jrun verify_h2 verify "$d/h2.json"
 expect_rc 0

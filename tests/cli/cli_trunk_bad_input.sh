@@ -35,6 +35,16 @@ stl 1000 "11" "-" > "$in/open.stl"
 stl 1000 "-" "nan 0 0" > "$in/nonfinite.stl"
 stl 100 "-" "-" > "$in/small.stl"
 stl 10 "-" "-" > "$in/tiny.stl"
+# Two cubes in one file: the second (edge 600, at x 700..1300) pokes out through the
+# first one's x = 1000 face.
+{ stl 1000 "-" "-" | sed '$d'; stl 600 "-" "-" | sed '1d' | "$PY" -c '
+import sys
+for line in sys.stdin:
+    if line.strip().startswith("vertex"):
+        x, y, z = map(float, line.split()[1:])
+        line = "   vertex %g %g %g\n" % (x + 700, y + 200, z + 200)
+    sys.stdout.write(line)
+'; } > "$in/cross.stl"
 : > "$in/empty.stl"
 
 no_output() {
@@ -58,6 +68,7 @@ bad empty       'empty\.stl: empty file'            "the empty file"        "$in
 bad open        'open\.stl: open surface'           "the open surface"      "$in/open.stl"
 bad nonfinite   'nonfinite\.stl: .*non-finite'      "the non-finite vertex" "$in/nonfinite.stl"
 bad small       'small\.stl: trunk too small'       "a trunk too small"     "$in/small.stl"
+bad cross       'cross\.stl: self-intersecting'     "the crossing surfaces" "$in/cross.stl"
 bad small_units 'tiny\.stl: trunk too small'        "a trunk too small in cm" "$in/tiny.stl" --units cm
 bad big_block   'ok\.stl: trunk too small'          "a block larger than the trunk" "$in/ok.stl" --block 1100x1100x1100
 bad block       '--block: expected LxWxH'           "the option --block"    "$cube" --block 200x100
