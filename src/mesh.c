@@ -16,6 +16,7 @@
  * edge: below this a triangle has no area and two triangles do not cross. */
 #define JL_MESH_AREA_EPS 1e-12
 #define JL_MESH_TOUCH_EPS 1e-9
+#define JL_MESH_PI 3.14159265358979323846L
 
 double jl_units_scale(const char *units) {
   if (!units) return 0.0;
@@ -321,6 +322,50 @@ static double jl_tri_volume6(const jl_mesh *m, int t, const double c[3]) {
   return jl_dot3(a, n);
 }
 
+/* Solid angle of triangle t seen from p, signed by its (possibly flipped) orientation. */
+static double jl_solid_angle(const jl_mesh *m, int t, const double *p, int flipped) {
+  double a[3], b[3], c[3], bc[3];
+  jl_sub3(m->vertices + 3 * m->triangles[3 * t], p, a);
+  jl_sub3(m->vertices + 3 * m->triangles[3 * t + (flipped ? 2 : 1)], p, b);
+  jl_sub3(m->vertices + 3 * m->triangles[3 * t + (flipped ? 1 : 2)], p, c);
+  double la = sqrt(jl_dot3(a, a)), lb = sqrt(jl_dot3(b, b)), lc = sqrt(jl_dot3(c, c));
+  jl_cross3(b, c, bc);
+  return 2.0 * atan2(jl_dot3(a, bc), la * lb * lc + jl_dot3(a, b) * lc + jl_dot3(b, c) * la +
+                                       jl_dot3(c, a) * lb);
+}
+
+/* A piece inside an odd number of other pieces bounds a cavity (an obstacle
+ * within the trunk): it must face into the obstacle, so it is turned to
+ * enclose negative volume. Nesting is read from the winding number of one
+ * of its vertices around each other piece (pieces do not cross). */
+static int jl_orient_nested(const jl_mesh *m, const char *name, const int *comp, int nc, char *flip,
+                            int *cavities, jl_error *err) {
+  int n = m->n_triangles;
+  int *first = malloc((size_t)nc * sizeof *first);
+  char *invert = calloc((size_t)nc, 1);
+  long double *w = malloc((size_t)nc * sizeof *w);
+  if (!first || !invert || !w) {
+    free(first); free(invert); free(w);
+    return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", name);
+  }
+  for (int c = 0; c < nc; ++c) first[c] = -1;
+  for (int t = 0; t < n; ++t)
+    if (first[comp[t]] < 0) first[comp[t]] = t;
+  for (int c = 0; c < nc; ++c) {
+    const double *p = m->vertices + 3 * m->triangles[3 * first[c]];
+    for (int d = 0; d < nc; ++d) w[d] = 0.0L;
+    for (int t = 0; t < n; ++t)
+      if (comp[t] != c) w[comp[t]] += jl_solid_angle(m, t, p, flip[t]);
+    int depth = 0;
+    for (int d = 0; d < nc; ++d) depth += d != c && w[d] > 2.0L * JL_MESH_PI;  /* winding > 1/2 */
+    invert[c] = (char)(depth & 1);
+    *cavities += depth & 1;
+  }
+  for (int t = 0; t < n; ++t) flip[t] ^= invert[comp[t]];
+  free(first); free(invert); free(w);
+  return JL_OK;
+}
+
 /* Breadth-first over each component: neighbours get the flip that makes
  * shared edges run opposite ways; then a component enclosing negative
  * volume is turned inside out. */
@@ -365,6 +410,8 @@ static int jl_orient(jl_mesh *m, const char *name, const int *nbr, const char *s
       for (int i = 0; i < tail; ++i) flip[queue[i]] ^= 1;
     ++nc;
   }
+  int cavities = 0;
+  if (!rc && nc > 1) rc = jl_orient_nested(m, name, comp, nc, flip, &cavities, err);
   int flipped = 0;
   if (!rc)
     for (int t = 0; t < n; ++t)
@@ -377,6 +424,7 @@ static int jl_orient(jl_mesh *m, const char *name, const int *nbr, const char *s
       }
   if (rep) {
     rep->components = nc;
+    rep->cavities = cavities;
     rep->flipped_triangles = flipped;
   }
   free(comp); free(queue); free(flip);

@@ -11,6 +11,7 @@ typedef struct jl_mesh_report {
   int input_triangles;     /* triangles read from the file */
   int degenerate_dropped;  /* repeated vertices or zero area */
   int components;          /* connected pieces of the surface */
+  int cavities;            /* pieces inside another piece: obstacles, facing inward */
   int flipped_triangles;   /* triangles turned to make the orientation consistent and outward */
   double volume;           /* signed volume, mm^3 (> 0 after validation) */
   double lo[3], hi[3];     /* bounding box, mm */
@@ -30,7 +31,8 @@ int jl_mesh_from_arrays(jl_mesh *m, const double *vertices, int n_vertices, cons
 
 /* In place: drops degenerate triangles, requires a closed 2-manifold surface
  * (every edge shared by exactly two triangles), orients each connected
- * component consistently with positive volume, and rejects self-intersection.
+ * component consistently, outward (a component nested inside an odd number
+ * of others bounds a cavity and faces inward), and rejects self-intersection.
  * name prefixes the error messages (the file). */
 int jl_mesh_validate(jl_mesh *m, const char *name, jl_mesh_report *rep, jl_error *err);
 

@@ -318,9 +318,9 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
     const jl_mesh_report *m = r->mesh;
     jl_buf_printf(&b,
                   "  \"mesh\": {\"triangles\": %d, \"input_triangles\": %d, \"degenerate_dropped\": %d, "
-                  "\"components\": %d, \"flipped_triangles\": %d, \"bounds_mm\": [",
+                  "\"components\": %d, \"cavities\": %d, \"flipped_triangles\": %d, \"bounds_mm\": [",
                   m->input_triangles - m->degenerate_dropped, m->input_triangles,
-                  m->degenerate_dropped, m->components, m->flipped_triangles);
+                  m->degenerate_dropped, m->components, m->cavities, m->flipped_triangles);
     jl_json_vec(&b, m->lo, 3);
     jl_buf_printf(&b, ", ");
     jl_json_vec(&b, m->hi, 3);

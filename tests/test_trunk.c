@@ -48,6 +48,8 @@ static void make_box(jl_mesh *m, double x, double y, double z) {
   assert_int_equal(jl_mesh_from_arrays(m, v, 8, t, 12, &err), JL_OK);
 }
 
+static void packing_of(jl_block_packing *p, int n, const double (*c)[3], const double (*q)[4]);
+
 /* ---- mesh ---- */
 
 static void test_cube_valid_volume_exact(void **state) {
@@ -162,6 +164,46 @@ static void test_self_intersection_detected(void **state) {
   assert_int_equal(rep.components, 2);
   assert_true(rep.volume == 1e6 + 100.0 * 60 * 60);
   jl_mesh_free(&m);
+}
+
+/* A closed box inside the trunk is an obstacle: whatever its file
+ * orientation, it ends up facing inward, the volume is the difference, and a
+ * block inside the obstacle counts as outside the trunk. */
+static void test_cavity_faces_inward(void **state) {
+  (void)state;
+  for (int inner_inverted = 0; inner_inverted < 2; ++inner_inverted) {
+    double v[48];
+    int t[72];
+    box_arrays(0, 0, 0, 1000, 500, 400, 0, v, t);
+    box_arrays(400, 100, 100, 800, 400, 300, 8, v + 24, t + 36);
+    if (inner_inverted)
+      for (int f = 12; f < 24; ++f) { int x = t[3 * f + 1]; t[3 * f + 1] = t[3 * f + 2]; t[3 * f + 2] = x; }
+    jl_mesh m;
+    jl_error err = {0};
+    assert_int_equal(jl_mesh_from_arrays(&m, v, 16, t, 24, &err), JL_OK);
+    jl_mesh_report rep;
+    assert_int_equal(jl_mesh_validate(&m, "cavity", &rep, &err), JL_OK);
+    assert_int_equal(rep.components, 2);
+    assert_int_equal(rep.cavities, 1);
+    assert_int_equal(rep.flipped_triangles, inner_inverted ? 0 : 12);
+    assert_true(rep.volume == 2e8 - 400.0 * 300 * 200);
+    jl_trunk_geom g;
+    assert_int_equal(jl_trunk_geom_init(&g, &m, din, &err), JL_OK);
+    double c[2][3] = {{600, 250, 200}, {100, 50, 25}};  /* in the obstacle; in the free corner */
+    jl_block_packing p;
+    packing_of(&p, 2, c, NULL);
+    jl_trunk_report r;
+    assert_int_equal(jl_trunk_check_packing(&g, &p, &r, &err), JL_OK);
+    assert_false(r.legal);
+    assert_int_equal(r.worst_kind, JL_VIOLATION_OUTSIDE);
+    assert_int_equal(r.outside_blocks, 1);
+    assert_int_equal(r.outside_block, 0);
+    assert_true(fabs(r.outside_distance - 100.0) < 1e-9);  /* centre z 200 to the faces at 100 and 300 */
+    assert_int_equal(jl_trunk_point_inside(&g, c[0]), 0);
+    jl_block_packing_free(&p);
+    jl_trunk_geom_free(&g);
+    jl_mesh_free(&m);
+  }
 }
 
 static void write_text(const char *path, const char *text) {
@@ -432,7 +474,8 @@ static void test_result_round_trip(void **state) {
   packing_of(&p, 2, c, q);
   jl_trunk_problem prob;
   jl_trunk_problem_from_mesh(&prob, "/nonexistent/cuboid.stl");
-  jl_mesh_report mrep = {12, 0, 1, 0, 2e8, {0, 0, 0}, {1000, 500, 400}};
+  jl_mesh_report mrep = {.input_triangles = 12, .components = 1, .volume = 2e8,
+                         .hi = {1000, 500, 400}};
   jl_trunk_report chk;
   jl_error err = {0};
   assert_int_equal(jl_trunk_check_packing(&f->geom, &p, &chk, &err), JL_OK);
@@ -517,6 +560,7 @@ int main(void) {
     cmocka_unit_test(test_inverted_mesh_turned_out),
     cmocka_unit_test(test_degenerate_dropped),
     cmocka_unit_test(test_self_intersection_detected),
+    cmocka_unit_test(test_cavity_faces_inward),
     cmocka_unit_test(test_load_stl_units_and_errors),
     cmocka_unit_test_setup_teardown(test_check_legal_touching, cuboid_setup, cuboid_teardown),
     cmocka_unit_test_setup_teardown(test_check_overlap_found, cuboid_setup, cuboid_teardown),
