@@ -531,6 +531,33 @@ static int jl_si_visit(void *vctx, int u) {
      * pierces the other triangle. */
     cross = jl_seg_tri_cross(p[(sa + 1) % 3], p[(sa + 2) % 3], q, c->eps) ||
             jl_seg_tri_cross(q[(sb + 1) % 3], q[(sb + 2) % 3], p, c->eps);
+  } else if (shared == 2) {
+    /* Across a shared edge they overlap only when folded flat onto each other:
+     * the far corner of one in the other's plane, on the same side of the edge. */
+    int fa = 0, fb = 0;
+    for (int i = 0; i < 3; ++i) {
+      int in_b = 0;
+      for (int j = 0; j < 3; ++j) in_b |= a[i] == b[j];
+      if (!in_b) fa = i;
+    }
+    for (int j = 0; j < 3; ++j) {
+      int in_a = 0;
+      for (int i = 0; i < 3; ++i) in_a |= b[j] == a[i];
+      if (!in_a) fb = j;
+    }
+    const double *e0 = p[(fa + 1) % 3], *e1 = p[(fa + 2) % 3];
+    double e[3], wa[3], wb[3], na[3], nb[3];
+    jl_sub3(e1, e0, e);
+    jl_sub3(p[fa], e0, wa);
+    jl_sub3(q[fb], e0, wb);
+    jl_cross3(e, wa, na);
+    jl_cross3(e, wb, nb);
+    double la = sqrt(jl_dot3(na, na)), lb = sqrt(jl_dot3(nb, nb));
+    /* the sine of the fold angle is |na x nb| / (|na| |nb|); flat and same side: dot > 0 */
+    double x[3];
+    jl_cross3(na, nb, x);
+    cross = la > 0 && lb > 0 && jl_dot3(na, nb) > 0 &&
+            sqrt(jl_dot3(x, x)) <= JL_MESH_AREA_EPS * 1e3 * la * lb;
   }
   if (cross) {
     c->hit = u;

@@ -158,6 +158,14 @@ static void test_self_intersection_detected(void **state) {
   assert_non_null(strstr(err.msg, "cross.stl"));
   assert_non_null(strstr(err.msg, "self-intersecting"));
   jl_mesh_free(&m);
+  /* A tetrahedron with its fourth corner pressed into the opposite face: the
+   * faces across each edge lie folded flat onto each other. */
+  double tv[12] = {0, 0, 0, 100, 0, 0, 0, 100, 0, 30, 30, 0};
+  int tt[12] = {0, 2, 1, 0, 1, 3, 1, 2, 3, 2, 0, 3};
+  assert_int_equal(jl_mesh_from_arrays(&m, tv, 4, tt, 4, &err), JL_OK);
+  assert_int_equal(jl_mesh_validate(&m, "flat.stl", NULL, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "self-intersecting"));
+  jl_mesh_free(&m);
   two_boxes(&m, 150);  /* apart: two closed components, fine */
   jl_mesh_report rep;
   assert_int_equal(jl_mesh_validate(&m, "apart", &rep, &err), JL_OK);
