@@ -264,13 +264,27 @@ int jl_cli_trunk(int argc, char **argv) {
   }
   double time_to_best = jl_time_now() - t0;
 
-  /* ---- SEARCH HOOK (integrator): the annealing search of trunk_search.h plugs in here.
-   * It starts from `best` (baseline or resumed packing), uses a.spacing, a.cell,
-   * a.time_s, a.seed and `dev`, calls jl_trunk_check (ctx = &geom) before it accepts
-   * a new best, stops on SIGINT/SIGTERM (install handlers as cli_circles.c does),
-   * and returns a packing at least as good; then set search = "anneal",
-   * stopped_by = "time" / "signal" / ..., time_to_best. Until then the baseline
-   * (or the resumed packing) is the result. */
+  /* ---- SEARCH HOOK (integrator) ----
+   * The annealing search (trunk_search.h, built on the other branch) plugs in
+   * here, starting from `best` (the baseline, or the resumed packing when it was
+   * legal and larger). With the interface that branch has now, roughly:
+   *
+   *   jl_trunk_search_config cfg;
+   *   jl_trunk_search_config_default(&cfg);
+   *   cfg.seed = a.seed; cfg.time_s = a.time_s; cfg.device = a.device;
+   *   cfg.threads = (int)a.threads; cfg.block = prob.block;
+   *   cfg.spacing = a.spacing; cfg.cell = a.cell;      (0 spacing: its default)
+   *   install SIGINT/SIGTERM handlers setting a flag, as cli_circles.c does;
+   *   jl_block_packing found = {0};
+   *   jl_trunk_run_info si;
+   *   if (jl_trunk_search_run(&cfg, &mesh, &best, jl_trunk_check, &geom, progress_fn, &log,
+   *                           &stop_flag, &found, &si, &err) != JL_OK) goto fail;
+   *   if (found.count > best.count) jl_block_packing_copy(&best, &found, &err);
+   *   search = "anneal"; stopped_by = "time" | "signal" | ...; time_to_best = ...;
+   *
+   * The exact check below runs on whatever is chosen, so nothing unchecked is
+   * written. Until the search is wired in, the baseline (or the resumed
+   * packing) is the result and --spacing, --cell and --time have no effect. */
   (void)a.spacing;
   (void)a.cell;
 
