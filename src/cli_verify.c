@@ -14,7 +14,12 @@ static const char *const jl_verify_help =
   "pairwise overlap, the largest excess over the container, and R. FILE is a\n"
   "jostle result (.json) or Packomania text (.txt, which needs the instance).\n"
   "Exit status 0 when legal (overlap and excess <= REL * R, default 1e-10),\n"
-  "1 when not, 2 on bad input.\n";
+  "1 when not, 2 on bad input.\n"
+  "\n"
+  "A trunk result (kind \"trunk\") is checked against its mesh instead: the\n"
+  "mesh is reloaded and validated, and every block is tested against the\n"
+  "triangles, for being inside, and against the other blocks (tolerance 1e-7\n"
+  "of the mesh's bounding box diagonal; the circle options do not apply).\n";
 
 int jl_cli_verify(int argc, char **argv) {
   static const struct option opts[] = {
