@@ -243,11 +243,10 @@ int jl_cli_trunk(int argc, char **argv) {
   if (jl_block_packing_init(&best, 256, &err) != JL_OK ||
       jl_trunk_baseline(&geom, dev.threads, 0, &best, &base, &err) != JL_OK)
     goto fail;
-  static const char axis_name[3] = {'x', 'y', 'z'};
+  double upright = base.vertical == 0 ? prob.block.x : base.vertical == 1 ? prob.block.y : prob.block.z;
   jl_log_printf(&log, JL_LOG_INFO,
-                "%s: baseline %d blocks (%gx%gx%g edge %c vertical, %d layers), %lld positions tested in %.2f s on %d threads",
-                prob.name, base.count, prob.block.x, prob.block.y, prob.block.z, axis_name[base.vertical],
-                base.layers, base.boxes_tested, base.time_s, dev.threads);
+                "%s: baseline %d blocks (%g mm edge upright, %d layers), %lld positions tested in %.2f s on %d threads",
+                prob.name, base.count, upright, base.layers, base.boxes_tested, base.time_s, dev.threads);
   const char *search = "baseline", *stopped_by = "baseline";
   if (a.resume) {
     jl_trunk_report rr;
