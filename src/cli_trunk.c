@@ -243,10 +243,16 @@ int jl_cli_trunk(int argc, char **argv) {
   if (jl_block_packing_init(&best, 256, &err) != JL_OK ||
       jl_trunk_baseline(&geom, dev.threads, 0, &best, &base, &err) != JL_OK)
     goto fail;
-  double upright = base.vertical == 0 ? prob.block.x : base.vertical == 1 ? prob.block.y : prob.block.z;
+  char mix[128] = "";
+  double edge[3] = {prob.block.x, prob.block.y, prob.block.z};
+  for (int v = 0, n = 0; v < 3; ++v)
+    if (base.layers_upright[v] > 0)
+      n += snprintf(mix + n, sizeof mix - (size_t)n, "%s%d x %g mm", n ? ", " : "", base.layers_upright[v],
+                    edge[v]);
   jl_log_printf(&log, JL_LOG_INFO,
-                "%s: baseline %d blocks (%g mm edge upright, %d layers), %lld positions tested in %.2f s on %d threads",
-                prob.name, base.count, upright, base.layers, base.boxes_tested, base.time_s, dev.threads);
+                "%s: baseline %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
+                prob.name, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s,
+                dev.threads);
   const char *search = "baseline", *stopped_by = "baseline";
   if (a.resume) {
     jl_trunk_report rr;

@@ -60,28 +60,24 @@ static void jl_perm_quat(const int e[3], double q[4]) {
 }
 
 typedef struct jl_layer_choice {
-  int count;
+  int count;               /* -1 until computed */
   int swap;                /* 0: horizontal edges (a, b) along (x, y); 1: (b, a) */
   double ox, oy;
 } jl_layer_choice;
 
-typedef struct jl_baseline_job {
-  int vertical, k;
-  int count, layers;
-  jl_layer_choice *layer;  /* per layer */
-  int n_layers;
-  double z0;
-  long long tested;
-} jl_baseline_job;
-
+/* Layers start on a z grid of step dz from the bounding box floor. Slot
+ * (i, v) is the layer at z_i with block edge v upright; the slots are
+ * independent, so threads take them from an atomic counter. */
 typedef struct jl_baseline_shared {
   const jl_trunk_geom *g;
   double lo[3], hi[3];
   int offsets;
-  jl_baseline_job *jobs;
-  int n_jobs;
+  double dz;
+  int n_z;
+  jl_layer_choice *slot;   /* n_z * 3 */
   atomic_int next;
-  int failed;
+  atomic_llong tested;
+  atomic_int failed;
 } jl_baseline_shared;
 
 static double jl_edge(const jl_block_size *b, int e) { return e == 0 ? b->x : e == 1 ? b->y : b->z; }
@@ -118,27 +114,35 @@ static void jl_layer_edges(int vertical, int swap, int e[3]) {
   e[2] = vertical;
 }
 
-static void jl_run_job(const jl_baseline_shared *s, jl_baseline_job *j) {
+static double jl_slot_z(const jl_baseline_shared *s, int i) { return s->lo[2] + i * s->dz; }
+
+/* Whether a layer of height h starting at z_i fits under the bounding box top. */
+static int jl_slot_fits(const jl_baseline_shared *s, int i, double h) {
+  return jl_slot_z(s, i) + h <= s->hi[2] + s->g->tol;
+}
+
+/* The grid index where the next layer may start after one of height h at z_i. */
+static int jl_slot_after(const jl_baseline_shared *s, int i, double h) {
+  int j = i + (int)ceil((h - s->g->tol) / s->dz);
+  return j > i ? j : i + 1;
+}
+
+/* The best horizontal orientation and offset of one layer. */
+static void jl_run_slot(jl_baseline_shared *s, int i, int v) {
   const jl_trunk_geom *g = s->g;
-  double h = jl_edge(&g->block, j->vertical);
-  j->z0 = (double)j->k * h / s->offsets;
-  int n_layers = (int)floor((s->hi[2] + g->tol - s->lo[2] - j->z0) / h);
-  if (n_layers < 0) n_layers = 0;
-  j->layer = calloc((size_t)(n_layers > 0 ? n_layers : 1), sizeof *j->layer);
-  if (!j->layer) { j->count = -1; return; }
-  j->n_layers = n_layers;
-  for (int L = 0; L < n_layers; ++L) {
-    double z = s->lo[2] + j->z0 + L * h;
-    jl_layer_choice best = {0, 0, 0, 0};
+  jl_layer_choice best = {0, 0, 0, 0};
+  long long tested = 0;
+  if (jl_slot_fits(s, i, jl_edge(&g->block, v))) {
+    double z = jl_slot_z(s, i);
     for (int swap = 0; swap < 2; ++swap) {
       int e[3];
-      jl_layer_edges(j->vertical, swap, e);
+      jl_layer_edges(v, swap, e);
       if (swap && jl_edge(&g->block, e[0]) == jl_edge(&g->block, e[1])) continue;
       double dx = jl_edge(&g->block, e[0]), dy = jl_edge(&g->block, e[1]);
       for (int ix = 0; ix < s->offsets; ++ix)
         for (int iy = 0; iy < s->offsets; ++iy) {
           double ox = ix * dx / s->offsets, oy = iy * dy / s->offsets;
-          int c = jl_layer_count(s, e, z, ox, oy, &j->tested, NULL);
+          int c = jl_layer_count(s, e, z, ox, oy, &tested, NULL);
           if (c > best.count) {
             best.count = c;
             best.swap = swap;
@@ -147,18 +151,17 @@ static void jl_run_job(const jl_baseline_shared *s, jl_baseline_job *j) {
           }
         }
     }
-    j->layer[L] = best;
-    j->count += best.count;
-    j->layers += best.count > 0;
   }
+  s->slot[3 * i + v] = best;
+  atomic_fetch_add(&s->tested, tested);
 }
 
 static void *jl_baseline_worker(void *arg) {
   jl_baseline_shared *s = arg;
   for (;;) {
-    int i = atomic_fetch_add(&s->next, 1);
-    if (i >= s->n_jobs) break;
-    jl_run_job(s, &s->jobs[i]);
+    int k = atomic_fetch_add(&s->next, 1);
+    if (k >= 3 * s->n_z) break;
+    jl_run_slot(s, k / 3, k % 3);
   }
   return NULL;
 }
@@ -171,17 +174,26 @@ int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block
   s.g = g;
   jl_mesh_bounds(g->mesh, s.lo, s.hi);
   s.offsets = offsets > 0 ? offsets : JL_BASELINE_OFFSETS;
-  s.n_jobs = 3 * s.offsets;
-  s.jobs = calloc((size_t)s.n_jobs, sizeof *s.jobs);
-  if (!s.jobs) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the baseline");
-  for (int v = 0; v < 3; ++v)
-    for (int k = 0; k < s.offsets; ++k) {
-      s.jobs[v * s.offsets + k].vertical = v;
-      s.jobs[v * s.offsets + k].k = k;
-    }
+  double shortest = fmin(g->block.x, fmin(g->block.y, g->block.z));
+  s.dz = shortest / s.offsets;
+  double height = s.hi[2] - s.lo[2];
+  s.n_z = (int)floor((height + g->tol - shortest) / s.dz) + 1;
+  if (s.n_z < 0) s.n_z = 0;
+  if ((double)s.n_z * 3 > 1e7)
+    return jl_error_set(err, JL_ERR_INPUT, "trunk too tall for the baseline: %.6g mm in layers of %.3g mm",
+                        height, s.dz);
+  s.slot = calloc((size_t)(s.n_z > 0 ? 3 * s.n_z : 1), sizeof *s.slot);
+  int *next = malloc((size_t)(s.n_z + 2) * sizeof *next);     /* DP: chosen edge, or -1: skip a step */
+  int *total = calloc((size_t)(s.n_z + 2), sizeof *total);     /* DP: most blocks from z_i up */
+  if (!s.slot || !next || !total) {
+    free(s.slot); free(next); free(total);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the baseline");
+  }
   atomic_init(&s.next, 0);
+  atomic_init(&s.tested, 0);
+  atomic_init(&s.failed, 0);
   if (threads < 1) threads = 1;
-  if (threads > s.n_jobs) threads = s.n_jobs;
+  if (threads > 3 * s.n_z) threads = 3 * s.n_z > 0 ? 3 * s.n_z : 1;
   pthread_t *tid = malloc((size_t)threads * sizeof *tid);
   int started = 0;
   if (tid)
@@ -190,46 +202,58 @@ int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block
   jl_baseline_worker(&s);
   for (int i = 0; i < started; ++i) pthread_join(tid[i], NULL);
   free(tid);
-  /* The first job with the largest count wins, whatever thread ran it. */
-  int best = -1, rc = JL_OK;
-  long long tested = 0;
-  for (int i = 0; i < s.n_jobs; ++i) {
-    if (s.jobs[i].count < 0) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the baseline");
-    tested += s.jobs[i].tested;
-    if (best < 0 || s.jobs[i].count > s.jobs[best].count) best = i;
-  }
-  out->count = 0;
-  if (!rc) {
-    const jl_baseline_job *j = &s.jobs[best];
-    double h = jl_edge(&g->block, j->vertical);
-    for (int L = 0; L < j->n_layers && !rc; ++L) {
-      const jl_layer_choice *c = &j->layer[L];
-      if (c->count == 0) continue;
-      int e[3];
-      jl_layer_edges(j->vertical, c->swap, e);
-      long long t = 0;
-      int got = jl_layer_count(&s, e, s.lo[2] + j->z0 + L * h, c->ox, c->oy, &t, out);
-      if (got != c->count) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the baseline");
-    }
-    if (!rc) {
-      jl_trunk_report rep;
-      rc = jl_trunk_check_packing(g, out, &rep, err);
-      if (!rc && !rep.legal) {
-        char why[256];
-        jl_trunk_report_describe(&rep, why, sizeof why);
-        rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: the baseline packing failed the exact check: %s", why);
+  /* Stack layers from the top down: total[i] is the most blocks in layers
+   * starting at z_i or above. Ties go to skipping (layers sit as low as the
+   * grid allows above them), then to the lowest edge index, so the result
+   * does not depend on the threads. */
+  for (int i = s.n_z - 1; i >= 0; --i) {
+    total[i] = total[i + 1];
+    next[i] = -1;
+    for (int v = 0; v < 3; ++v) {
+      const jl_layer_choice *c = &s.slot[3 * i + v];
+      if (c->count <= 0) continue;
+      int j = jl_slot_after(&s, i, jl_edge(&g->block, v));
+      int t = c->count + (j < s.n_z ? total[j] : 0);
+      if (t > total[i]) {
+        total[i] = t;
+        next[i] = v;
       }
     }
-    if (info && !rc) {
-      info->count = out->count;
-      info->vertical = j->vertical;
-      info->z_offset = j->z0;
-      info->layers = j->layers;
-      info->boxes_tested = tested;
-      info->time_s = jl_time_now() - t0;
+  }
+  out->count = 0;
+  int rc = JL_OK, layers = 0, per_edge[3] = {0, 0, 0};
+  for (int i = 0; i < s.n_z && !rc;) {
+    int v = next[i];
+    if (v < 0) { ++i; continue; }
+    const jl_layer_choice *c = &s.slot[3 * i + v];
+    int e[3];
+    jl_layer_edges(v, c->swap, e);
+    long long t = 0;
+    int got = jl_layer_count(&s, e, jl_slot_z(&s, i), c->ox, c->oy, &t, out);
+    if (got != c->count) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the baseline");
+    ++layers;
+    ++per_edge[v];
+    i = jl_slot_after(&s, i, jl_edge(&g->block, v));
+  }
+  if (!rc) {
+    jl_trunk_report rep;
+    rc = jl_trunk_check_packing(g, out, &rep, err);
+    if (!rc && !rep.legal) {
+      char why[256];
+      jl_trunk_report_describe(&rep, why, sizeof why);
+      rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: the baseline packing failed the exact check: %s", why);
     }
   }
-  for (int i = 0; i < s.n_jobs; ++i) free(s.jobs[i].layer);
-  free(s.jobs);
+  if (info && !rc) {
+    info->count = out->count;
+    info->layers = layers;
+    for (int v = 0; v < 3; ++v) info->layers_upright[v] = per_edge[v];
+    info->z_step = s.dz;
+    info->boxes_tested = atomic_load(&s.tested);
+    info->time_s = jl_time_now() - t0;
+  }
+  free(s.slot);
+  free(next);
+  free(total);
   return rc;
 }

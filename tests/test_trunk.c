@@ -436,8 +436,9 @@ static void test_baseline_cuboid_200(void **state) {
 
 static void test_baseline_cuboid_399_fewer(void **state) {
   (void)state;
-  /* 399 mm high: 50 mm vertical gives floor(399/50) = 7 layers of 25 = 175;
-   * 100 vertical 3 layers of at most 50; 200 vertical 1 layer of 100. */
+  /* 399 mm high: a layer 50 mm thick holds 25 blocks, 100 mm 50, 200 mm 100:
+   * 0.5 blocks per mm in every case, and whole layers fill at most 350 mm,
+   * so 175 (e.g. 7 layers of 25). */
   assert_int_equal(baseline_count(1000, 500, 399, 2, NULL), 175);
 }
 
