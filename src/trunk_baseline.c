@@ -203,9 +203,9 @@ int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block
   for (int i = 0; i < started; ++i) pthread_join(tid[i], NULL);
   free(tid);
   /* Stack layers from the top down: total[i] is the most blocks in layers
-   * starting at z_i or above. Ties go to skipping (layers sit as low as the
-   * grid allows above them), then to the lowest edge index, so the result
-   * does not depend on the threads. */
+   * starting at z_i or above. Ties go to a layer over a gap (blocks sit low),
+   * then to the lowest edge index, so the result does not depend on the
+   * threads. */
   for (int i = s.n_z - 1; i >= 0; --i) {
     total[i] = total[i + 1];
     next[i] = -1;
@@ -214,7 +214,7 @@ int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block
       if (c->count <= 0) continue;
       int j = jl_slot_after(&s, i, jl_edge(&g->block, v));
       int t = c->count + (j < s.n_z ? total[j] : 0);
-      if (t > total[i]) {
+      if (t > total[i] || (t == total[i] && next[i] < 0)) {
         total[i] = t;
         next[i] = v;
       }

@@ -31,6 +31,7 @@ print("endsolid t")
 PYEOF
 }
 stl 1000 "-" "-" > "$in/ok.stl"
+stl 400 "-" "-" > "$in/ok400.stl"
 stl 1000 "11" "-" > "$in/open.stl"
 stl 1000 "-" "nan 0 0" > "$in/nonfinite.stl"
 stl 100 "-" "-" > "$in/small.stl"
@@ -75,6 +76,8 @@ bad block       '--block: expected LxWxH'           "the option --block"    "$cu
 bad block_zero  '--block: expected LxWxH'           "the option --block"    "$cube" --block 200x0x50
 bad units       "--units: expected mm, cm, m or in, got 'ft'" "the option --units" "$cube" --units ft
 bad no_mesh     'give a MESH'                       "the missing argument"
-jrun ok trunk "$in/ok.stl" --device cpu --out "$o/ok.json" --quiet
+# The same writer on a good mesh does write (so the checks above are not vacuous).
+jrun ok trunk "$in/ok400.stl" --device cpu --out "$o/ok.json" --quiet
 expect_rc 0
+[ -s "$o/ok.json" ] && [ -s "$o/ok.glb" ] && [ -s "$o/ok.svg" ] || fail "jostle $CMD: expected ok.json, ok.glb, ok.svg"
 echo "PASS: cli_trunk_bad_input"
