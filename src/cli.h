@@ -13,6 +13,9 @@
 int jl_cli_circles(int argc, char **argv);
 int jl_cli_verify(int argc, char **argv);
 int jl_cli_bench(int argc, char **argv);
+int jl_cli_trunk(int argc, char **argv);
+/* verify for a trunk result (cli_trunk.c): 0 legal, 1 not, 2 bad input. */
+int jl_cli_verify_trunk(const char *path);
 
 /* Option value parsing: on failure, err names the option and the reason. */
 int jl_cli_int(const char *opt, const char *s, long lo, long hi, long *out, jl_error *err);

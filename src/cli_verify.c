@@ -5,6 +5,7 @@
 
 #include "circles.h"
 #include "cli.h"
+#include "trunk_io.h"
 
 static const char *const jl_verify_help =
   "usage: jostle verify FILE [--n N | --problem FILE | --equal N] [--tol REL]\n"
@@ -13,7 +14,12 @@ static const char *const jl_verify_help =
   "pairwise overlap, the largest excess over the container, and R. FILE is a\n"
   "jostle result (.json) or Packomania text (.txt, which needs the instance).\n"
   "Exit status 0 when legal (overlap and excess <= REL * R, default 1e-10),\n"
-  "1 when not, 2 on bad input.\n";
+  "1 when not, 2 on bad input.\n"
+  "\n"
+  "A trunk result (kind \"trunk\") is checked against its mesh instead: the\n"
+  "mesh is reloaded and validated, and every block is tested against the\n"
+  "triangles, for being inside, and against the other blocks (tolerance 1e-7\n"
+  "of the mesh's bounding box diagonal; the circle options do not apply).\n";
 
 int jl_cli_verify(int argc, char **argv) {
   static const struct option opts[] = {
@@ -46,6 +52,9 @@ int jl_cli_verify(int argc, char **argv) {
     return jl_cli_fail(&err);
   }
   const char *path = argv[optind];
+  char kind[16];
+  jl_result_kind(path, kind, sizeof kind);
+  if (strcmp(kind, "trunk") == 0) return jl_cli_verify_trunk(path);
   jl_circle_problem prob = {0};
   jl_circle_packing pk = {0};
   size_t len = strlen(path);

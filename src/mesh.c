@@ -1,0 +1,639 @@
+#include "mesh.h"
+
+#include <assimp/cimport.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bvh.h"
+
+/* Relative sizes, against the bounding box diagonal or a triangle's longest
+ * edge: below this a triangle has no area and two triangles do not cross. */
+#define JL_MESH_AREA_EPS 1e-12
+#define JL_MESH_TOUCH_EPS 1e-9
+#define JL_MESH_PI 3.14159265358979323846L
+
+double jl_units_scale(const char *units) {
+  if (!units) return 0.0;
+  if (strcmp(units, "mm") == 0) return 1.0;
+  if (strcmp(units, "cm") == 0) return 10.0;
+  if (strcmp(units, "m") == 0) return 1000.0;
+  if (strcmp(units, "in") == 0) return 25.4;
+  return 0.0;
+}
+
+void jl_mesh_free(jl_mesh *m) {
+  if (!m) return;
+  free(m->vertices);
+  free(m->triangles);
+  memset(m, 0, sizeof *m);
+}
+
+int jl_mesh_from_arrays(jl_mesh *m, const double *vertices, int n_vertices, const int *triangles,
+                        int n_triangles, jl_error *err) {
+  memset(m, 0, sizeof *m);
+  m->vertices = malloc((size_t)(n_vertices > 0 ? n_vertices : 1) * 3 * sizeof *m->vertices);
+  m->triangles = malloc((size_t)(n_triangles > 0 ? n_triangles : 1) * 3 * sizeof *m->triangles);
+  if (!m->vertices || !m->triangles) {
+    jl_mesh_free(m);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for a mesh of %d triangles", n_triangles);
+  }
+  if (n_vertices > 0) memcpy(m->vertices, vertices, (size_t)n_vertices * 3 * sizeof *vertices);
+  if (n_triangles > 0) memcpy(m->triangles, triangles, (size_t)n_triangles * 3 * sizeof *triangles);
+  m->n_vertices = n_vertices;
+  m->n_triangles = n_triangles;
+  return JL_OK;
+}
+
+/* ---- reading ---- */
+
+typedef struct jl_weld_item {
+  double p[3];
+  int index;
+} jl_weld_item;
+
+static int jl_cmp_vertex(const void *a, const void *b) {
+  const jl_weld_item *x = a, *y = b;
+  for (int k = 0; k < 3; ++k)
+    if (x->p[k] != y->p[k]) return x->p[k] < y->p[k] ? -1 : 1;
+  return x->index - y->index;
+}
+
+/* Merges vertices with identical coordinates (across the file's meshes too),
+ * so triangles share edges by index. */
+static int jl_weld(jl_mesh *m, jl_error *err) {
+  int n = m->n_vertices;
+  jl_weld_item *it = malloc((size_t)(n > 0 ? n : 1) * sizeof *it);
+  int *map = malloc((size_t)(n > 0 ? n : 1) * sizeof *map);
+  double *nv = malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof *nv);
+  if (!it || !map || !nv) {
+    free(it); free(map); free(nv);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory welding %d vertices", n);
+  }
+  for (int i = 0; i < n; ++i) {
+    memcpy(it[i].p, m->vertices + 3 * i, sizeof it[i].p);
+    it[i].index = i;
+  }
+  qsort(it, (size_t)n, sizeof *it, jl_cmp_vertex);
+  int u = -1;
+  for (int i = 0; i < n; ++i) {
+    if (u < 0 || it[i].p[0] != nv[3 * u] || it[i].p[1] != nv[3 * u + 1] ||
+        it[i].p[2] != nv[3 * u + 2]) {
+      ++u;
+      memcpy(nv + 3 * u, it[i].p, sizeof it[i].p);
+    }
+    map[it[i].index] = u;
+  }
+  for (int i = 0; i < 3 * m->n_triangles; ++i) m->triangles[i] = map[m->triangles[i]];
+  free(m->vertices);
+  m->vertices = nv;
+  m->n_vertices = u + 1;
+  free(it);
+  free(map);
+  return JL_OK;
+}
+
+int jl_mesh_load(jl_mesh *m, const char *path, double scale, jl_mesh_report *rep, jl_error *err) {
+  memset(m, 0, sizeof *m);
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return jl_error_set(err, JL_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode)) return jl_error_set(err, JL_ERR_INPUT, "%s: not a regular file", path);
+  if (st.st_size == 0) return jl_error_set(err, JL_ERR_INPUT, "%s: empty file (no triangles)", path);
+  const struct aiScene *sc =
+    aiImportFile(path, aiProcess_Triangulate | aiProcess_JoinIdenticalVertices |
+                         aiProcess_PreTransformVertices | aiProcess_SortByPType);
+  if (!sc) {
+    return jl_error_set(err, JL_ERR_INPUT, "%s: cannot read the mesh: %s", path,
+                        aiGetErrorString());
+  }
+  long nv = 0, nt = 0;
+  for (unsigned i = 0; i < sc->mNumMeshes; ++i) {
+    const struct aiMesh *am = sc->mMeshes[i];
+    nv += am->mNumVertices;
+    for (unsigned f = 0; f < am->mNumFaces; ++f) nt += am->mFaces[f].mNumIndices == 3;
+  }
+  if (nt == 0) {
+    aiReleaseImport(sc);
+    return jl_error_set(err, JL_ERR_INPUT, "%s: no triangles in the file", path);
+  }
+  if (nv > 100000000L || nt > 100000000L) {
+    aiReleaseImport(sc);
+    return jl_error_set(err, JL_ERR_INPUT, "%s: too large (%ld triangles)", path, nt);
+  }
+  m->vertices = malloc((size_t)nv * 3 * sizeof *m->vertices);
+  m->triangles = malloc((size_t)nt * 3 * sizeof *m->triangles);
+  if (!m->vertices || !m->triangles) {
+    aiReleaseImport(sc);
+    jl_mesh_free(m);
+    return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory for %ld triangles", path, nt);
+  }
+  int base = 0, t = 0, rc = JL_OK;
+  for (unsigned i = 0; i < sc->mNumMeshes && !rc; ++i) {
+    const struct aiMesh *am = sc->mMeshes[i];
+    for (unsigned v = 0; v < am->mNumVertices; ++v) {
+      double p[3] = {am->mVertices[v].x, am->mVertices[v].y, am->mVertices[v].z};
+      for (int k = 0; k < 3; ++k) {
+        if (!isfinite(p[k])) {
+          rc = jl_error_set(err, JL_ERR_INPUT, "%s: vertex %d has a non-finite coordinate (%g %g %g)",
+                            path, base + (int)v, p[0], p[1], p[2]);
+          break;
+        }
+        m->vertices[3 * (base + v) + k] = p[k] * scale;
+      }
+      if (rc) break;
+    }
+    for (unsigned f = 0; f < am->mNumFaces && !rc; ++f) {
+      const struct aiFace *fc = &am->mFaces[f];
+      if (fc->mNumIndices != 3) continue;
+      for (int k = 0; k < 3; ++k) m->triangles[3 * t + k] = base + (int)fc->mIndices[k];
+      ++t;
+    }
+    base += (int)am->mNumVertices;
+  }
+  aiReleaseImport(sc);
+  if (rc) {
+    jl_mesh_free(m);
+    return rc;
+  }
+  m->n_vertices = (int)nv;
+  m->n_triangles = (int)nt;
+  rc = jl_weld(m, err);
+  if (!rc) rc = jl_mesh_validate(m, path, rep, err);
+  if (rc) jl_mesh_free(m);
+  return rc;
+}
+
+/* ---- measures ---- */
+
+double jl_mesh_volume(const jl_mesh *m) {
+  /* Sum of tetrahedra from the bounding box centre, to keep the terms small. */
+  double lo[3], hi[3];
+  jl_mesh_bounds(m, lo, hi);
+  double c[3] = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])};
+  long double vol = 0.0L;
+  for (int t = 0; t < m->n_triangles; ++t) {
+    const int *tr = m->triangles + 3 * t;
+    double a[3], b[3], d[3];
+    for (int k = 0; k < 3; ++k) {
+      a[k] = m->vertices[3 * tr[0] + k] - c[k];
+      b[k] = m->vertices[3 * tr[1] + k] - c[k];
+      d[k] = m->vertices[3 * tr[2] + k] - c[k];
+    }
+    vol += (long double)a[0] * ((long double)b[1] * d[2] - (long double)b[2] * d[1]) -
+           (long double)a[1] * ((long double)b[0] * d[2] - (long double)b[2] * d[0]) +
+           (long double)a[2] * ((long double)b[0] * d[1] - (long double)b[1] * d[0]);
+  }
+  return (double)(vol / 6.0L);
+}
+
+void jl_mesh_bounds(const jl_mesh *m, double lo[3], double hi[3]) {
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = m->n_vertices ? DBL_MAX : 0.0;
+    hi[k] = m->n_vertices ? -DBL_MAX : 0.0;
+  }
+  for (int v = 0; v < m->n_vertices; ++v)
+    for (int k = 0; k < 3; ++k) {
+      double x = m->vertices[3 * v + k];
+      if (x < lo[k]) lo[k] = x;
+      if (x > hi[k]) hi[k] = x;
+    }
+}
+
+/* ---- validation ---- */
+
+typedef struct jl_half_edge {
+  int lo, hi;              /* vertex indices, lo < hi */
+  int tri, forward;        /* forward: the triangle runs lo -> hi */
+} jl_half_edge;
+
+static int jl_cmp_edge(const void *a, const void *b) {
+  const jl_half_edge *p = a, *q = b;
+  if (p->lo != q->lo) return p->lo < q->lo ? -1 : 1;
+  if (p->hi != q->hi) return p->hi < q->hi ? -1 : 1;
+  return p->tri < q->tri ? -1 : p->tri > q->tri;
+}
+
+static void jl_sub3(const double *a, const double *b, double *o) {
+  o[0] = a[0] - b[0];
+  o[1] = a[1] - b[1];
+  o[2] = a[2] - b[2];
+}
+static void jl_cross3(const double *a, const double *b, double *o) {
+  o[0] = a[1] * b[2] - a[2] * b[1];
+  o[1] = a[2] * b[0] - a[0] * b[2];
+  o[2] = a[0] * b[1] - a[1] * b[0];
+}
+static double jl_dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static int jl_drop_degenerate(jl_mesh *m) {
+  int kept = 0;
+  for (int t = 0; t < m->n_triangles; ++t) {
+    const int *tr = m->triangles + 3 * t;
+    int bad = tr[0] == tr[1] || tr[1] == tr[2] || tr[0] == tr[2];
+    if (!bad) {
+      const double *a = m->vertices + 3 * tr[0], *b = m->vertices + 3 * tr[1], *c = m->vertices + 3 * tr[2];
+      double e0[3], e1[3], e2[3], n[3];
+      jl_sub3(b, a, e0);
+      jl_sub3(c, a, e1);
+      jl_sub3(c, b, e2);
+      jl_cross3(e0, e1, n);
+      double l = fmax(jl_dot3(e0, e0), fmax(jl_dot3(e1, e1), jl_dot3(e2, e2)));
+      bad = sqrt(jl_dot3(n, n)) <= JL_MESH_AREA_EPS * l;
+    }
+    if (!bad) {
+      memmove(m->triangles + 3 * kept, tr, 3 * sizeof *tr);
+      ++kept;
+    }
+  }
+  int dropped = m->n_triangles - kept;
+  m->n_triangles = kept;
+  return dropped;
+}
+
+/* Neighbour across each edge and whether it runs the shared edge the same
+ * way (then one of the two must be flipped). */
+static int jl_adjacency(const jl_mesh *m, const char *name, int *nbr, char *same, jl_error *err) {
+  int ne = 3 * m->n_triangles;
+  jl_half_edge *e = malloc((size_t)ne * sizeof *e);
+  if (!e) return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory for %d edges", name, ne);
+  for (int t = 0; t < m->n_triangles; ++t)
+    for (int k = 0; k < 3; ++k) {
+      int a = m->triangles[3 * t + k], b = m->triangles[3 * t + (k + 1) % 3];
+      jl_half_edge *h = &e[3 * t + k];
+      h->lo = a < b ? a : b;
+      h->hi = a < b ? b : a;
+      h->tri = t;
+      h->forward = a < b;
+    }
+  qsort(e, (size_t)ne, sizeof *e, jl_cmp_edge);
+  int open = 0, multi = 0, first_bad = -1, rc = JL_OK;
+  for (int i = 0; i < ne;) {
+    int j = i + 1;
+    while (j < ne && e[j].lo == e[i].lo && e[j].hi == e[i].hi) ++j;
+    if (j - i == 2) {
+      for (int s = 0; s < 2; ++s) {
+        const jl_half_edge *h = &e[i + s], *o = &e[i + 1 - s];
+        const int *tr = m->triangles + 3 * h->tri;
+        for (int k = 0; k < 3; ++k) {
+          int a = tr[k], b = tr[(k + 1) % 3];
+          if ((a == h->lo && b == h->hi) || (a == h->hi && b == h->lo)) {
+            nbr[3 * h->tri + k] = o->tri;
+            same[3 * h->tri + k] = (char)(h->forward == o->forward);
+          }
+        }
+      }
+    } else {
+      if (j - i == 1) ++open;
+      else ++multi;
+      if (first_bad < 0) first_bad = i;
+    }
+    i = j;
+  }
+  if (open || multi) {
+    const double *p = m->vertices + 3 * e[first_bad].lo, *q = m->vertices + 3 * e[first_bad].hi;
+    if (open)
+      rc = jl_error_set(err, JL_ERR_INPUT,
+                        "%s: open surface: %d edge(s) belong to only one triangle, e.g. "
+                        "(%g, %g, %g)-(%g, %g, %g); a trunk must be closed",
+                        name, open, p[0], p[1], p[2], q[0], q[1], q[2]);
+    else
+      rc = jl_error_set(err, JL_ERR_INPUT,
+                        "%s: not a 2-manifold: %d edge(s) belong to more than two triangles, e.g. "
+                        "(%g, %g, %g)-(%g, %g, %g)",
+                        name, multi, p[0], p[1], p[2], q[0], q[1], q[2]);
+  }
+  free(e);
+  return rc;
+}
+
+static double jl_tri_volume6(const jl_mesh *m, int t, const double c[3]) {
+  const int *tr = m->triangles + 3 * t;
+  double a[3], b[3], d[3], n[3];
+  jl_sub3(m->vertices + 3 * tr[0], c, a);
+  jl_sub3(m->vertices + 3 * tr[1], c, b);
+  jl_sub3(m->vertices + 3 * tr[2], c, d);
+  jl_cross3(b, d, n);
+  return jl_dot3(a, n);
+}
+
+/* Solid angle of triangle t seen from p, signed by its (possibly flipped) orientation. */
+static double jl_solid_angle(const jl_mesh *m, int t, const double *p, int flipped) {
+  double a[3], b[3], c[3], bc[3];
+  jl_sub3(m->vertices + 3 * m->triangles[3 * t], p, a);
+  jl_sub3(m->vertices + 3 * m->triangles[3 * t + (flipped ? 2 : 1)], p, b);
+  jl_sub3(m->vertices + 3 * m->triangles[3 * t + (flipped ? 1 : 2)], p, c);
+  double la = sqrt(jl_dot3(a, a)), lb = sqrt(jl_dot3(b, b)), lc = sqrt(jl_dot3(c, c));
+  jl_cross3(b, c, bc);
+  return 2.0 * atan2(jl_dot3(a, bc), la * lb * lc + jl_dot3(a, b) * lc + jl_dot3(b, c) * la +
+                                       jl_dot3(c, a) * lb);
+}
+
+/* A piece inside an odd number of other pieces bounds a cavity (an obstacle
+ * within the trunk): it must face into the obstacle, so it is turned to
+ * enclose negative volume. Nesting is read from the winding number of one
+ * of its vertices around each other piece (pieces do not cross). */
+static int jl_orient_nested(const jl_mesh *m, const char *name, const int *comp, int nc, char *flip,
+                            int *cavities, jl_error *err) {
+  int n = m->n_triangles;
+  int *first = malloc((size_t)nc * sizeof *first);
+  char *invert = calloc((size_t)nc, 1);
+  long double *w = malloc((size_t)nc * sizeof *w);
+  if (!first || !invert || !w) {
+    free(first); free(invert); free(w);
+    return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", name);
+  }
+  for (int c = 0; c < nc; ++c) first[c] = -1;
+  for (int t = 0; t < n; ++t)
+    if (first[comp[t]] < 0) first[comp[t]] = t;
+  for (int c = 0; c < nc; ++c) {
+    const double *p = m->vertices + 3 * m->triangles[3 * first[c]];
+    for (int d = 0; d < nc; ++d) w[d] = 0.0L;
+    for (int t = 0; t < n; ++t)
+      if (comp[t] != c) w[comp[t]] += jl_solid_angle(m, t, p, flip[t]);
+    int depth = 0;
+    for (int d = 0; d < nc; ++d) depth += d != c && w[d] > 2.0L * JL_MESH_PI;  /* winding > 1/2 */
+    invert[c] = (char)(depth & 1);
+    *cavities += depth & 1;
+  }
+  for (int t = 0; t < n; ++t) flip[t] ^= invert[comp[t]];
+  free(first); free(invert); free(w);
+  return JL_OK;
+}
+
+/* Breadth-first over each component: neighbours get the flip that makes
+ * shared edges run opposite ways; then a component enclosing negative
+ * volume is turned inside out. */
+static int jl_orient(jl_mesh *m, const char *name, const int *nbr, const char *same,
+                     jl_mesh_report *rep, jl_error *err) {
+  int n = m->n_triangles;
+  int *comp = malloc((size_t)n * sizeof *comp), *queue = malloc((size_t)n * sizeof *queue);
+  char *flip = calloc((size_t)n, 1);
+  if (!comp || !queue || !flip) {
+    free(comp); free(queue); free(flip);
+    return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", name);
+  }
+  for (int i = 0; i < n; ++i) comp[i] = -1;
+  double lo[3], hi[3];
+  jl_mesh_bounds(m, lo, hi);
+  double c[3] = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])};
+  int nc = 0, rc = JL_OK;
+  for (int s = 0; s < n && !rc; ++s) {
+    if (comp[s] >= 0) continue;
+    int head = 0, tail = 0;
+    queue[tail++] = s;
+    comp[s] = nc;
+    long double vol = 0.0L;
+    while (head < tail && !rc) {
+      int t = queue[head++];
+      vol += flip[t] ? -jl_tri_volume6(m, t, c) : jl_tri_volume6(m, t, c);
+      for (int k = 0; k < 3; ++k) {
+        int u = nbr[3 * t + k];
+        char want = (char)(flip[t] ^ same[3 * t + k]);
+        if (comp[u] < 0) {
+          comp[u] = nc;
+          flip[u] = want;
+          queue[tail++] = u;
+        } else if (flip[u] != want) {
+          rc = jl_error_set(err, JL_ERR_INPUT,
+                            "%s: the surface cannot be oriented consistently (triangles %d and %d)",
+                            name, t, u);
+        }
+      }
+    }
+    if (!rc && vol < 0)
+      for (int i = 0; i < tail; ++i) flip[queue[i]] ^= 1;
+    ++nc;
+  }
+  int cavities = 0;
+  if (!rc && nc > 1) rc = jl_orient_nested(m, name, comp, nc, flip, &cavities, err);
+  int flipped = 0;
+  if (!rc)
+    for (int t = 0; t < n; ++t)
+      if (flip[t]) {
+        int *tr = m->triangles + 3 * t;
+        int x = tr[1];
+        tr[1] = tr[2];
+        tr[2] = x;
+        ++flipped;
+      }
+  if (rep) {
+    rep->components = nc;
+    rep->cavities = cavities;
+    rep->flipped_triangles = flipped;
+  }
+  free(comp); free(queue); free(flip);
+  return rc;
+}
+
+/* ---- self-intersection ---- */
+
+/* Projects a triangle on an axis. */
+static void jl_project(const double *const p[3], const double *ax, double *lo, double *hi) {
+  double a = jl_dot3(p[0], ax), b = jl_dot3(p[1], ax), c = jl_dot3(p[2], ax);
+  *lo = fmin(a, fmin(b, c));
+  *hi = fmax(a, fmax(b, c));
+}
+
+/* Separating axes of two triangles: both normals, the nine edge crosses and
+ * the six in-plane edge normals (for coplanar pairs). They cross when every
+ * axis shows an overlap deeper than eps. */
+static int jl_tri_tri_cross(const double *const p[3], const double *const q[3], double eps) {
+  double ep[3][3], eq[3][3], np[3], nq[3];
+  for (int i = 0; i < 3; ++i) {
+    jl_sub3(p[(i + 1) % 3], p[i], ep[i]);
+    jl_sub3(q[(i + 1) % 3], q[i], eq[i]);
+  }
+  jl_cross3(ep[0], ep[1], np);
+  jl_cross3(eq[0], eq[1], nq);
+  double axes[17][3];
+  int na = 0;
+  memcpy(axes[na++], np, sizeof np);
+  memcpy(axes[na++], nq, sizeof nq);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) jl_cross3(ep[i], eq[j], axes[na++]);
+    jl_cross3(np, ep[i], axes[na++]);
+    jl_cross3(nq, eq[i], axes[na++]);
+  }
+  for (int a = 0; a < na; ++a) {
+    double l = sqrt(jl_dot3(axes[a], axes[a]));
+    if (!(l > 1e-300)) continue;
+    double ax[3] = {axes[a][0] / l, axes[a][1] / l, axes[a][2] / l};
+    double plo, phi, qlo, qhi;
+    jl_project(p, ax, &plo, &phi);
+    jl_project(q, ax, &qlo, &qhi);
+    if (fmin(phi - qlo, qhi - plo) <= eps) return 0;
+  }
+  return 1;
+}
+
+/* Segment s0-s1 passes through the inside of triangle p (not near its rim). */
+static int jl_seg_tri_cross(const double *s0, const double *s1, const double *const p[3], double eps) {
+  double e0[3], e1[3], n[3];
+  jl_sub3(p[1], p[0], e0);
+  jl_sub3(p[2], p[0], e1);
+  jl_cross3(e0, e1, n);
+  double ln = sqrt(jl_dot3(n, n));
+  if (!(ln > 0)) return 0;
+  double w0[3], w1[3];
+  jl_sub3(s0, p[0], w0);
+  jl_sub3(s1, p[0], w1);
+  double d0 = jl_dot3(w0, n) / ln, d1 = jl_dot3(w1, n) / ln;
+  if (!((d0 > eps && d1 < -eps) || (d0 < -eps && d1 > eps))) return 0;
+  double t = d0 / (d0 - d1), x[3];
+  for (int k = 0; k < 3; ++k) x[k] = s0[k] + t * (s1[k] - s0[k]);
+  for (int i = 0; i < 3; ++i) {
+    double e[3], w[3], c[3];
+    jl_sub3(p[(i + 1) % 3], p[i], e);
+    jl_sub3(x, p[i], w);
+    jl_cross3(e, w, c);
+    /* distance of x from edge i, signed inward */
+    if (jl_dot3(c, n) / ln / sqrt(jl_dot3(e, e)) <= eps) return 0;
+  }
+  return 1;
+}
+
+typedef struct jl_si_ctx {
+  const jl_mesh *m;
+  int t;
+  double eps;
+  int hit;
+} jl_si_ctx;
+
+static int jl_si_visit(void *vctx, int u) {
+  jl_si_ctx *c = vctx;
+  if (u <= c->t) return 0;
+  const jl_mesh *m = c->m;
+  const int *a = m->triangles + 3 * c->t, *b = m->triangles + 3 * u;
+  int shared = 0, sa = -1, sb = -1;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      if (a[i] == b[j]) {
+        ++shared;
+        sa = i;
+        sb = j;
+      }
+  const double *p[3], *q[3];
+  for (int i = 0; i < 3; ++i) {
+    p[i] = m->vertices + 3 * a[i];
+    q[i] = m->vertices + 3 * b[i];
+  }
+  int cross = 0;
+  if (shared == 0) {
+    cross = jl_tri_tri_cross(p, q, c->eps);
+  } else if (shared == 1) {
+    /* They meet at the shared corner; they cross when an edge opposite it
+     * pierces the other triangle. */
+    cross = jl_seg_tri_cross(p[(sa + 1) % 3], p[(sa + 2) % 3], q, c->eps) ||
+            jl_seg_tri_cross(q[(sb + 1) % 3], q[(sb + 2) % 3], p, c->eps);
+  } else if (shared == 2) {
+    /* Across a shared edge they overlap only when folded flat onto each other:
+     * the far corner of one in the other's plane, on the same side of the edge. */
+    int fa = 0, fb = 0;
+    for (int i = 0; i < 3; ++i) {
+      int in_b = 0;
+      for (int j = 0; j < 3; ++j) in_b |= a[i] == b[j];
+      if (!in_b) fa = i;
+    }
+    for (int j = 0; j < 3; ++j) {
+      int in_a = 0;
+      for (int i = 0; i < 3; ++i) in_a |= b[j] == a[i];
+      if (!in_a) fb = j;
+    }
+    const double *e0 = p[(fa + 1) % 3], *e1 = p[(fa + 2) % 3];
+    double e[3], wa[3], wb[3], na[3], nb[3];
+    jl_sub3(e1, e0, e);
+    jl_sub3(p[fa], e0, wa);
+    jl_sub3(q[fb], e0, wb);
+    jl_cross3(e, wa, na);
+    jl_cross3(e, wb, nb);
+    double la = sqrt(jl_dot3(na, na)), lb = sqrt(jl_dot3(nb, nb));
+    /* the sine of the fold angle is |na x nb| / (|na| |nb|); flat and same side: dot > 0 */
+    double x[3];
+    jl_cross3(na, nb, x);
+    cross = la > 0 && lb > 0 && jl_dot3(na, nb) > 0 &&
+            sqrt(jl_dot3(x, x)) <= JL_MESH_AREA_EPS * 1e3 * la * lb;
+  }
+  if (cross) {
+    c->hit = u;
+    return 1;
+  }
+  return 0;
+}
+
+int jl_mesh_find_self_intersection(const jl_mesh *m, int *a, int *b, jl_error *err) {
+  *a = *b = -1;
+  jl_bvh bvh;
+  int rc = jl_bvh_build(&bvh, m->vertices, m->triangles, m->n_triangles, err);
+  if (rc) return rc;
+  double lo[3], hi[3];
+  jl_mesh_bounds(m, lo, hi);
+  double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                     (hi[2] - lo[2]) * (hi[2] - lo[2]));
+  jl_si_ctx c = {m, 0, JL_MESH_TOUCH_EPS * diag, -1};
+  for (int t = 0; t < m->n_triangles; ++t) {
+    double tlo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, thi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 3; ++k) {
+        double x = m->vertices[3 * m->triangles[3 * t + j] + k];
+        tlo[k] = fmin(tlo[k], x);
+        thi[k] = fmax(thi[k], x);
+      }
+    c.t = t;
+    if (jl_bvh_query_box(&bvh, tlo, thi, jl_si_visit, &c)) {
+      *a = t;
+      *b = c.hit;
+      break;
+    }
+  }
+  jl_bvh_free(&bvh);
+  return JL_OK;
+}
+
+int jl_mesh_validate(jl_mesh *m, const char *name, jl_mesh_report *rep, jl_error *err) {
+  jl_mesh_report own;
+  if (!rep) rep = &own;
+  memset(rep, 0, sizeof *rep);
+  rep->input_triangles = m->n_triangles;
+  for (int i = 0; i < 3 * m->n_vertices; ++i)
+    if (!isfinite(m->vertices[i]))
+      return jl_error_set(err, JL_ERR_INPUT, "%s: vertex %d has a non-finite coordinate", name, i / 3);
+  for (int i = 0; i < 3 * m->n_triangles; ++i)
+    if (m->triangles[i] < 0 || m->triangles[i] >= m->n_vertices)
+      return jl_error_set(err, JL_ERR_INPUT, "%s: triangle %d has a bad vertex index", name, i / 3);
+  rep->degenerate_dropped = jl_drop_degenerate(m);
+  if (m->n_triangles == 0)
+    return jl_error_set(err, JL_ERR_INPUT, "%s: no triangles with area (%d degenerate dropped)", name,
+                        rep->degenerate_dropped);
+  int *nbr = malloc((size_t)3 * m->n_triangles * sizeof *nbr);
+  char *same = malloc((size_t)3 * m->n_triangles);
+  if (!nbr || !same) {
+    free(nbr); free(same);
+    return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", name);
+  }
+  int rc = jl_adjacency(m, name, nbr, same, err);
+  if (!rc) rc = jl_orient(m, name, nbr, same, rep, err);
+  free(nbr);
+  free(same);
+  if (rc) return rc;
+  int a, b;
+  rc = jl_mesh_find_self_intersection(m, &a, &b, err);
+  if (rc) return rc;
+  if (a >= 0) {
+    const double *p = m->vertices + 3 * m->triangles[3 * a], *q = m->vertices + 3 * m->triangles[3 * b];
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "%s: self-intersecting surface: triangles %d (at %g, %g, %g) and %d "
+                        "(at %g, %g, %g) cross",
+                        name, a, p[0], p[1], p[2], b, q[0], q[1], q[2]);
+  }
+  rep->volume = jl_mesh_volume(m);
+  jl_mesh_bounds(m, rep->lo, rep->hi);
+  if (!(rep->volume > 0))
+    return jl_error_set(err, JL_ERR_INPUT, "%s: the surface encloses no volume", name);
+  return JL_OK;
+}

@@ -1,0 +1,259 @@
+#include "trunk_baseline.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mesh.h"
+#include "timer.h"
+
+void jl_quat_from_axes(const double col[3][3], double q[4]) {
+  /* m[r][c] = col[c][r]; Shepperd's method picks the largest diagonal term. */
+  double m00 = col[0][0], m11 = col[1][1], m22 = col[2][2];
+  double tr = m00 + m11 + m22;
+  double w, x, y, z;
+  if (tr > 0) {
+    double s = 2.0 * sqrt(tr + 1.0);
+    w = 0.25 * s;
+    x = (col[1][2] - col[2][1]) / s;
+    y = (col[2][0] - col[0][2]) / s;
+    z = (col[0][1] - col[1][0]) / s;
+  } else if (m00 > m11 && m00 > m22) {
+    double s = 2.0 * sqrt(1.0 + m00 - m11 - m22);
+    w = (col[1][2] - col[2][1]) / s;
+    x = 0.25 * s;
+    y = (col[1][0] + col[0][1]) / s;
+    z = (col[2][0] + col[0][2]) / s;
+  } else if (m11 > m22) {
+    double s = 2.0 * sqrt(1.0 + m11 - m00 - m22);
+    w = (col[2][0] - col[0][2]) / s;
+    x = (col[1][0] + col[0][1]) / s;
+    y = 0.25 * s;
+    z = (col[2][1] + col[1][2]) / s;
+  } else {
+    double s = 2.0 * sqrt(1.0 + m22 - m00 - m11);
+    w = (col[0][1] - col[1][0]) / s;
+    x = (col[2][0] + col[0][2]) / s;
+    y = (col[2][1] + col[1][2]) / s;
+    z = 0.25 * s;
+  }
+  if (w < 0) { w = -w; x = -x; y = -y; z = -z; }
+  double l = sqrt(w * w + x * x + y * y + z * z);
+  q[0] = w / l;
+  q[1] = x / l;
+  q[2] = y / l;
+  q[3] = z / l;
+}
+
+/* Orientation with block edge e[0] along world x, e[1] along y, e[2] along z. */
+static void jl_perm_quat(const int e[3], double q[4]) {
+  double col[3][3] = {{0}};
+  for (int w = 0; w < 3; ++w) col[e[w]][w] = 1.0;  /* body axis e[w] -> world axis w */
+  double det = col[0][0] * (col[1][1] * col[2][2] - col[1][2] * col[2][1]) -
+               col[0][1] * (col[1][0] * col[2][2] - col[1][2] * col[2][0]) +
+               col[0][2] * (col[1][0] * col[2][1] - col[1][1] * col[2][0]);
+  if (det < 0)  /* a box is symmetric: reverse one body axis to make a rotation */
+    for (int k = 0; k < 3; ++k) col[e[2]][k] = -col[e[2]][k];
+  jl_quat_from_axes(col, q);
+}
+
+typedef struct jl_layer_choice {
+  int count;               /* -1 until computed */
+  int swap;                /* 0: horizontal edges (a, b) along (x, y); 1: (b, a) */
+  double ox, oy;
+} jl_layer_choice;
+
+/* Layers start on a z grid of step dz from the bounding box floor. Slot
+ * (i, v) is the layer at z_i with block edge v upright; the slots are
+ * independent, so threads take them from an atomic counter. */
+typedef struct jl_baseline_shared {
+  const jl_trunk_geom *g;
+  double lo[3], hi[3];
+  int offsets;
+  double dz;
+  int n_z;
+  jl_layer_choice *slot;   /* n_z * 3 */
+  atomic_int next;
+  atomic_llong tested;
+  atomic_int failed;
+} jl_baseline_shared;
+
+static double jl_edge(const jl_block_size *b, int e) { return e == 0 ? b->x : e == 1 ? b->y : b->z; }
+
+/* Blocks of one layer at one horizontal offset and orientation that pass. */
+static int jl_layer_count(const jl_baseline_shared *s, const int e[3], double z, double ox,
+                          double oy, long long *tested, jl_block_packing *out) {
+  const jl_trunk_geom *g = s->g;
+  double dx = jl_edge(&g->block, e[0]), dy = jl_edge(&g->block, e[1]), dz = jl_edge(&g->block, e[2]);
+  double q[4];
+  jl_perm_quat(e, q);
+  jl_obb o;
+  int count = 0;
+  int nx = (int)floor((s->hi[0] + g->tol - s->lo[0] - ox) / dx);
+  int ny = (int)floor((s->hi[1] + g->tol - s->lo[1] - oy) / dy);
+  for (int i = 0; i < nx; ++i)
+    for (int k = 0; k < ny; ++k) {
+      double c[3] = {s->lo[0] + ox + i * dx + 0.5 * dx, s->lo[1] + oy + k * dy + 0.5 * dy, z + 0.5 * dz};
+      jl_obb_from_block(&g->block, c, q, &o);
+      ++*tested;
+      if (jl_trunk_box_surface_depth(g, &o, 1, NULL) > g->tol) continue;
+      if (!jl_trunk_point_inside(g, c)) continue;
+      ++count;
+      if (out && jl_block_packing_push(out, c, q, NULL) != JL_OK) return -1;
+    }
+  return count;
+}
+
+static void jl_layer_edges(int vertical, int swap, int e[3]) {
+  int a = (vertical + 1) % 3, b = (vertical + 2) % 3;
+  if (a > b) { int t = a; a = b; b = t; }
+  e[0] = swap ? b : a;
+  e[1] = swap ? a : b;
+  e[2] = vertical;
+}
+
+static double jl_slot_z(const jl_baseline_shared *s, int i) { return s->lo[2] + i * s->dz; }
+
+/* Whether a layer of height h starting at z_i fits under the bounding box top. */
+static int jl_slot_fits(const jl_baseline_shared *s, int i, double h) {
+  return jl_slot_z(s, i) + h <= s->hi[2] + s->g->tol;
+}
+
+/* The grid index where the next layer may start after one of height h at z_i. */
+static int jl_slot_after(const jl_baseline_shared *s, int i, double h) {
+  int j = i + (int)ceil((h - s->g->tol) / s->dz);
+  return j > i ? j : i + 1;
+}
+
+/* The best horizontal orientation and offset of one layer. */
+static void jl_run_slot(jl_baseline_shared *s, int i, int v) {
+  const jl_trunk_geom *g = s->g;
+  jl_layer_choice best = {0, 0, 0, 0};
+  long long tested = 0;
+  if (jl_slot_fits(s, i, jl_edge(&g->block, v))) {
+    double z = jl_slot_z(s, i);
+    for (int swap = 0; swap < 2; ++swap) {
+      int e[3];
+      jl_layer_edges(v, swap, e);
+      if (swap && jl_edge(&g->block, e[0]) == jl_edge(&g->block, e[1])) continue;
+      double dx = jl_edge(&g->block, e[0]), dy = jl_edge(&g->block, e[1]);
+      for (int ix = 0; ix < s->offsets; ++ix)
+        for (int iy = 0; iy < s->offsets; ++iy) {
+          double ox = ix * dx / s->offsets, oy = iy * dy / s->offsets;
+          int c = jl_layer_count(s, e, z, ox, oy, &tested, NULL);
+          if (c > best.count) {
+            best.count = c;
+            best.swap = swap;
+            best.ox = ox;
+            best.oy = oy;
+          }
+        }
+    }
+  }
+  s->slot[3 * i + v] = best;
+  atomic_fetch_add(&s->tested, tested);
+}
+
+static void *jl_baseline_worker(void *arg) {
+  jl_baseline_shared *s = arg;
+  for (;;) {
+    int k = atomic_fetch_add(&s->next, 1);
+    if (k >= 3 * s->n_z) break;
+    jl_run_slot(s, k / 3, k % 3);
+  }
+  return NULL;
+}
+
+int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block_packing *out,
+                      jl_baseline_info *info, jl_error *err) {
+  double t0 = jl_time_now();
+  jl_baseline_shared s;
+  memset(&s, 0, sizeof s);
+  s.g = g;
+  jl_mesh_bounds(g->mesh, s.lo, s.hi);
+  s.offsets = offsets > 0 ? offsets : JL_BASELINE_OFFSETS;
+  double shortest = fmin(g->block.x, fmin(g->block.y, g->block.z));
+  s.dz = shortest / s.offsets;
+  double height = s.hi[2] - s.lo[2];
+  s.n_z = (int)floor((height + g->tol - shortest) / s.dz) + 1;
+  if (s.n_z < 0) s.n_z = 0;
+  if ((double)s.n_z * 3 > 1e7)
+    return jl_error_set(err, JL_ERR_INPUT, "trunk too tall for the baseline: %.6g mm in layers of %.3g mm",
+                        height, s.dz);
+  s.slot = calloc((size_t)(s.n_z > 0 ? 3 * s.n_z : 1), sizeof *s.slot);
+  int *next = malloc((size_t)(s.n_z + 2) * sizeof *next);     /* DP: chosen edge, or -1: skip a step */
+  int *total = calloc((size_t)(s.n_z + 2), sizeof *total);     /* DP: most blocks from z_i up */
+  if (!s.slot || !next || !total) {
+    free(s.slot); free(next); free(total);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the baseline");
+  }
+  atomic_init(&s.next, 0);
+  atomic_init(&s.tested, 0);
+  atomic_init(&s.failed, 0);
+  if (threads < 1) threads = 1;
+  if (threads > 3 * s.n_z) threads = 3 * s.n_z > 0 ? 3 * s.n_z : 1;
+  pthread_t *tid = malloc((size_t)threads * sizeof *tid);
+  int started = 0;
+  if (tid)
+    for (; started < threads - 1; ++started)
+      if (pthread_create(&tid[started], NULL, jl_baseline_worker, &s) != 0) break;
+  jl_baseline_worker(&s);
+  for (int i = 0; i < started; ++i) pthread_join(tid[i], NULL);
+  free(tid);
+  /* Stack layers from the top down: total[i] is the most blocks in layers
+   * starting at z_i or above. Ties go to a layer over a gap (blocks sit low),
+   * then to the lowest edge index, so the result does not depend on the
+   * threads. */
+  for (int i = s.n_z - 1; i >= 0; --i) {
+    total[i] = total[i + 1];
+    next[i] = -1;
+    for (int v = 0; v < 3; ++v) {
+      const jl_layer_choice *c = &s.slot[3 * i + v];
+      if (c->count <= 0) continue;
+      int j = jl_slot_after(&s, i, jl_edge(&g->block, v));
+      int t = c->count + (j < s.n_z ? total[j] : 0);
+      if (t > total[i] || (t == total[i] && next[i] < 0)) {
+        total[i] = t;
+        next[i] = v;
+      }
+    }
+  }
+  out->count = 0;
+  int rc = JL_OK, layers = 0, per_edge[3] = {0, 0, 0};
+  for (int i = 0; i < s.n_z && !rc;) {
+    int v = next[i];
+    if (v < 0) { ++i; continue; }
+    const jl_layer_choice *c = &s.slot[3 * i + v];
+    int e[3];
+    jl_layer_edges(v, c->swap, e);
+    long long t = 0;
+    int got = jl_layer_count(&s, e, jl_slot_z(&s, i), c->ox, c->oy, &t, out);
+    if (got != c->count) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the baseline");
+    ++layers;
+    ++per_edge[v];
+    i = jl_slot_after(&s, i, jl_edge(&g->block, v));
+  }
+  if (!rc) {
+    jl_trunk_report rep;
+    rc = jl_trunk_check_packing(g, out, &rep, err);
+    if (!rc && !rep.legal) {
+      char why[256];
+      jl_trunk_report_describe(&rep, why, sizeof why);
+      rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: the baseline packing failed the exact check: %s", why);
+    }
+  }
+  if (info && !rc) {
+    info->count = out->count;
+    info->layers = layers;
+    for (int v = 0; v < 3; ++v) info->layers_upright[v] = per_edge[v];
+    info->z_step = s.dz;
+    info->boxes_tested = atomic_load(&s.tested);
+    info->time_s = jl_time_now() - t0;
+  }
+  free(s.slot);
+  free(next);
+  free(total);
+  return rc;
+}

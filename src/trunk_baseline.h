@@ -1,0 +1,34 @@
+/* The baseline packing: axis-aligned grid fill, layer by layer. A layer
+ * stands one of the block's three edges upright and lays the block in the
+ * better of its two horizontal orientations at the best of a grid of
+ * horizontal offsets; layers start on a fine grid of heights and are stacked
+ * by dynamic programming, so thicknesses may mix. Every placed block passes
+ * the box/triangle test and lies inside, and the packing passes the exact
+ * check before it is returned. */
+#ifndef JL_TRUNK_BASELINE_H
+#define JL_TRUNK_BASELINE_H
+
+#include "trunk_check.h"
+
+#define JL_BASELINE_OFFSETS 8  /* offsets per axis: k / 8 of the block edge; heights step by 1/8 of the shortest edge */
+
+typedef struct jl_baseline_info {
+  int count;
+  int layers;              /* layers holding blocks */
+  int layers_upright[3];   /* of these, how many stand block edge x, y, z upright */
+  double z_step;           /* mm between the heights a layer may start at */
+  long long boxes_tested;  /* candidate positions tested, over all threads */
+  double time_s;
+} jl_baseline_info;
+
+/* Fills out (initialised by the caller) with the best grid fill, using
+ * threads pthreads over (height, upright edge) layers; the result does not
+ * depend on the thread count. offsets <= 0 means JL_BASELINE_OFFSETS. */
+int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block_packing *out,
+                      jl_baseline_info *info, jl_error *err);
+
+/* Unit quaternion (w, x, y, z) of the rotation whose columns are the given
+ * body axes in world coordinates (a proper rotation matrix). */
+void jl_quat_from_axes(const double col[3][3], double q[4]);
+
+#endif

@@ -1,0 +1,454 @@
+#include "trunk_check.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "math3d.h"
+#include "mesh.h"
+
+/* Plain comparisons: the libm fmin/fmax calls (NaN rules) cost a tenth of the baseline. */
+static inline double jl_min(double a, double b) { return a < b ? a : b; }
+static inline double jl_max(double a, double b) { return a > b ? a : b; }
+
+static double jl_dot(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static void jl_sub(const double *a, const double *b, double *o) {
+  o[0] = a[0] - b[0];
+  o[1] = a[1] - b[1];
+  o[2] = a[2] - b[2];
+}
+static void jl_cross(const double *a, const double *b, double *o) {
+  o[0] = a[1] * b[2] - a[2] * b[1];
+  o[1] = a[2] * b[0] - a[0] * b[2];
+  o[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+int jl_trunk_geom_init(jl_trunk_geom *g, const jl_mesh *m, jl_block_size block, jl_error *err) {
+  memset(g, 0, sizeof *g);
+  g->mesh = m;
+  g->block = block;
+  double lo[3], hi[3];
+  jl_mesh_bounds(m, lo, hi);
+  g->diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                 (hi[2] - lo[2]) * (hi[2] - lo[2]));
+  g->tol = JL_TRUNK_REL_TOL * g->diag;
+  return jl_bvh_build(&g->bvh, m->vertices, m->triangles, m->n_triangles, err);
+}
+
+void jl_trunk_geom_free(jl_trunk_geom *g) {
+  if (!g) return;
+  jl_bvh_free(&g->bvh);
+  memset(g, 0, sizeof *g);
+}
+
+void jl_obb_from_block(const jl_block_size *b, const double centre[3], const double quat[4],
+                       jl_obb *o) {
+  jl_quat q = {quat[0], quat[1], quat[2], quat[3]};
+  double l = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+  if (l > 0) q = jl_quat_normalize(q);
+  else q = jl_quat_identity();
+  jl_vec3 ax[3];
+  jl_quat_to_axes(q, ax);
+  for (int k = 0; k < 3; ++k) {
+    o->c[k] = centre[k];
+    o->ax[k][0] = ax[k].x;
+    o->ax[k][1] = ax[k].y;
+    o->ax[k][2] = ax[k].z;
+  }
+  o->h[0] = 0.5 * b->x;
+  o->h[1] = 0.5 * b->y;
+  o->h[2] = 0.5 * b->z;
+}
+
+void jl_obb_bounds(const jl_obb *o, double lo[3], double hi[3]) {
+  for (int k = 0; k < 3; ++k) {
+    double r = o->h[0] * fabs(o->ax[0][k]) + o->h[1] * fabs(o->ax[1][k]) + o->h[2] * fabs(o->ax[2][k]);
+    lo[k] = o->c[k] - r;
+    hi[k] = o->c[k] + r;
+  }
+}
+
+/* ---- box / triangle: 13 separating axes in the box's frame ---- */
+
+/* Overlap of the triangle (local coordinates v) with the box [-h, h] along
+ * the axis a (any length; zero-length axes carry no information). */
+static int jl_axis_overlap(const double v[3][3], const double h[3], const double a[3], double *ov) {
+  double l = sqrt(jl_dot(a, a));
+  if (!(l > 0)) return 0;
+  double p0 = jl_dot(v[0], a), p1 = jl_dot(v[1], a), p2 = jl_dot(v[2], a);
+  double r = h[0] * fabs(a[0]) + h[1] * fabs(a[1]) + h[2] * fabs(a[2]);
+  double lo = jl_min(p0, jl_min(p1, p2)), hi = jl_max(p0, jl_max(p1, p2));
+  *ov = jl_min(hi + r, r - lo) / l;
+  return 1;
+}
+
+static double jl_box_tri_depth(const jl_obb *o, const double *const p[3]) {
+  double v[3][3];
+  for (int i = 0; i < 3; ++i) {
+    double d[3];
+    jl_sub(p[i], o->c, d);
+    for (int k = 0; k < 3; ++k) v[i][k] = jl_dot(d, o->ax[k]);
+  }
+  double depth = DBL_MAX, ov;
+  for (int k = 0; k < 3; ++k) {  /* the box's face normals */
+    double lo = jl_min(v[0][k], jl_min(v[1][k], v[2][k])), hi = jl_max(v[0][k], jl_max(v[1][k], v[2][k]));
+    depth = jl_min(depth, jl_min(hi + o->h[k], o->h[k] - lo));
+    if (depth <= 0) return depth;
+  }
+  double e[3][3];
+  for (int i = 0; i < 3; ++i) jl_sub(v[(i + 1) % 3], v[i], e[i]);
+  double n[3];
+  jl_cross(e[0], e[1], n);
+  if (jl_axis_overlap(v, o->h, n, &ov)) depth = jl_min(depth, ov);
+  for (int i = 0; i < 3 && depth > 0; ++i)
+    for (int k = 0; k < 3; ++k) {
+      double u[3] = {0, 0, 0}, a[3];
+      u[k] = 1.0;
+      jl_cross(u, e[i], a);
+      /* a near-parallel pair gives a tiny axis; scale the threshold by the edge */
+      if (jl_dot(a, a) <= 1e-24 * jl_dot(e[i], e[i])) continue;
+      if (jl_axis_overlap(v, o->h, a, &ov)) depth = jl_min(depth, ov);
+    }
+  return depth;
+}
+
+typedef struct jl_surface_ctx {
+  const jl_trunk_geom *g;
+  const jl_obb *o;
+  int stop;
+  double depth;
+  int tri;
+} jl_surface_ctx;
+
+static int jl_surface_visit(void *vctx, int t) {
+  jl_surface_ctx *c = vctx;
+  const jl_mesh *m = c->g->mesh;
+  const double *p[3];
+  for (int i = 0; i < 3; ++i) p[i] = m->vertices + 3 * m->triangles[3 * t + i];
+  double d = jl_box_tri_depth(c->o, p);
+  if (d > c->depth) {
+    c->depth = d;
+    c->tri = t;
+  }
+  return c->stop && c->depth > c->g->tol;
+}
+
+double jl_trunk_box_surface_depth(const jl_trunk_geom *g, const jl_obb *o, int stop_at_tol, int *tri) {
+  double lo[3], hi[3];
+  jl_obb_bounds(o, lo, hi);
+  for (int k = 0; k < 3; ++k) {
+    lo[k] -= g->tol;
+    hi[k] += g->tol;
+  }
+  jl_surface_ctx c = {g, o, stop_at_tol, -DBL_MAX, -1};
+  jl_bvh_query_box(&g->bvh, lo, hi, jl_surface_visit, &c);
+  if (tri) *tri = c.tri;
+  return c.tri < 0 ? 0.0 : c.depth;
+}
+
+/* ---- box / box: 15 separating axes ---- */
+
+double jl_obb_overlap_depth(const jl_obb *a, const jl_obb *b) {
+  double d[3];
+  jl_sub(b->c, a->c, d);
+  double axes[15][3];
+  int n = 0;
+  for (int i = 0; i < 3; ++i) memcpy(axes[n++], a->ax[i], sizeof axes[0]);
+  for (int i = 0; i < 3; ++i) memcpy(axes[n++], b->ax[i], sizeof axes[0]);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) jl_cross(a->ax[i], b->ax[j], axes[n++]);
+  double depth = DBL_MAX;
+  for (int k = 0; k < n; ++k) {
+    double l = sqrt(jl_dot(axes[k], axes[k]));
+    if (l < 1e-9) continue;  /* parallel edges: the face axes decide */
+    double u[3] = {axes[k][0] / l, axes[k][1] / l, axes[k][2] / l};
+    double ra = 0, rb = 0;
+    for (int i = 0; i < 3; ++i) {
+      ra += a->h[i] * fabs(jl_dot(a->ax[i], u));
+      rb += b->h[i] * fabs(jl_dot(b->ax[i], u));
+    }
+    depth = fmin(depth, ra + rb - fabs(jl_dot(d, u)));
+    if (depth <= 0) return depth;
+  }
+  return depth;
+}
+
+/* ---- inside / outside ---- */
+
+double jl_mesh_winding_number(const jl_mesh *m, const double p[3]) {
+  long double sum = 0.0L;
+  for (int t = 0; t < m->n_triangles; ++t) {
+    double a[3], b[3], c[3], bc[3];
+    jl_sub(m->vertices + 3 * m->triangles[3 * t], p, a);
+    jl_sub(m->vertices + 3 * m->triangles[3 * t + 1], p, b);
+    jl_sub(m->vertices + 3 * m->triangles[3 * t + 2], p, c);
+    double la = sqrt(jl_dot(a, a)), lb = sqrt(jl_dot(b, b)), lc = sqrt(jl_dot(c, c));
+    jl_cross(b, c, bc);
+    double num = jl_dot(a, bc);
+    double den = la * lb * lc + jl_dot(a, b) * lc + jl_dot(b, c) * la + jl_dot(c, a) * lb;
+    sum += 2.0 * atan2(num, den);  /* solid angle (Van Oosterom and Strackee) */
+  }
+  return (double)(sum / (4.0L * JL_PI));
+}
+
+typedef struct jl_ray_ctx {
+  const jl_mesh *m;
+  const double *o, *d;
+  int crossings;
+  int grazing;
+} jl_ray_ctx;
+
+static int jl_ray_visit(void *vctx, int t) {
+  jl_ray_ctx *c = vctx;
+  const double *v0 = c->m->vertices + 3 * c->m->triangles[3 * t];
+  const double *v1 = c->m->vertices + 3 * c->m->triangles[3 * t + 1];
+  const double *v2 = c->m->vertices + 3 * c->m->triangles[3 * t + 2];
+  double e1[3], e2[3], pv[3], tv[3], qv[3];
+  jl_sub(v1, v0, e1);
+  jl_sub(v2, v0, e2);
+  jl_cross(c->d, e2, pv);
+  double det = jl_dot(e1, pv);
+  double scale = sqrt(jl_dot(e1, e1) * jl_dot(e2, e2));
+  if (fabs(det) <= 1e-12 * scale) {
+    /* the ray runs along the triangle's plane: only a problem when in it */
+    jl_sub(c->o, v0, tv);
+    double n[3];
+    jl_cross(e1, e2, n);
+    if (fabs(jl_dot(tv, n)) <= 1e-9 * sqrt(jl_dot(n, n)) * sqrt(scale)) c->grazing = 1;
+    return c->grazing;
+  }
+  jl_sub(c->o, v0, tv);
+  double u = jl_dot(tv, pv) / det;
+  jl_cross(tv, e1, qv);
+  double v = jl_dot(c->d, qv) / det;
+  double t_hit = jl_dot(e2, qv) / det;
+  const double eps = 1e-9;
+  if (u < -eps || v < -eps || u + v > 1 + eps) return 0;
+  if (t_hit < 0) return 0;
+  if (u < eps || v < eps || u + v > 1 - eps) {
+    c->grazing = 1;  /* through an edge or corner: parity would be ambiguous */
+    return 1;
+  }
+  c->crossings++;
+  return 0;
+}
+
+int jl_trunk_point_inside(const jl_trunk_geom *g, const double p[3]) {
+  /* First a short ray: towards the nearest side of the bounding box, tilted
+   * off the axis by irrational-looking amounts so it rarely runs along a mesh
+   * edge or face made by hand or CAD; it passes few BVH nodes. */
+  const jl_bvh_node *root = &g->bvh.nodes[0];
+  int best = 0;
+  double best_d = INFINITY;
+  for (int k = 0; k < 3; ++k) {
+    double dl = p[k] - root->lo[k], dh = root->hi[k] - p[k];
+    if (dl < best_d) { best_d = dl; best = 2 * k; }
+    if (dh < best_d) { best_d = dh; best = 2 * k + 1; }
+  }
+  double d0[3] = {0.0, 0.0, 0.0};
+  int ax = best / 2;
+  d0[ax] = best & 1 ? 1.0 : -1.0;
+  d0[(ax + 1) % 3] = 0.0131557;
+  d0[(ax + 2) % 3] = -0.0217643;
+  double l = sqrt(jl_dot(d0, d0));
+  for (int k = 0; k < 3; ++k) d0[k] /= l;
+  jl_ray_ctx c0 = {g->mesh, p, d0, 0, 0};
+  jl_bvh_query_ray(&g->bvh, p, d0, jl_ray_visit, &c0);
+  if (!c0.grazing) return c0.crossings & 1;
+  /* Then directions with no simple ratio between components. */
+  static const double dirs[4][3] = {
+    {0.5773502691896258, 0.6172133998483676, 0.5345224838248488},
+    {-0.4242640687119285, 0.7071067811865476, -0.5656854249492380},
+    {0.2672612419124244, -0.5345224838248488, 0.8017837257372732},
+    {-0.7071067811865476, -0.3162277660168379, 0.6324555320336759},
+  };
+  for (int k = 0; k < 4; ++k) {
+    jl_ray_ctx c = {g->mesh, p, dirs[k], 0, 0};
+    jl_bvh_query_ray(&g->bvh, p, dirs[k], jl_ray_visit, &c);
+    if (!c.grazing) return c.crossings & 1;
+  }
+  return jl_mesh_winding_number(g->mesh, p) > 0.5;
+}
+
+/* Closest point on triangle abc to p (Ericson, Real-Time Collision Detection 5.1.5). */
+static double jl_point_tri_dist2(const double *p, const double *a, const double *b, const double *c) {
+  double ab[3], ac[3], ap[3], x[3];
+  jl_sub(b, a, ab);
+  jl_sub(c, a, ac);
+  jl_sub(p, a, ap);
+  double d1 = jl_dot(ab, ap), d2 = jl_dot(ac, ap);
+  if (d1 <= 0 && d2 <= 0) { memcpy(x, a, sizeof x); goto done; }
+  double bp[3];
+  jl_sub(p, b, bp);
+  double d3 = jl_dot(ab, bp), d4 = jl_dot(ac, bp);
+  if (d3 >= 0 && d4 <= d3) { memcpy(x, b, sizeof x); goto done; }
+  double vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+    double v = d1 / (d1 - d3);
+    for (int k = 0; k < 3; ++k) x[k] = a[k] + v * ab[k];
+    goto done;
+  }
+  double cp[3];
+  jl_sub(p, c, cp);
+  double d5 = jl_dot(ab, cp), d6 = jl_dot(ac, cp);
+  if (d6 >= 0 && d5 <= d6) { memcpy(x, c, sizeof x); goto done; }
+  double vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+    double w = d2 / (d2 - d6);
+    for (int k = 0; k < 3; ++k) x[k] = a[k] + w * ac[k];
+    goto done;
+  }
+  double va = d3 * d6 - d5 * d4;
+  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+    double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+    for (int k = 0; k < 3; ++k) x[k] = b[k] + w * (c[k] - b[k]);
+    goto done;
+  }
+  {
+    double den = 1.0 / (va + vb + vc), v = vb * den, w = vc * den;
+    for (int k = 0; k < 3; ++k) x[k] = a[k] + ab[k] * v + ac[k] * w;
+  }
+done:;
+  double d[3];
+  jl_sub(p, x, d);
+  return jl_dot(d, d);
+}
+
+double jl_mesh_distance(const jl_mesh *m, const double p[3]) {
+  double best = DBL_MAX;
+  for (int t = 0; t < m->n_triangles; ++t) {
+    const int *tr = m->triangles + 3 * t;
+    double d = jl_point_tri_dist2(p, m->vertices + 3 * tr[0], m->vertices + 3 * tr[1],
+                                  m->vertices + 3 * tr[2]);
+    if (d < best) best = d;
+  }
+  return sqrt(best);
+}
+
+/* ---- the whole packing ---- */
+
+typedef struct jl_sweep_item {
+  double x;
+  int i;
+} jl_sweep_item;
+
+static int jl_cmp_sweep(const void *a, const void *b) {
+  const jl_sweep_item *p = a, *q = b;
+  if (p->x != q->x) return p->x < q->x ? -1 : 1;
+  return p->i - q->i;
+}
+
+const char *jl_violation_name(jl_violation v) {
+  switch (v) {
+    case JL_VIOLATION_SURFACE: return "surface";
+    case JL_VIOLATION_OUTSIDE: return "outside";
+    case JL_VIOLATION_OVERLAP: return "overlap";
+    default: return "none";
+  }
+}
+
+int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl_trunk_report *r,
+                           jl_error *err) {
+  memset(r, 0, sizeof *r);
+  r->count = p->count;
+  r->tol = g->tol;
+  r->max_surface_depth = r->max_overlap_depth = -DBL_MAX;
+  r->surface_block = r->surface_triangle = r->outside_block = r->overlap_i = r->overlap_j = -1;
+  int n = p->count;
+  jl_obb *box = malloc((size_t)(n > 0 ? n : 1) * sizeof *box);
+  jl_sweep_item *sw = malloc((size_t)(n > 0 ? n : 1) * sizeof *sw);
+  if (!box || !sw) {
+    free(box); free(sw);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory checking %d blocks", n);
+  }
+  for (int i = 0; i < n; ++i) {
+    jl_obb_from_block(&g->block, p->centre + 3 * i, p->quat + 4 * i, &box[i]);
+    int tri;
+    double d = jl_trunk_box_surface_depth(g, &box[i], 0, &tri);
+    if (tri >= 0 && d > r->max_surface_depth) {
+      r->max_surface_depth = d;
+      r->surface_block = i;
+      r->surface_triangle = tri;
+    }
+    if (d <= g->tol && jl_mesh_winding_number(g->mesh, box[i].c) < 0.5) {
+      double dist = jl_mesh_distance(g->mesh, box[i].c);
+      r->outside_blocks++;
+      if (r->outside_block < 0 || dist > r->outside_distance) {
+        r->outside_block = i;
+        r->outside_distance = dist;
+      }
+    }
+    sw[i].x = box[i].c[0];
+    sw[i].i = i;
+  }
+  /* Sieve: boxes whose bounding spheres do not meet cannot overlap. */
+  double rad = 0.5 * sqrt(g->block.x * g->block.x + g->block.y * g->block.y + g->block.z * g->block.z);
+  qsort(sw, (size_t)n, sizeof *sw, jl_cmp_sweep);
+  for (int s = 0; s < n; ++s)
+    for (int t = s + 1; t < n && sw[t].x - sw[s].x <= 2 * rad; ++t) {
+      const jl_obb *a = &box[sw[s].i], *b = &box[sw[t].i];
+      double d[3];
+      jl_sub(a->c, b->c, d);
+      if (jl_dot(d, d) > 4 * rad * rad) continue;
+      double ov = jl_obb_overlap_depth(a, b);
+      if (ov > r->max_overlap_depth) {
+        r->max_overlap_depth = ov;
+        r->overlap_i = sw[s].i < sw[t].i ? sw[s].i : sw[t].i;
+        r->overlap_j = sw[s].i < sw[t].i ? sw[t].i : sw[s].i;
+      }
+    }
+  free(box);
+  free(sw);
+  if (r->surface_block < 0) r->max_surface_depth = 0.0;
+  if (r->overlap_i < 0) r->max_overlap_depth = 0.0;
+  r->worst_kind = JL_VIOLATION_NONE;
+  r->worst = 0.0;
+  if (r->max_surface_depth > g->tol) {
+    r->worst_kind = JL_VIOLATION_SURFACE;
+    r->worst = r->max_surface_depth;
+  }
+  if (r->outside_blocks > 0 && r->outside_distance > r->worst) {
+    r->worst_kind = JL_VIOLATION_OUTSIDE;
+    r->worst = r->outside_distance;
+  }
+  if (r->max_overlap_depth > g->tol && r->max_overlap_depth > r->worst) {
+    r->worst_kind = JL_VIOLATION_OVERLAP;
+    r->worst = r->max_overlap_depth;
+  }
+  r->legal = r->worst_kind == JL_VIOLATION_NONE;
+  return JL_OK;
+}
+
+void jl_trunk_report_describe(const jl_trunk_report *r, char *out, size_t cap) {
+  switch (r->worst_kind) {
+    case JL_VIOLATION_SURFACE:
+      snprintf(out, cap, "NOT legal: block %d crosses the surface at triangle %d by %.3g mm",
+               r->surface_block, r->surface_triangle, r->max_surface_depth);
+      break;
+    case JL_VIOLATION_OUTSIDE:
+      snprintf(out, cap, "NOT legal: %d block(s) outside the trunk, block %d by %.3g mm",
+               r->outside_blocks, r->outside_block, r->outside_distance);
+      break;
+    case JL_VIOLATION_OVERLAP:
+      snprintf(out, cap, "NOT legal: blocks %d and %d overlap by %.3g mm", r->overlap_i,
+               r->overlap_j, r->max_overlap_depth);
+      break;
+    default:
+      snprintf(out, cap, "legal (max surface penetration %.2e mm, max block overlap %.2e mm, tol %.1e mm)",
+               r->max_surface_depth > 0 ? r->max_surface_depth : 0.0,
+               r->max_overlap_depth > 0 ? r->max_overlap_depth : 0.0, r->tol);
+      break;
+  }
+}
+
+int jl_trunk_check(void *ctx, const jl_block_packing *p, double *worst) {
+  jl_trunk_report r;
+  if (jl_trunk_check_packing(ctx, p, &r, NULL) != JL_OK) {
+    if (worst) *worst = INFINITY;
+    return 0;
+  }
+  if (worst) *worst = r.worst;
+  return r.legal;
+}

@@ -1,0 +1,86 @@
+/* Exact legality of a block packing in a trunk, with the mesh's triangles
+ * rather than samples: no block crosses the surface (13-axis triangle/box
+ * separating axes over a BVH), every block lies inside (winding number of
+ * its centre), and no two blocks overlap (15-axis box/box separating axes
+ * after a bounding-sphere sieve). Touching is legal: a violation must be
+ * deeper than the tolerance. */
+#ifndef JL_TRUNK_CHECK_H
+#define JL_TRUNK_CHECK_H
+
+#include <stddef.h>
+
+#include "bvh.h"
+#include "trunk.h"
+
+/* Tolerance relative to the mesh's bounding box diagonal (1e-7: 0.1 um in a 1 m trunk). */
+#define JL_TRUNK_REL_TOL 1e-7
+
+/* A mesh prepared for checks; also the ctx of jl_trunk_check. */
+typedef struct jl_trunk_geom {
+  const jl_mesh *mesh;     /* borrowed */
+  jl_bvh bvh;
+  jl_block_size block;
+  double diag;             /* bounding box diagonal, mm */
+  double tol;              /* mm: JL_TRUNK_REL_TOL * diag unless set otherwise */
+} jl_trunk_geom;
+
+/* An oriented box: centre, unit axes (rows), half extents. */
+typedef struct jl_obb {
+  double c[3];
+  double ax[3][3];
+  double h[3];
+} jl_obb;
+
+int jl_trunk_geom_init(jl_trunk_geom *g, const jl_mesh *m, jl_block_size block, jl_error *err);
+void jl_trunk_geom_free(jl_trunk_geom *g);
+
+/* Block i of a packing as a box (the quaternion is normalised). */
+void jl_obb_from_block(const jl_block_size *b, const double centre[3], const double quat[4],
+                       jl_obb *o);
+void jl_obb_bounds(const jl_obb *o, double lo[3], double hi[3]);
+
+/* Deepest separating-axis overlap of the box with any triangle (<= 0 when
+ * it touches none; the triangle in *tri, -1 when none). With stop_at_tol the
+ * search ends at the first triangle deeper than g->tol. */
+double jl_trunk_box_surface_depth(const jl_trunk_geom *g, const jl_obb *o, int stop_at_tol, int *tri);
+/* Overlap of two boxes along their best separating axis (<= 0 when apart). */
+double jl_obb_overlap_depth(const jl_obb *a, const jl_obb *b);
+/* Generalised winding number of the closed surface around p (1 inside, 0 outside). */
+double jl_mesh_winding_number(const jl_mesh *m, const double p[3]);
+/* Ray parity over the BVH, retried along other rays when one grazes an edge. */
+int jl_trunk_point_inside(const jl_trunk_geom *g, const double p[3]);
+/* Distance from p to the nearest point of the surface. */
+double jl_mesh_distance(const jl_mesh *m, const double p[3]);
+
+typedef enum jl_violation {
+  JL_VIOLATION_NONE = 0,
+  JL_VIOLATION_SURFACE = 1,  /* a block crosses the trunk surface */
+  JL_VIOLATION_OUTSIDE = 2,  /* a block lies outside the trunk */
+  JL_VIOLATION_OVERLAP = 3   /* two blocks overlap */
+} jl_violation;
+
+typedef struct jl_trunk_report {
+  int legal;
+  int count;
+  double tol;              /* mm */
+  double max_surface_depth;  /* mm, deepest block/triangle overlap (<= 0: none) */
+  int surface_block, surface_triangle;
+  int outside_blocks;      /* blocks whose centre lies outside */
+  int outside_block;       /* the one farthest outside, -1 when none */
+  double outside_distance; /* its centre's distance to the surface, mm */
+  double max_overlap_depth;  /* mm, deepest block/block overlap (<= 0: none) */
+  int overlap_i, overlap_j;
+  jl_violation worst_kind;
+  double worst;            /* mm of the worst violation, 0 when legal */
+} jl_trunk_report;
+
+int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl_trunk_report *r,
+                           jl_error *err);
+const char *jl_violation_name(jl_violation v);
+/* One line naming the worst violation ("legal" and the largest depths when legal). */
+void jl_trunk_report_describe(const jl_trunk_report *r, char *out, size_t cap);
+
+/* jl_trunk_check_fn for the search: ctx is a jl_trunk_geom. */
+int jl_trunk_check(void *ctx, const jl_block_packing *p, double *worst);
+
+#endif

@@ -1,0 +1,62 @@
+/* Trunk job files: the problem file (read), the result JSON (written
+ * atomically, read back by verify and --resume), a .glb scene (assimp
+ * export) and an SVG with top, side and rear views. */
+#ifndef JL_TRUNK_IO_H
+#define JL_TRUNK_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mesh.h"
+#include "trunk_check.h"
+
+#define JL_TRUNK_NAME_MAX 128
+#define JL_TRUNK_PATH_MAX 4096
+
+typedef struct jl_trunk_problem {
+  char name[JL_TRUNK_NAME_MAX];
+  char mesh[JL_TRUNK_PATH_MAX];   /* as opened: relative to the working folder, or absolute */
+  char units[8];                  /* "mm", "cm", "m", "in" */
+  double scale;                   /* mm per mesh unit */
+  jl_block_size block;            /* mm */
+} jl_trunk_problem;
+
+/* Defaults: units mm, DIN block, name from the mesh file name. */
+void jl_trunk_problem_from_mesh(jl_trunk_problem *p, const char *mesh_path);
+/* A problem file (docs/formats.md): its mesh path is relative to the file's folder. */
+int jl_trunk_problem_load(jl_trunk_problem *p, const char *path, jl_error *err);
+/* "LxWxH" in mm, each finite and > 0. */
+int jl_block_size_parse(const char *opt, const char *s, jl_block_size *b, jl_error *err);
+
+typedef struct jl_trunk_result {
+  const jl_trunk_problem *problem;
+  const jl_block_packing *blocks;
+  const jl_mesh_report *mesh;     /* what validation found */
+  const jl_trunk_report *check;   /* the exact check of blocks */
+  int baseline_count;
+  long upper_bound;
+  uint64_t seed;
+  const char *device;             /* "cpu" or "cuda" */
+  const char *device_name;
+  const char *search;             /* "baseline" while no search ran, else the search's name */
+  double time_s, time_to_best_s, baseline_time_s;
+  const char *stopped_by;         /* "baseline", "time", "signal", ... */
+} jl_trunk_result;
+
+int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);
+/* Reads a trunk result: problem (mesh path resolved: as written, else
+ * relative to the result's folder) and blocks (quaternions must be unit). */
+int jl_trunk_result_read_json(const char *path, jl_trunk_problem *prob, jl_block_packing *blocks,
+                              jl_error *err);
+/* The "kind" of a jostle result file ("circles", "trunk"); "" when the
+ * file is not a JSON object with a string kind. */
+void jl_result_kind(const char *path, char *kind, size_t cap);
+
+/* glTF binary: the trunk (translucent) and one box node per block, in metres, y up. */
+int jl_trunk_write_glb(const char *path, const jl_mesh *m, const jl_block_size *b,
+                       const jl_block_packing *p, jl_error *err);
+/* Top, side and rear orthographic views: trunk edges (creases and outline) and blocks. */
+int jl_trunk_write_svg(const char *path, const jl_mesh *m, const jl_block_size *b,
+                       const jl_block_packing *p, const char *title, jl_error *err);
+
+#endif
