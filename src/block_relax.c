@@ -32,6 +32,7 @@ void jl_block_params_default(jl_block_params *p, const jl_block_size *size, uint
   p->p_insert = 0.15;
   p->p_delete = 0.05;
   p->p_shake = 0.10;
+  p->p_copy = 0.5;
   p->p_axis = 0.7;
   double hmin = fmin(h[0], fmin(h[1], h[2]));
   p->shift_step = 0.4 * hmin;

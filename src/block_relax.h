@@ -52,7 +52,8 @@ typedef struct jl_block_params {
   int iters;               /* annealing moves per candidate per launch */
   int bench_steps;         /* > 0: exactly this many relaxation steps, no moves */
   double p_insert, p_delete, p_shake; /* move probabilities; the rest shift one block */
-  double p_axis;           /* inserted blocks take one of the 6 axis-aligned orientations */
+  double p_copy;           /* inserted blocks take a random block's orientation */
+  double p_axis;           /* else one of the 6 axis-aligned orientations (else random) */
   double shift_step;       /* largest shift per axis, mm */
   double shift_angle;      /* largest rotation increment component (quaternion units) */
   double shake_radius;     /* a shake moves the blocks whose centre is this close to a chosen one */
@@ -341,6 +342,9 @@ JL_BR_FN int jl_grid_point_inside(const jl_grid_view *g, jl_vec3 c) {
 
 /* ---- the per-candidate workspace and its steps ---- */
 
+/* Random points tried for an insertion before taking a covered one. */
+#define JL_INSERT_TRIES 16
+
 typedef struct jl_br_ws {
   double *x, *y, *z, *qw, *qx, *qy, *qz;   /* current state */
   double *dx, *dy, *dz, *ex, *ey, *ez;     /* increments: translation, rotation */
@@ -430,6 +434,11 @@ JL_BR_FN double jl_br_block_contacts(jl_br_ws *w, const jl_block_params *p, int 
         int s0 = JL_LDG(g->cell_start + cell), cnt = JL_LDG(g->cell_count + cell);
         for (int k = s0; k < s0 + cnt; ++k) {
           jl_vec3 P = jl_v3(JL_LDG(g->px + k), JL_LDG(g->py + k), JL_LDG(g->pz + k));
+          /* the cheap rejections of jl_box_point_depth first */
+          jl_vec3 d = jl_v3_sub(P, c);
+          if (fabs(jl_v3_dot(ax[0], d)) - hp[0] >= -pdeep) continue;
+          if (fabs(jl_v3_dot(ax[1], d)) - hp[1] >= -pdeep) continue;
+          if (fabs(jl_v3_dot(ax[2], d)) - hp[2] >= -pdeep) continue;
           jl_vec3 n;
           double dep = jl_box_point_depth(c, ax, hp, P, &n);
           if (dep > pdeep) { pdeep = dep; pn = n; pz = P; }
@@ -602,15 +611,34 @@ JL_BR_FN void jl_br_apply_move(jl_br_ws *w, const jl_block_params *p, int cap, u
   if (JL_BLEADER) {
     if (kind == JL_BMOVE_INSERT) {
       if (w->n < cap && g->n_inside > 0) {
-        uint32_t r[4];
-        jl_br_rand4(seed, w->cand, w->moves, JL_BR_LANE_LEADER, 8, r);
-        int cell = JL_LDG(g->inside_cells + jl_uint_below(r[0], (uint32_t)g->n_inside));
-        int ix = cell % g->dim[0], iy = (cell / g->dim[0]) % g->dim[1], iz = cell / (g->dim[0] * g->dim[1]);
-        jl_vec3 c = jl_v3(g->origin[0] + (ix + w->mv[0]) * g->cell,
-                          g->origin[1] + (iy + w->mv[1]) * g->cell,
-                          g->origin[2] + (iz + w->mv[2]) * g->cell);
-        jl_quat q = w->mv[3] < p->p_axis ? jl_axis_orientation((int)jl_uint_below(r[1], 6u))
-                                         : jl_br_random_quat(w, seed);
+        /* a free spot: the first of a few random points in inside cells
+         * that no block covers */
+        jl_vec3 c = jl_v3(0.0, 0.0, 0.0);
+        uint32_t r[4] = {0, 0, 0, 0};
+        for (uint32_t t = 0; t < JL_INSERT_TRIES; ++t) {
+          uint32_t s4[4];
+          jl_br_rand4(seed, w->cand, w->moves, JL_BR_LANE_LEADER, 32u + 2u * t, r);
+          jl_br_rand4(seed, w->cand, w->moves, JL_BR_LANE_LEADER, 33u + 2u * t, s4);
+          int cell = JL_LDG(g->inside_cells + jl_uint_below(r[0], (uint32_t)g->n_inside));
+          int ix = cell % g->dim[0], iy = (cell / g->dim[0]) % g->dim[1];
+          int iz = cell / (g->dim[0] * g->dim[1]);
+          c = jl_v3(g->origin[0] + (ix + jl_u01_from_u32(r[1], r[2])) * g->cell,
+                    g->origin[1] + (iy + jl_u01_from_u32(r[3], s4[0])) * g->cell,
+                    g->origin[2] + (iz + jl_u01_from_u32(s4[1], s4[2])) * g->cell);
+          int covered = 0;
+          for (int j = 0; j < w->n && !covered; ++j) {
+            jl_vec3 bx[3], nn;
+            jl_quat_to_axes(jl_br_quat(w, j), bx);
+            covered = jl_box_point_depth(jl_v3(w->x[j], w->y[j], w->z[j]), bx, p->h, c, &nn) > 0.0;
+          }
+          if (!covered) break;
+        }
+        /* orientation: a neighbour's (packings like to align), one of the
+         * 6 axis-aligned ones, or uniformly random */
+        jl_quat q;
+        if (w->mv[3] < p->p_copy && w->n > 0) q = jl_br_quat(w, w->pick);
+        else if (w->mv[4] < p->p_axis) q = jl_axis_orientation((int)jl_uint_below(r[3], 6u));
+        else q = jl_br_random_quat(w, seed);
         jl_br_set(w, w->n, c, q);
         w->n++;
       }

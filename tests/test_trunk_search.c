@@ -24,8 +24,9 @@ static void on_progress(void *ctx, const jl_trunk_progress *p) {
 /* 420 x 220 x 60 mm holds exactly 4 blocks of 200 x 100 x 50: they must lie
  * flat (60 mm of height), and a fifth flat block does not fit the floor
  * (5 x 20000 mm^2 > 92400 mm^2). Start: 2 blocks. */
-static void run_small(uint64_t seed, int threads, jl_block_packing *best, jl_trunk_run_info *info) {
-  double lo[3] = {0, 0, 0}, hi[3] = {420, 220, 60};
+static void run_small(double len_x, int target, int n_start, long rounds, uint64_t seed, int threads,
+                      jl_block_packing *best, jl_trunk_run_info *info) {
+  double lo[3] = {0, 0, 0}, hi[3] = {len_x, 220, 60};
   jl_mesh m;
   jl_error err = {0};
   assert_int_equal(jl_cuboid_mesh(&m, lo, hi, &err), JL_OK);
@@ -33,16 +34,16 @@ static void run_small(uint64_t seed, int threads, jl_block_packing *best, jl_tru
   assert_int_equal(jl_block_packing_init(&start, 4, &err), JL_OK);
   const double c0[3] = {105, 55, 30}, c1[3] = {315, 160, 30}, q[4] = {1, 0, 0, 0};
   assert_int_equal(jl_block_packing_push(&start, c0, q, &err), JL_OK);
-  assert_int_equal(jl_block_packing_push(&start, c1, q, &err), JL_OK);
-  cuboid_check cc = {{0, 0, 0}, {420, 220, 60}, {100, 50, 25}, 0};
+  if (n_start > 1) assert_int_equal(jl_block_packing_push(&start, c1, q, &err), JL_OK);
+  cuboid_check cc = {{0, 0, 0}, {len_x, 220, 60}, {100, 50, 25}, 0};
   jl_trunk_search_config cfg;
   jl_trunk_search_config_default(&cfg);
   cfg.seed = seed;
   cfg.device = "cpu";
   cfg.threads = threads;
   cfg.batch = 4;
-  cfg.rounds = 60;
-  cfg.target_count = 4;
+  cfg.rounds = rounds;  /* the temperature falls over this many launches */
+  cfg.target_count = target;
   assert_int_equal(jl_block_packing_init(best, 4, &err), JL_OK);
   int rc = jl_trunk_search_run(&cfg, &m, &start, cuboid_check_fn, &cc, on_progress, NULL, NULL,
                                best, info, &err);
@@ -58,7 +59,7 @@ static void test_search_reaches_optimum(void **state) {
   jl_block_packing best;
   jl_trunk_run_info info;
   progress_calls = 0;
-  run_small(5, 2, &best, &info);
+  run_small(420, 4, 2, 100, 5, 2, &best, &info);
   print_message("best %d after %ld rounds, %.2f s, %llu moves, %llu steps, checks %d (failed %d)\n",
                 info.best_count, info.rounds, info.time_s, (unsigned long long)info.moves,
                 (unsigned long long)info.relax_steps, info.checks, info.checks_failed);
@@ -71,12 +72,27 @@ static void test_search_reaches_optimum(void **state) {
   /* the same seed on another thread count: the same packing, bit for bit */
   jl_block_packing again;
   jl_trunk_run_info info2;
-  run_small(5, 1, &again, &info2);
+  run_small(420, 4, 2, 100, 5, 1, &again, &info2);
   assert_int_equal(again.count, best.count);
   assert_int_equal(info2.rounds, info.rounds);
   assert_memory_equal(again.centre, best.centre, sizeof(double) * 3 * (size_t)best.count);
   assert_memory_equal(again.quat, best.quat, sizeof(double) * 4 * (size_t)best.count);
   jl_block_packing_free(&again);
+  jl_block_packing_free(&best);
+}
+
+/* 620 x 220 x 60 mm holds exactly 6 flat blocks (3 x 2; a seventh needs
+ * 140000 mm^2 of floor, there are 136400), from a start of one. */
+static void test_search_six_from_one(void **state) {
+  (void)state;
+  jl_block_packing best;
+  jl_trunk_run_info info;
+  run_small(620, 6, 1, 300, 11, 2, &best, &info);
+  print_message("best %d after %ld rounds, %.2f s, %llu moves, %llu steps, checks %d (failed %d)\n",
+                info.best_count, info.rounds, info.time_s, (unsigned long long)info.moves,
+                (unsigned long long)info.relax_steps, info.checks, info.checks_failed);
+  assert_int_equal(info.start_count, 1);
+  assert_int_equal(best.count, 6);
   jl_block_packing_free(&best);
 }
 
@@ -110,6 +126,7 @@ static void test_search_bad_input(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_search_reaches_optimum),
+    cmocka_unit_test(test_search_six_from_one),
     cmocka_unit_test(test_search_bad_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
