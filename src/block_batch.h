@@ -30,6 +30,14 @@ void jl_block_params_default(jl_block_params *p, const jl_block_size *size, uint
 /* The grid's host arrays as a view. */
 jl_grid_view jl_grid_view_host(const jl_surface_grid *g);
 
+/* A test and benchmark packing: up to count blocks of an axis-aligned
+ * layer-by-layer grid fill of the box [lo, hi] (block edges along x, y, z),
+ * each shifted by up to shift mm per axis and turned by up to angle
+ * (quaternion increment units) from Philox(seed). */
+int jl_block_demo_packing(jl_block_packing *pk, const double lo[3], const double hi[3],
+                          const jl_block_size *size, int count, double shift, double angle,
+                          uint64_t seed, jl_error *err);
+
 /* The CPU twin: candidates spread over threads. */
 int jl_block_batch_run_cpu(const jl_block_params *p, jl_block_batch *b, int threads,
                            jl_error *err);

@@ -2,6 +2,7 @@
  * between the two. */
 #include "block_batch.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -146,6 +147,35 @@ int jl_block_batch_get_best(const jl_block_batch *b, int c, jl_block_packing *pk
   size_t o = (size_t)c * (size_t)b->cap;
   return jl_batch_export(b->bx + o, b->by + o, b->bz + o, b->bqw + o, b->bqx + o, b->bqy + o,
                          b->bqz + o, b->best_n[c], pk, err);
+}
+
+int jl_block_demo_packing(jl_block_packing *pk, const double lo[3], const double hi[3],
+                          const jl_block_size *size, int count, double shift, double angle,
+                          uint64_t seed, jl_error *err) {
+  double e[3] = {size->x, size->y, size->z};
+  int k[3];
+  for (int d = 0; d < 3; ++d) {
+    k[d] = (int)floor((hi[d] - lo[d]) / e[d]);
+    if (k[d] < 0) k[d] = 0;
+  }
+  int rc = jl_block_packing_reserve(pk, count > 0 ? count : 1, err);
+  if (rc) return rc;
+  pk->count = 0;
+  jl_rng rng;
+  jl_rng_init(&rng, seed, 7, 0);
+  for (int iz = 0; iz < k[2]; ++iz)
+    for (int iy = 0; iy < k[1]; ++iy)
+      for (int ix = 0; ix < k[0]; ++ix) {
+        if (pk->count >= count) return JL_OK;
+        double u[6];
+        for (int t = 0; t < 6; ++t) u[t] = 2.0 * jl_u01_from_u32(jl_rng_u32(&rng), jl_rng_u32(&rng)) - 1.0;
+        double c[3] = {lo[0] + (ix + 0.5) * e[0] + shift * u[0], lo[1] + (iy + 0.5) * e[1] + shift * u[1],
+                       lo[2] + (iz + 0.5) * e[2] + shift * u[2]};
+        jl_quat q = jl_quat_turn(jl_quat_identity(), jl_v3(angle * u[3], angle * u[4], angle * u[5]));
+        double qq[4] = {q.w, q.x, q.y, q.z};
+        if ((rc = jl_block_packing_push(pk, c, qq, err))) return rc;
+      }
+  return JL_OK;
 }
 
 typedef struct jl_block_job {
