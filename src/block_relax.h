@@ -587,7 +587,8 @@ JL_BR_FN void jl_br_apply_move(jl_br_ws *w, const jl_block_params *p, int cap, u
   const jl_grid_view *g = &p->grid;
   int kind = w->kind, i = w->pick;
   if (kind == JL_BMOVE_SHAKE) {
-    jl_vec3 ctr = jl_v3(w->x[i], w->y[i], w->z[i]);
+    /* from the backup: block i itself may already be moving on another thread */
+    jl_vec3 ctr = jl_v3(w->sx[i], w->sy[i], w->sz[i]);
     double r2 = p->shake_radius * p->shake_radius;
     JL_BFOR(j, w->n) {
       jl_vec3 cj = jl_v3(w->x[j], w->y[j], w->z[j]);
