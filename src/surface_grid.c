@@ -238,7 +238,7 @@ int jl_surface_grid_mark_inside(jl_surface_grid *g, const jl_mesh *m, jl_error *
     for (int k = 0; k < nz; ++k)
       for (int j = 0; j < ny; ++j) {
         jl_crossing_list *l = &col[(size_t)k * ny + j];
-        qsort(l->x, (size_t)l->n, sizeof(double), jl_cmp_double);
+        if (l->n > 1) qsort(l->x, (size_t)l->n, sizeof(double), jl_cmp_double);
         int before = 0;
         for (int i = 0; i < nx; ++i) {
           double x = g->origin[0] + (i + 0.5) * g->cell;
