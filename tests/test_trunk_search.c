@@ -96,6 +96,40 @@ static void test_search_six_from_one(void **state) {
   jl_block_packing_free(&best);
 }
 
+/* A set stop flag (SIGINT) ends the run after one launch, keeping the best
+ * legal packing: here the start, as nothing better was checked yet or it
+ * was found in that launch. */
+static void test_search_stop_flag(void **state) {
+  (void)state;
+  double lo[3] = {0, 0, 0}, hi[3] = {620, 220, 60};
+  jl_mesh m;
+  jl_error err = {0};
+  assert_int_equal(jl_cuboid_mesh(&m, lo, hi, &err), JL_OK);
+  jl_block_packing start;
+  assert_int_equal(jl_block_packing_init(&start, 2, &err), JL_OK);
+  const double c0[3] = {105, 55, 30}, q[4] = {1, 0, 0, 0};
+  assert_int_equal(jl_block_packing_push(&start, c0, q, &err), JL_OK);
+  cuboid_check cc = {{0, 0, 0}, {620, 220, 60}, {100, 50, 25}, 0};
+  jl_trunk_search_config cfg;
+  jl_trunk_search_config_default(&cfg);
+  cfg.device = "cpu";
+  cfg.batch = 2;
+  cfg.moves_per_round = 2;
+  volatile sig_atomic_t stop = 1;
+  jl_block_packing best = {0};
+  jl_trunk_run_info info;
+  assert_int_equal(jl_trunk_search_run(&cfg, &m, &start, cuboid_check_fn, &cc, NULL, NULL, &stop,
+                                       &best, &info, &err), JL_OK);
+  assert_int_equal(info.stopped_by, JL_TRUNK_STOP_SIGNAL);
+  assert_int_equal(info.rounds, 1);
+  assert_true(best.count >= 1 && best.count <= 3);
+  double worst;
+  assert_int_equal(cuboid_check_fn(&cc, &best, &worst), 1);
+  jl_block_packing_free(&best);
+  jl_block_packing_free(&start);
+  jl_cuboid_mesh_free(&m);
+}
+
 /* Bad input is an error, not a crash. */
 static void test_search_bad_input(void **state) {
   (void)state;
@@ -127,6 +161,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_search_reaches_optimum),
     cmocka_unit_test(test_search_six_from_one),
+    cmocka_unit_test(test_search_stop_flag),
     cmocka_unit_test(test_search_bad_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
