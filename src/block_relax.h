@@ -700,7 +700,7 @@ JL_BR_FN void jl_block_candidate(jl_br_ws *w, double *mem, const jl_block_params
     jl_br_relax(w, p, 0, p->bench_steps);
   } else {
     int legal = jl_br_relax(w, p, p->max_steps, 0);
-    double e = jl_br_energy(w, p);
+    double e = jl_br_energy(w, p), worst = w->worst;
     const double T = b.temp[c];
     for (int it = 0; it < p->iters; ++it) {
       if (legal && isfinite(e) && w->n > best_n) {
@@ -738,6 +738,7 @@ JL_BR_FN void jl_block_candidate(jl_br_ws *w, double *mem, const jl_block_params
       if (w->accept) {
         e = en;
         legal = leg;
+        worst = w->worst;
       } else {
         jl_br_copy(w, w->n, 0);
       }
@@ -750,7 +751,11 @@ JL_BR_FN void jl_block_candidate(jl_br_ws *w, double *mem, const jl_block_params
         b.bqz[off + i] = w->qz[i];
       }
     }
-    if (JL_BLEADER) b.energy[c] = e;
+    if (JL_BLEADER) {
+      b.energy[c] = e;
+      w->worst = worst;  /* of the state kept, not of a rejected last move */
+    }
+    JL_BSYNC();
   }
   JL_BFOR(i, w->n) {
     b.cx[off + i] = w->x[i]; b.cy[off + i] = w->y[i]; b.cz[off + i] = w->z[i];
