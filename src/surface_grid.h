@@ -19,7 +19,7 @@ extern "C" {
  * against the points in them). */
 #define JL_GRID_CELL_DEFAULT 20.0
 /* Default sample spacing: the smallest block edge over this. */
-#define JL_SPACING_DIVISOR 4.0
+#define JL_SPACING_DIVISOR 10.0
 
 typedef struct jl_surface_grid {
   int n_points;
@@ -37,7 +37,7 @@ typedef struct jl_surface_grid {
 } jl_surface_grid;
 
 /* The default spacing for a block: its smallest edge / JL_SPACING_DIVISOR
- * (12.5 mm for 200 x 100 x 50; docs/design.md, "Sampling rule"). */
+ * (5 mm for 200 x 100 x 50; docs/design.md, "Sampling rule"). */
 double jl_surface_default_spacing(const jl_block_size *b);
 
 /* Samples every triangle on a barycentric lattice fine enough that

@@ -24,10 +24,10 @@ typedef struct jl_trunk_search_config {
   const char *device;      /* "cpu", "cuda" or "auto" (NULL: auto) */
   int threads;             /* CPU threads; 0: all cores */
   jl_block_size block;     /* full edges, mm; zeros: 200 x 100 x 50 */
-  double spacing;          /* surface sample spacing, mm; 0: smallest edge / 4 */
+  double spacing;          /* surface sample spacing, mm; 0: smallest edge / 10 */
   double cell;             /* grid cell, mm; 0: 20 */
   double point_skin;       /* blocks keep this far from the samples, mm;
-                              < 0 (the default): spacing / 4; 0: touching */
+                              < 0 (the default): spacing / 2; 0: touching */
   int moves_per_round;     /* annealing moves per chain per launch; 0: 16 */
   double t_start, t_end;   /* temperature schedule (energy units: blocks); 0: 0.6, 0.03 */
 } jl_trunk_search_config;
