@@ -226,42 +226,53 @@ JL_HD static inline jl_vec3 jl_edge_contact_centre(jl_vec3 ca, const jl_vec3 A[3
 JL_HD static inline int jl_box_box_contact(jl_vec3 ca, const jl_vec3 A[3], const double ha[3],
                                            jl_vec3 cb, const jl_vec3 B[3], const double hb[3],
                                            jl_box_contact *out) {
+  /* in A's frame (seed 5.2.3.1: "rotating and translating the coordinate
+   * system so that box A is located at the origin"): R = A^T B, T = A^T t */
   jl_vec3 t = jl_v3_sub(cb, ca);
+  double R[3][3], AR[3][3], T[3];
+  for (int i = 0; i < 3; ++i) {
+    T[i] = jl_v3_dot(t, A[i]);
+    for (int j = 0; j < 3; ++j) {
+      R[i][j] = jl_v3_dot(A[i], B[j]);
+      AR[i][j] = fabs(R[i][j]);
+    }
+  }
   double best = INFINITY;
   int kind = 0, ai = 0, bj = 0;
-  jl_vec3 bestL = A[0];
   for (int i = 0; i < 3; ++i) {
-    double rb = 0.0;
-    for (int j = 0; j < 3; ++j) rb += hb[j] * fabs(jl_v3_dot(A[i], B[j]));
-    double pen = ha[i] + rb - fabs(jl_v3_dot(t, A[i]));
+    double pen = ha[i] + (hb[0] * AR[i][0] + hb[1] * AR[i][1] + hb[2] * AR[i][2]) - fabs(T[i]);
     if (pen <= 0.0) return 0;
-    if (pen < best) { best = pen; kind = JL_CONTACT_FACE_A; ai = i; bestL = A[i]; }
+    if (pen < best) { best = pen; kind = JL_CONTACT_FACE_A; ai = i; }
   }
   for (int j = 0; j < 3; ++j) {
-    double ra = 0.0;
-    for (int i = 0; i < 3; ++i) ra += ha[i] * fabs(jl_v3_dot(A[i], B[j]));
-    double pen = ra + hb[j] - fabs(jl_v3_dot(t, B[j]));
+    double ra = ha[0] * AR[0][j] + ha[1] * AR[1][j] + ha[2] * AR[2][j];
+    double tb = T[0] * R[0][j] + T[1] * R[1][j] + T[2] * R[2][j];
+    double pen = ra + hb[j] - fabs(tb);
     if (pen <= 0.0) return 0;
-    if (pen < best) { best = pen; kind = JL_CONTACT_FACE_B; bj = j; bestL = B[j]; }
+    if (pen < best) { best = pen; kind = JL_CONTACT_FACE_B; bj = j; }
   }
   double face_best = best;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 3; ++i) {
+    int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
     for (int j = 0; j < 3; ++j) {
-      jl_vec3 L = jl_v3_cross(A[i], B[j]);
-      double len = jl_v3_len(L);
-      if (len < JL_EDGE_MIN_LEN) continue;
-      L = jl_v3_scale(L, 1.0 / len);
-      double ra = 0.0, rb = 0.0;
-      for (int k = 0; k < 3; ++k) {
-        ra += ha[k] * fabs(jl_v3_dot(A[k], L));
-        rb += hb[k] * fabs(jl_v3_dot(B[k], L));
-      }
-      double pen = ra + rb - fabs(jl_v3_dot(t, L));
+      int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+      /* |A_i x B_j| = sqrt(1 - R_ij^2); its projections from R alone */
+      double len2 = 1.0 - R[i][j] * R[i][j];
+      if (len2 < JL_EDGE_MIN_LEN * JL_EDGE_MIN_LEN) continue;
+      double len = sqrt(len2);
+      double ra = ha[i1] * AR[i2][j] + ha[i2] * AR[i1][j];
+      double rb = hb[j1] * AR[i][j2] + hb[j2] * AR[i][j1];
+      double dist = fabs(T[i2] * R[i1][j] - T[i1] * R[i2][j]);
+      double pen = (ra + rb - dist) / len;
       if (pen <= 0.0) return 0;
       if (pen < best && pen < JL_EDGE_BIAS * face_best) {
-        best = pen; kind = JL_CONTACT_EDGE; ai = i; bj = j; bestL = L;
+        best = pen; kind = JL_CONTACT_EDGE; ai = i; bj = j;
       }
     }
+  }
+  jl_vec3 bestL = kind == JL_CONTACT_FACE_A ? A[ai]
+                  : kind == JL_CONTACT_FACE_B ? B[bj]
+                                              : jl_v3_normalize(jl_v3_cross(A[ai], B[bj]));
   jl_vec3 n = jl_v3_dot(bestL, t) >= 0.0 ? bestL : jl_v3_scale(bestL, -1.0);
   out->depth = best;
   out->n = n;
