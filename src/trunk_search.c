@@ -23,6 +23,10 @@
 #define JL_ADOPT_P 0.05
 /* Chains whose best state is checked exactly per launch, at most. */
 #define JL_CHECKS_PER_ROUND 4
+/* Launch length aimed at by timed runs, seconds, and the most moves per
+ * chain per launch. */
+#define JL_ROUND_S 1.0
+#define JL_ITERS_MAX 256
 /* Default distance kept from the samples, as a share of the spacing: an
  * edge lying along a row of samples can cut through the surface by up to
  * half the row spacing. With a quarter, 20 of 43 exact checks failed on
@@ -137,6 +141,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   jl_block_params p;
   jl_block_params_default(&p, &size, cfg->seed);
   if (cfg->moves_per_round > 0) p.iters = cfg->moves_per_round;
+  int adapt = cfg->moves_per_round <= 0 && cfg->time_s > 0.0;
   p.point_skin = cfg->point_skin >= 0.0 ? cfg->point_skin : JL_POINT_SKIN_SHARE * spacing;
   double t0s = cfg->t_start > 0.0 ? cfg->t_start : JL_T_START;
   double t1s = cfg->t_end > 0.0 ? cfg->t_end : JL_T_END;
@@ -173,8 +178,20 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     if (frac > 1.0) frac = 1.0;
     double T = t0s * pow(t1s / t0s, frac);
     for (int c = 0; c < count; ++c) b.temp[c] = T * (1.0 + 0.5 * (double)(c % JL_T_SPREAD));
+    double tl = jl_time_now();
     if ((rc = jl_block_engine_run(&eng, &p, &b, err))) goto done;
+    tl = jl_time_now() - tl;
     round++;
+    /* Timed runs (not reproducible anyway: the temperature follows the
+     * clock) size launches to about JL_ROUND_S, so progress, checks and
+     * Ctrl-C stay prompt on any device; runs by rounds keep a fixed size. */
+    if (adapt && tl > 0.0) {
+      double want = p.iters * JL_ROUND_S / tl;
+      int it = want < 1.0 ? 1 : want > JL_ITERS_MAX ? JL_ITERS_MAX : (int)want;
+      if (it < p.iters / 2) it = p.iters / 2 > 0 ? p.iters / 2 : 1;
+      if (it > 2 * p.iters) it = 2 * p.iters;
+      p.iters = it;
+    }
     int improved = 0;
     if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, &improved, err))) goto done;
     now = jl_time_now() - t0;

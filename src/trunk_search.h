@@ -28,7 +28,8 @@ typedef struct jl_trunk_search_config {
   double cell;             /* grid cell, mm; 0: 20 */
   double point_skin;       /* blocks keep this far from the samples, mm;
                               < 0 (the default): spacing / 2; 0: touching */
-  int moves_per_round;     /* annealing moves per chain per launch; 0: 16 */
+  int moves_per_round;     /* annealing moves per chain per launch; 0: 16, and
+                              with a time limit adapted to ~1 s launches */
   double t_start, t_end;   /* temperature schedule (energy units: blocks); 0: 0.6, 0.03 */
 } jl_trunk_search_config;
 
