@@ -13,7 +13,7 @@
 
 static __device__ int jl_dev_axis_cell(double v, double o, double cell, int dim) {
   double f = floor((v - o) / cell);
-  if (f < 0.0) return 0;
+  if (!(f >= 0.0)) return 0;  /* also NaN */
   if (f > (double)(dim - 1)) return dim - 1;
   return (int)f;
 }

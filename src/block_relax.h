@@ -90,6 +90,18 @@ typedef struct jl_block_batch {
 #define JL_BSYNC() __syncthreads()
 #define JL_BLEADER (threadIdx.x == 0)
 #define JL_LDG(p) __ldg(p)
+#elif defined(JL_BR_EMULATE)
+/* Tests only (tests/test_block_emu.c): the kernel's execution model on CPU
+ * threads, one pthread per CUDA thread, a barrier for __syncthreads. */
+#include <pthread.h>
+extern _Thread_local int jl_emu_tid;
+extern int jl_emu_threads;
+extern pthread_barrier_t jl_emu_barrier;
+#define JL_BR_FN static inline
+#define JL_BFOR(i, n) for (int i = jl_emu_tid; i < (n); i += jl_emu_threads)
+#define JL_BSYNC() ((void)pthread_barrier_wait(&jl_emu_barrier))
+#define JL_BLEADER (jl_emu_tid == 0)
+#define JL_LDG(p) (*(p))
 #else
 #define JL_BR_FN static inline
 #define JL_BFOR(i, n) for (int i = 0; i < (n); ++i)
@@ -336,7 +348,7 @@ JL_HD static inline jl_quat jl_axis_orientation(int k) {
 /* Grid cell along one axis, clamped (the same arithmetic as the grid build). */
 JL_HD static inline int jl_grid_axis_cell(double v, double o, double cell, int dim) {
   double f = floor((v - o) / cell);
-  if (f < 0.0) return 0;
+  if (!(f >= 0.0)) return 0;  /* also NaN */
   if (f > (double)(dim - 1)) return dim - 1;
   return (int)f;
 }
@@ -399,6 +411,13 @@ JL_BR_FN double jl_br_block_max(double v, double *red) {
   __syncthreads();
   v = red[0];
   for (int w = 1; w < (int)(blockDim.x >> 5); ++w) v = fmax(v, red[w]);
+  return v;
+#elif defined(JL_BR_EMULATE)
+  JL_BSYNC();
+  red[jl_emu_tid] = v;
+  JL_BSYNC();
+  v = red[0];
+  for (int t = 1; t < jl_emu_threads; ++t) v = fmax(v, red[t]);
   return v;
 #else
   (void)red;

@@ -88,7 +88,7 @@ int jl_surface_grid_layout(jl_surface_grid *g, const double *pts, int n, double 
 
 static int jl_axis_cell(double v, double o, double cell, int dim) {
   double f = floor((v - o) / cell);
-  if (f < 0.0) return 0;
+  if (!(f >= 0.0)) return 0;  /* also NaN */
   if (f > (double)(dim - 1)) return dim - 1;
   return (int)f;
 }
