@@ -553,10 +553,10 @@ JL_BR_FN double jl_br_energy(jl_br_ws *w, const jl_block_params *p) {
     if (!jl_grid_point_inside(&p->grid, jl_v3(w->x[i], w->y[i], w->z[i]))) out = 1.0;
   }
   out = jl_br_block_max(out, w->red);
-  JL_BSYNC();
-  if (out > 0.0) return INFINITY;
   double depth = w->worst <= p->tol ? 0.0 : w->worst;
-  return -(double)w->n + p->penalty * depth;
+  double e = out > 0.0 ? INFINITY : -(double)w->n + p->penalty * depth;
+  JL_BSYNC();  /* every thread has read n and worst before the leader changes them */
+  return e;
 }
 
 JL_HD static inline double jl_br_u01(const uint32_t r[4], int k) {
@@ -781,6 +781,7 @@ JL_BR_FN void jl_block_candidate(jl_br_ws *w, double *mem, const jl_block_params
         b.bqz[off + i] = w->qz[i];
       }
     }
+    JL_BSYNC();  /* every thread has read w->worst of the last move */
     if (JL_BLEADER) {
       b.energy[c] = e;
       w->worst = worst;  /* of the state kept, not of a rejected last move */
