@@ -81,8 +81,9 @@ typedef struct jl_block_batch {
 
 #define JL_BR_REDUCE_SLOTS 32
 /* Doubles of workspace per candidate: state (7), increments (6), backup
- * (7), per-block depth (1) per block slot, and the reduction slots. */
-#define JL_BR_WS_DOUBLES(cap) (21 * (size_t)(cap) + JL_BR_REDUCE_SLOTS)
+ * (7), per-block depth and active flag (2) per block slot, and the
+ * reduction slots. */
+#define JL_BR_WS_DOUBLES(cap) (22 * (size_t)(cap) + JL_BR_REDUCE_SLOTS)
 
 #ifdef __CUDACC__
 #define JL_BR_FN static __device__ __forceinline__
@@ -373,6 +374,7 @@ typedef struct jl_br_ws {
   double *dx, *dy, *dz, *ex, *ey, *ez;     /* increments: translation, rotation */
   double *sx, *sy, *sz, *sqw, *sqx, *sqy, *sqz; /* backup before a move */
   double *dep;                             /* per block: deepest contact this step */
+  double *act;                             /* per block: 1 when it had a contact last step */
   double *red;
   int n, n_old, cand;
   uint64_t steps, accepted, moves;
@@ -383,11 +385,12 @@ typedef struct jl_br_ws {
 } jl_br_ws;
 
 JL_HD static inline void jl_br_ws_bind(jl_br_ws *w, double *mem, int cap) {
-  double **arr[21] = {&w->x, &w->y, &w->z, &w->qw, &w->qx, &w->qy, &w->qz,
+  double **arr[22] = {&w->x, &w->y, &w->z, &w->qw, &w->qx, &w->qy, &w->qz,
                       &w->dx, &w->dy, &w->dz, &w->ex, &w->ey, &w->ez,
-                      &w->sx, &w->sy, &w->sz, &w->sqw, &w->sqx, &w->sqy, &w->sqz, &w->dep};
-  for (int k = 0; k < 21; ++k) *arr[k] = mem + (size_t)k * (size_t)cap;
-  w->red = mem + 21 * (size_t)cap;
+                      &w->sx, &w->sy, &w->sz, &w->sqw, &w->sqx, &w->sqy, &w->sqz, &w->dep,
+                      &w->act};
+  for (int k = 0; k < 22; ++k) *arr[k] = mem + (size_t)k * (size_t)cap;
+  w->red = mem + 22 * (size_t)cap;
 }
 
 /* Stateless random numbers: Philox of (draw, lane, candidate, move) under
@@ -514,21 +517,46 @@ JL_BR_FN double jl_br_block_contacts(jl_br_ws *w, const jl_block_params *p, int 
   return worst;
 }
 
+/* 1 when a block that had a contact last step lies within the sieve
+ * distance of block i: only then can i have gained a contact. */
+JL_BR_FN int jl_br_near_active(const jl_br_ws *w, const jl_block_params *p, int i) {
+  double r2 = 4.0 * p->radius * p->radius;
+  for (int j = 0; j < w->n; ++j) {
+    if (w->act[j] == 0.0) continue;
+    double dx = w->x[j] - w->x[i], dy = w->y[j] - w->y[i], dz = w->z[j] - w->z[i];
+    if (dx * dx + dy * dy + dz * dz < r2) return 1;
+  }
+  return 0;
+}
+
 /* Contact relaxation (seed 5.2-5.4): every block takes the increments of
  * its deepest point and of all its overlapping partners, computed from one
  * state and applied together. Stops when every depth is <= tol (returns 1),
  * or after max_steps (0); exact > 0 runs exactly that many steps. Leaves
- * the deepest remaining penetration in w->worst. */
+ * the deepest remaining penetration in w->worst.
+ * The first step looks at every block; later steps only at blocks that had
+ * a contact or lie near one that had (the others have not moved and nothing
+ * that moved came near them, so they have no contact): the same result,
+ * with the point and separating-axis tests only where contacts are. */
 JL_BR_FN int jl_br_relax(jl_br_ws *w, const jl_block_params *p, int max_steps, int exact) {
   int limit = exact > 0 ? exact : max_steps;
   double worst = 0.0;
   for (int s = 0;; ++s) {
     double m = 0.0;
-    JL_BFOR(i, w->n) { m = fmax(m, jl_br_block_contacts(w, p, i)); }
+    JL_BFOR(i, w->n) {
+      double d = 0.0;
+      if (s == 0 || w->act[i] != 0.0 || jl_br_near_active(w, p, i))
+        d = jl_br_block_contacts(w, p, i);
+      w->dep[i] = d;
+      m = fmax(m, d);
+    }
     worst = jl_br_block_max(m, w->red);
     if ((exact <= 0 && worst <= p->tol) || s >= limit) break;
     if (JL_BLEADER) w->steps++;
     JL_BFOR(i, w->n) {
+      int hit = w->dep[i] > 0.0;
+      w->act[i] = hit ? 1.0 : 0.0;
+      if (!hit) continue;
       w->x[i] += w->dx[i];
       w->y[i] += w->dy[i];
       w->z[i] += w->dz[i];

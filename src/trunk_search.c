@@ -33,8 +33,9 @@
  * wall cuts (1000 x 500 x 400 cuboid, 5 mm spacing, from empty, 25 s on 2
  * threads); with half, none of 21 did. */
 #define JL_POINT_SKIN_SHARE 0.5
-/* The CUDA kernel keeps a candidate in shared memory: 21 doubles a slot. */
-#define JL_CUDA_MAX_SLOTS 1300
+/* The CUDA kernel keeps a candidate in shared memory: 22 doubles a slot
+ * (227 KiB of shared memory per thread block on the H100/H200). */
+#define JL_CUDA_MAX_SLOTS 1250
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c) {
   memset(c, 0, sizeof *c);
