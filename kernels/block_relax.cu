@@ -28,6 +28,7 @@ struct jl_cuda_blocks {
   jl_grid_view grid;       // device pointers
   double *px, *py, *pz;
   int *cell_start, *cell_count, *inside_cells;
+  double *cell_lo, *cell_hi;
   uint8_t *inside;
 };
 
@@ -40,6 +41,7 @@ extern "C" void jl_cuda_blocks_destroy(jl_cuda_blocks *c) {
   cudaFree(c->d.worst); cudaFree(c->d.moves); cudaFree(c->d.steps); cudaFree(c->d.accepted);
   cudaFree(c->px); cudaFree(c->py); cudaFree(c->pz);
   cudaFree(c->cell_start); cudaFree(c->cell_count); cudaFree(c->inside_cells); cudaFree(c->inside);
+  cudaFree(c->cell_lo); cudaFree(c->cell_hi);
   delete c;
 }
 
@@ -76,11 +78,15 @@ extern "C" int jl_cuda_blocks_create(jl_cuda_blocks **out, const jl_surface_grid
   JL_CUDA_TRY(jl_upload(&c->cell_start, g->cell_start, ncell));
   JL_CUDA_TRY(jl_upload(&c->cell_count, g->cell_count, ncell));
   JL_CUDA_TRY(jl_upload(&c->inside, g->inside, ncell));
+  JL_CUDA_TRY(jl_upload(&c->cell_lo, g->cell_lo, 3 * ncell));
+  JL_CUDA_TRY(jl_upload(&c->cell_hi, g->cell_hi, 3 * ncell));
   JL_CUDA_TRY(jl_upload(&c->inside_cells, g->inside_cells, (size_t)g->n_inside));
   c->grid = jl_grid_view_host(g);
   c->grid.px = c->px; c->grid.py = c->py; c->grid.pz = c->pz;
   c->grid.cell_start = c->cell_start;
   c->grid.cell_count = c->cell_count;
+  c->grid.cell_lo = c->cell_lo;
+  c->grid.cell_hi = c->cell_hi;
   c->grid.inside = c->inside;
   c->grid.inside_cells = c->inside_cells;
   size_t smem = sizeof(double) * JL_BR_WS_DOUBLES(cap);

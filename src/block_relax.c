@@ -50,6 +50,8 @@ jl_grid_view jl_grid_view_host(const jl_surface_grid *g) {
   v.px = g->px; v.py = g->py; v.pz = g->pz;
   v.cell_start = g->cell_start;
   v.cell_count = g->cell_count;
+  v.cell_lo = g->cell_lo;
+  v.cell_hi = g->cell_hi;
   v.inside = g->inside;
   v.inside_cells = g->inside_cells;
   v.n_inside = g->n_inside;

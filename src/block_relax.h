@@ -25,6 +25,7 @@
 typedef struct jl_grid_view {
   const double *px, *py, *pz;      /* samples sorted by cell */
   const int *cell_start, *cell_count;
+  const double *cell_lo, *cell_hi; /* per cell: bounds of its samples (3 each) */
   const uint8_t *inside;           /* per cell: centre inside the trunk */
   const int *inside_cells;         /* the inside cells, where insertions go */
   int n_inside;
@@ -366,6 +367,9 @@ JL_BR_FN int jl_grid_point_inside(const jl_grid_view *g, jl_vec3 c) {
 
 /* ---- the per-candidate workspace and its steps ---- */
 
+/* Cells are skipped only when clearly away from the block (mm), so
+ * rounding in the box bound never hides a point the exact test would take. */
+#define JL_CELL_CULL_MARGIN 1e-6
 /* Random points tried for an insertion before taking a covered one. */
 #define JL_INSERT_TRIES 16
 
@@ -465,6 +469,21 @@ JL_BR_FN double jl_br_block_contacts(jl_br_ws *w, const jl_block_params *p, int 
       for (int ix = lo[0]; ix <= hi[0]; ++ix) {
         int cell = ix + row;
         int s0 = JL_LDG(g->cell_start + cell), cnt = JL_LDG(g->cell_count + cell);
+        if (cnt == 0) continue;
+        /* a cell whose samples' box lies outside one of the block's slabs
+         * (deeper than the best so far) holds no point worth testing:
+         * samples of a wall the block keeps off are skipped in one test */
+        const double *clo = g->cell_lo + 3 * cell, *chi = g->cell_hi + 3 * cell;
+        jl_vec3 bl = jl_v3(JL_LDG(clo), JL_LDG(clo + 1), JL_LDG(clo + 2));
+        jl_vec3 bh = jl_v3(JL_LDG(chi), JL_LDG(chi + 1), JL_LDG(chi + 2));
+        jl_vec3 bc = jl_v3_sub(jl_v3_scale(jl_v3_add(bl, bh), 0.5), c);
+        jl_vec3 be = jl_v3_scale(jl_v3_sub(bh, bl), 0.5);
+        int away = 0;
+        for (int a = 0; a < 3 && !away; ++a) {
+          double ext = fabs(ax[a].x) * be.x + fabs(ax[a].y) * be.y + fabs(ax[a].z) * be.z;
+          away = fabs(jl_v3_dot(ax[a], bc)) - ext - hp[a] > JL_CELL_CULL_MARGIN - pdeep;
+        }
+        if (away) continue;
         for (int k = s0; k < s0 + cnt; ++k) {
           jl_vec3 P = jl_v3(JL_LDG(g->px + k), JL_LDG(g->py + k), JL_LDG(g->pz + k));
           /* the cheap rejections of jl_box_point_depth first */

@@ -109,19 +109,36 @@ static int jl_grid_alloc(jl_surface_grid *g, jl_error *err) {
   g->cell_start = calloc(c, sizeof(int));
   g->cell_count = calloc(c, sizeof(int));
   g->inside = calloc(c, 1);
-  if (!g->px || !g->py || !g->pz || !g->point_id || !g->cell_start || !g->cell_count || !g->inside) {
+  g->cell_lo = malloc(3 * c * sizeof(double));
+  g->cell_hi = malloc(3 * c * sizeof(double));
+  if (!g->px || !g->py || !g->pz || !g->point_id || !g->cell_start || !g->cell_count || !g->inside ||
+      !g->cell_lo || !g->cell_hi) {
     jl_surface_grid_free(g);
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the surface grid");
   }
   return JL_OK;
 }
 
+/* Sorted coordinates from the ids, and each cell's point bounds (from the
+ * sorted arrays, so both builds give the same). */
 static void jl_grid_gather(jl_surface_grid *g, const double *pts) {
   for (int k = 0; k < g->n_points; ++k) {
     int i = g->point_id[k];
     g->px[k] = pts[3 * i];
     g->py[k] = pts[3 * i + 1];
     g->pz[k] = pts[3 * i + 2];
+  }
+  for (int c = 0; c < g->n_cells; ++c) {
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int k = g->cell_start[c]; k < g->cell_start[c] + g->cell_count[c]; ++k) {
+      lo[0] = fmin(lo[0], g->px[k]); hi[0] = fmax(hi[0], g->px[k]);
+      lo[1] = fmin(lo[1], g->py[k]); hi[1] = fmax(hi[1], g->py[k]);
+      lo[2] = fmin(lo[2], g->pz[k]); hi[2] = fmax(hi[2], g->pz[k]);
+    }
+    for (int d = 0; d < 3; ++d) {
+      g->cell_lo[3 * c + d] = lo[d];
+      g->cell_hi[3 * c + d] = hi[d];
+    }
   }
 }
 
@@ -267,6 +284,7 @@ void jl_surface_grid_free(jl_surface_grid *g) {
   if (!g) return;
   free(g->px); free(g->py); free(g->pz); free(g->point_id);
   free(g->cell_start); free(g->cell_count); free(g->inside); free(g->inside_cells);
+  free(g->cell_lo); free(g->cell_hi);
   memset(g, 0, sizeof *g);
 }
 

@@ -31,6 +31,8 @@ typedef struct jl_surface_grid {
   int n_cells;
   int *cell_start;         /* n_cells: first sorted point of each cell */
   int *cell_count;         /* n_cells: points in each cell */
+  double *cell_lo, *cell_hi; /* 3 * n_cells: bounding box of each cell's points
+                              (lo > hi for an empty cell) */
   uint8_t *inside;         /* n_cells: 1 when the cell centre is inside the surface */
   int n_inside;
   int *inside_cells;       /* n_inside cell indices, ascending */
