@@ -31,7 +31,10 @@ static void grid_compare(const jl_mesh *m, double spacing, double cell) {
   assert_memory_equal(a.cell_start, b.cell_start, sizeof(int) * (size_t)a.n_cells);
   assert_memory_equal(a.cell_count, b.cell_count, sizeof(int) * (size_t)a.n_cells);
   assert_memory_equal(a.px, b.px, sizeof(double) * (size_t)n);
+  assert_memory_equal(a.py, b.py, sizeof(double) * (size_t)n);
   assert_memory_equal(a.pz, b.pz, sizeof(double) * (size_t)n);
+  assert_memory_equal(a.cell_lo, b.cell_lo, sizeof(double) * 3 * (size_t)a.n_cells);
+  assert_memory_equal(a.cell_hi, b.cell_hi, sizeof(double) * 3 * (size_t)a.n_cells);
   jl_surface_grid_free(&a);
   jl_surface_grid_free(&b);
   free(pts);
