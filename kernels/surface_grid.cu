@@ -19,22 +19,23 @@ static __device__ int jl_dev_axis_cell(double v, double o, double cell, int dim)
 }
 
 __global__ void jl_grid_keys_kernel(const double *pts, int n, double ox, double oy, double oz,
-                                    double cell, int dx, int dy, int dz, int *key, int *id) {
+                                    double cell, int dx, int dy, int dz, unsigned *key, int *id) {
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   int ix = jl_dev_axis_cell(pts[3 * i], ox, cell, dx);
   int iy = jl_dev_axis_cell(pts[3 * i + 1], oy, cell, dy);
   int iz = jl_dev_axis_cell(pts[3 * i + 2], oz, cell, dz);
-  key[i] = ix + dx * (iy + dy * iz);
+  key[i] = (unsigned)(ix + dx * (iy + dy * iz));
   id[i] = i;
 }
 
-// Sorted keys: a run of equal keys is one cell; its first entry sets the
+// Sorted keys (unsigned: the radix sort needs no sign handling): a run of
+// equal keys is one cell; its first entry sets the
 // start, its last the count.
-__global__ void jl_grid_runs_kernel(const int *key, int n, int *start, int *count) {
+__global__ void jl_grid_runs_kernel(const unsigned *key, int n, int *start, int *count) {
   int k = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (k >= n) return;
-  int c = key[k];
+  unsigned c = key[k];
   if (k == 0 || key[k - 1] != c) start[c] = k;
   if (k == n - 1 || key[k + 1] != c) {
     int first = k;
@@ -61,7 +62,8 @@ extern "C" int jl_cuda_grid_sort(const double *pts, int n, const double origin[3
                                  int *cell_count, char *msg, int msg_len) {
   int n_cells = dim[0] * dim[1] * dim[2];
   double *d_pts = NULL;
-  int *d_key = NULL, *d_id = NULL, *d_key2 = NULL, *d_id2 = NULL, *d_start = NULL, *d_count = NULL;
+  unsigned *d_key = NULL, *d_key2 = NULL;
+  int *d_id = NULL, *d_id2 = NULL, *d_start = NULL, *d_count = NULL;
   void *d_tmp = NULL;
   size_t tmp_bytes = 0;
   int rc = -1;
@@ -76,9 +78,9 @@ extern "C" int jl_cuda_grid_sort(const double *pts, int n, const double origin[3
     }                                                                             \
   } while (0)
   JL_TRY(cudaMalloc(&d_pts, sizeof(double) * 3 * (size_t)n));
-  JL_TRY(cudaMalloc(&d_key, sizeof(int) * (size_t)n));
+  JL_TRY(cudaMalloc(&d_key, sizeof(unsigned) * (size_t)n));
   JL_TRY(cudaMalloc(&d_id, sizeof(int) * (size_t)n));
-  JL_TRY(cudaMalloc(&d_key2, sizeof(int) * (size_t)n));
+  JL_TRY(cudaMalloc(&d_key2, sizeof(unsigned) * (size_t)n));
   JL_TRY(cudaMalloc(&d_id2, sizeof(int) * (size_t)n));
   JL_TRY(cudaMalloc(&d_start, sizeof(int) * (size_t)n_cells));
   JL_TRY(cudaMalloc(&d_count, sizeof(int) * (size_t)n_cells));
