@@ -1,0 +1,85 @@
+/* The trunk packing driver: grand-canonical simulated annealing over free
+ * block positions and orientations, with contact relaxation (block_relax.h)
+ * after every move, many chains at once (CPU threads or one CUDA thread
+ * block per chain) sharing the best packing that passes the exact check. */
+#ifndef JL_TRUNK_SEARCH_H
+#define JL_TRUNK_SEARCH_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "trunk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct jl_trunk_search_config {
+  uint64_t seed;
+  double time_s;           /* stop after this many seconds; 0: no limit */
+  long rounds;             /* stop after this many launches; 0: no limit */
+  int target_count;        /* stop once the best legal count reaches this; 0: none */
+  int batch;               /* chains; 0: 16 per GPU multiprocessor, 2 per CPU thread */
+  const char *device;      /* "cpu", "cuda" or "auto" (NULL: auto) */
+  int threads;             /* CPU threads; 0: all cores */
+  jl_block_size block;     /* full edges, mm; zeros: 200 x 100 x 50 */
+  double spacing;          /* surface sample spacing, mm; 0: smallest edge / 10 */
+  double cell;             /* grid cell, mm; 0: 20 */
+  double point_skin;       /* blocks keep this far from the samples, mm;
+                              < 0 (the default): spacing / 2; 0: touching */
+  int moves_per_round;     /* annealing moves per chain per launch; 0: 16, and
+                              with a time limit adapted to ~1 s launches */
+  double t_start, t_end;   /* temperature schedule (energy units: blocks); 0: 0.6, 0.03 */
+} jl_trunk_search_config;
+
+void jl_trunk_search_config_default(jl_trunk_search_config *c);
+
+/* Reported after every launch. */
+typedef struct jl_trunk_progress {
+  double time_s;
+  int count;               /* most blocks in any chain's current state */
+  int best_count;          /* best packing that passed the exact check */
+  double temperature;      /* the schedule's base temperature */
+  uint64_t moves, relax_steps;
+} jl_trunk_progress;
+
+typedef void (*jl_trunk_progress_fn)(void *ctx, const jl_trunk_progress *p);
+
+enum { JL_TRUNK_STOP_ROUNDS = 0, JL_TRUNK_STOP_TIME = 1, JL_TRUNK_STOP_TARGET = 2,
+       JL_TRUNK_STOP_SIGNAL = 3 };
+
+typedef struct jl_trunk_run_info {
+  int start_count;         /* blocks in the start packing */
+  int start_legal;         /* the start passed the exact check */
+  int best_count;
+  double time_s, time_to_best_s;
+  long rounds;
+  uint64_t moves, accepted, relax_steps;
+  int checks, checks_failed; /* exact checks run / failed (candidates the samples passed) */
+  int n_points;            /* surface samples */
+  double spacing, cell;
+  int batch;
+  int stopped_by;          /* JL_TRUNK_STOP_* */
+  char device[8];          /* "cpu" or "cuda" */
+  char device_name[128];
+} jl_trunk_run_info;
+
+/* Runs the search from start (may be NULL or empty: an empty trunk).
+ * check decides legality exactly (required); a candidate becomes the new
+ * best only when it passes. progress (may be NULL) is called after every
+ * launch; *stop (may be NULL), set from a signal handler, ends the run after
+ * the current launch. best receives the best legal packing (the start when
+ * nothing better passed, or an empty packing when the start did not pass
+ * either). */
+int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
+                        const jl_block_packing *start, jl_trunk_check_fn check, void *check_ctx,
+                        jl_trunk_progress_fn progress, void *progress_ctx,
+                        volatile sig_atomic_t *stop, jl_block_packing *best,
+                        jl_trunk_run_info *info, jl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

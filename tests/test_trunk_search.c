@@ -1,0 +1,172 @@
+/* The annealing search on the CPU twin: from a worse start it reaches the
+ * known optimum of a small cuboid trunk, checked by a test-local exact
+ * check; runs are reproducible from the seed. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "surface_grid.h"
+#include "trunk_search.h"
+#include "trunk_test_check.h"
+
+static int progress_calls;
+static void on_progress(void *ctx, const jl_trunk_progress *p) {
+  (void)ctx;
+  progress_calls++;
+  assert_true(p->best_count >= 0 && p->temperature > 0.0);
+}
+
+/* 420 x 220 x 60 mm holds exactly 4 blocks of 200 x 100 x 50: they must lie
+ * flat (60 mm of height), and a fifth flat block does not fit the floor
+ * (5 x 20000 mm^2 > 92400 mm^2). Start: 2 blocks. */
+static void run_small(double len_x, int target, int n_start, long rounds, uint64_t seed, int threads,
+                      jl_block_packing *best, jl_trunk_run_info *info) {
+  double lo[3] = {0, 0, 0}, hi[3] = {len_x, 220, 60};
+  jl_mesh m;
+  jl_error err = {0};
+  assert_int_equal(jl_cuboid_mesh(&m, lo, hi, &err), JL_OK);
+  jl_block_packing start;
+  assert_int_equal(jl_block_packing_init(&start, 4, &err), JL_OK);
+  const double c0[3] = {105, 55, 30}, c1[3] = {315, 160, 30}, q[4] = {1, 0, 0, 0};
+  assert_int_equal(jl_block_packing_push(&start, c0, q, &err), JL_OK);
+  if (n_start > 1) assert_int_equal(jl_block_packing_push(&start, c1, q, &err), JL_OK);
+  cuboid_check cc = {{0, 0, 0}, {len_x, 220, 60}, {100, 50, 25}, 0};
+  jl_trunk_search_config cfg;
+  jl_trunk_search_config_default(&cfg);
+  cfg.seed = seed;
+  cfg.device = "cpu";
+  cfg.threads = threads;
+  cfg.batch = 4;
+  /* coarser than the default (5 mm, skin 2.5) to keep the test fast: every
+   * block of these 60 mm high trunks touches floor and ceiling samples */
+  cfg.spacing = 12.5;
+  cfg.point_skin = 3.125;
+  cfg.rounds = rounds;  /* the temperature falls over this many launches */
+  cfg.target_count = target;
+  assert_int_equal(jl_block_packing_init(best, 4, &err), JL_OK);
+  int rc = jl_trunk_search_run(&cfg, &m, &start, cuboid_check_fn, &cc, on_progress, NULL, NULL,
+                               best, info, &err);
+  assert_int_equal(rc, JL_OK);
+  double worst;
+  assert_int_equal(cuboid_check_fn(&cc, best, &worst), 1);
+  jl_block_packing_free(&start);
+  jl_cuboid_mesh_free(&m);
+}
+
+static void test_search_reaches_optimum(void **state) {
+  (void)state;
+  jl_block_packing best;
+  jl_trunk_run_info info;
+  progress_calls = 0;
+  run_small(420, 4, 2, 100, 5, 2, &best, &info);
+  print_message("best %d after %ld rounds, %.2f s, %llu moves, %llu steps, checks %d (failed %d)\n",
+                info.best_count, info.rounds, info.time_s, (unsigned long long)info.moves,
+                (unsigned long long)info.relax_steps, info.checks, info.checks_failed);
+  assert_int_equal(info.start_count, 2);
+  assert_int_equal(info.start_legal, 1);
+  assert_int_equal(best.count, 4);
+  assert_int_equal(info.best_count, 4);
+  assert_int_equal(info.stopped_by, JL_TRUNK_STOP_TARGET);
+  assert_int_equal(progress_calls, (int)info.rounds);
+  /* the same seed on another thread count: the same packing, bit for bit */
+  jl_block_packing again;
+  jl_trunk_run_info info2;
+  run_small(420, 4, 2, 100, 5, 1, &again, &info2);
+  assert_int_equal(again.count, best.count);
+  assert_int_equal(info2.rounds, info.rounds);
+  assert_memory_equal(again.centre, best.centre, sizeof(double) * 3 * (size_t)best.count);
+  assert_memory_equal(again.quat, best.quat, sizeof(double) * 4 * (size_t)best.count);
+  jl_block_packing_free(&again);
+  jl_block_packing_free(&best);
+}
+
+/* 620 x 220 x 60 mm holds exactly 6 flat blocks (3 x 2; a seventh needs
+ * 140000 mm^2 of floor, there are 136400), from a start of one. */
+static void test_search_six_from_one(void **state) {
+  (void)state;
+  jl_block_packing best;
+  jl_trunk_run_info info;
+  run_small(620, 6, 1, 300, 11, 2, &best, &info);
+  print_message("best %d after %ld rounds, %.2f s, %llu moves, %llu steps, checks %d (failed %d)\n",
+                info.best_count, info.rounds, info.time_s, (unsigned long long)info.moves,
+                (unsigned long long)info.relax_steps, info.checks, info.checks_failed);
+  assert_int_equal(info.start_count, 1);
+  assert_int_equal(best.count, 6);
+  jl_block_packing_free(&best);
+}
+
+/* A set stop flag (SIGINT) ends the run after one launch, keeping the best
+ * legal packing: here the start, as nothing better was checked yet or it
+ * was found in that launch. */
+static void test_search_stop_flag(void **state) {
+  (void)state;
+  double lo[3] = {0, 0, 0}, hi[3] = {620, 220, 60};
+  jl_mesh m;
+  jl_error err = {0};
+  assert_int_equal(jl_cuboid_mesh(&m, lo, hi, &err), JL_OK);
+  jl_block_packing start;
+  assert_int_equal(jl_block_packing_init(&start, 2, &err), JL_OK);
+  const double c0[3] = {105, 55, 30}, q[4] = {1, 0, 0, 0};
+  assert_int_equal(jl_block_packing_push(&start, c0, q, &err), JL_OK);
+  cuboid_check cc = {{0, 0, 0}, {620, 220, 60}, {100, 50, 25}, 0};
+  jl_trunk_search_config cfg;
+  jl_trunk_search_config_default(&cfg);
+  cfg.device = "cpu";
+  cfg.batch = 2;
+  cfg.moves_per_round = 2;
+  volatile sig_atomic_t stop = 1;
+  jl_block_packing best = {0};
+  jl_trunk_run_info info;
+  assert_int_equal(jl_trunk_search_run(&cfg, &m, &start, cuboid_check_fn, &cc, NULL, NULL, &stop,
+                                       &best, &info, &err), JL_OK);
+  assert_int_equal(info.stopped_by, JL_TRUNK_STOP_SIGNAL);
+  assert_int_equal(info.rounds, 1);
+  assert_true(best.count >= 1 && best.count <= 3);
+  double worst;
+  assert_int_equal(cuboid_check_fn(&cc, &best, &worst), 1);
+  jl_block_packing_free(&best);
+  jl_block_packing_free(&start);
+  jl_cuboid_mesh_free(&m);
+}
+
+/* Bad input is an error, not a crash. */
+static void test_search_bad_input(void **state) {
+  (void)state;
+  double lo[3] = {0, 0, 0}, hi[3] = {150, 150, 150};
+  jl_mesh m;
+  jl_error err = {0};
+  assert_int_equal(jl_cuboid_mesh(&m, lo, hi, &err), JL_OK);
+  cuboid_check cc = {{0, 0, 0}, {150, 150, 150}, {100, 50, 25}, 0};
+  jl_trunk_search_config cfg;
+  jl_trunk_search_config_default(&cfg);
+  cfg.device = "cpu";
+  cfg.rounds = 1;
+  jl_block_packing best = {0};
+  jl_trunk_run_info info;
+  /* 3.375 l: room for 3 blocks by volume, but no check given */
+  assert_int_equal(jl_trunk_search_run(&cfg, &m, NULL, NULL, NULL, NULL, NULL, NULL, &best, &info, &err),
+                   JL_ERR_INPUT);
+  cfg.block.x = -1;
+  assert_int_equal(jl_trunk_search_run(&cfg, &m, NULL, cuboid_check_fn, &cc, NULL, NULL, NULL, &best,
+                                       &info, &err), JL_ERR_INPUT);
+  cfg.block = (jl_block_size){200, 200, 200};  /* 8 l > 3.375 l */
+  assert_int_equal(jl_trunk_search_run(&cfg, &m, NULL, cuboid_check_fn, &cc, NULL, NULL, NULL, &best,
+                                       &info, &err), JL_ERR_INPUT);
+  jl_block_packing_free(&best);
+  jl_cuboid_mesh_free(&m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_search_reaches_optimum),
+    cmocka_unit_test(test_search_six_from_one),
+    cmocka_unit_test(test_search_stop_flag),
+    cmocka_unit_test(test_search_bad_input),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
