@@ -1,5 +1,6 @@
 /* jostle trunk: trunk volume in liters from a mesh, and verify for trunk results. */
 #include <getopt.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,44 @@
 #include "trunk_baseline.h"
 #include "trunk_check.h"
 #include "trunk_io.h"
+#include "trunk_search.h"
+#include "progress.h"
+
+/* The signal handler's only link to the search: a flag it polls between launches. */
+static volatile sig_atomic_t jl_trunk_stop_flag = 0;
+
+static void jl_trunk_on_signal(int sig) {
+  (void)sig;
+  jl_trunk_stop_flag = 1;
+}
+
+static void jl_trunk_install_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = jl_trunk_on_signal;
+  sa.sa_flags = SA_RESETHAND;  /* a second Ctrl-C kills at once */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+typedef struct jl_trunk_progress_ctx {
+  const char *name;
+  double t0;
+  int last_best;
+  jl_progress pr;
+} jl_trunk_progress_ctx;
+
+static void jl_trunk_on_progress(void *ctx, const jl_trunk_progress *p) {
+  jl_trunk_progress_ctx *c = ctx;
+  int improved = p->best_count > c->last_best;
+  c->last_best = p->best_count;
+  jl_progress_update(&c->pr, jl_time_now(), improved,
+                     "%s: %.1f s  best legal %d  chains up to %d  temperature %.3g  moves %llu  "
+                     "relax steps %.3g",
+                     c->name, jl_time_now() - c->t0, p->best_count, p->count, p->temperature,
+                     (unsigned long long)p->moves, (double)p->relax_steps);
+}
 
 static const char *const jl_trunk_help =
   "usage: jostle trunk MESH|PROBLEM.json [options]\n"
@@ -38,6 +77,9 @@ static const char *const jl_trunk_help =
   "  --resume FILE     start from a trunk result (.json) when it beats the baseline\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
   "  --threads T       CPU threads (default: all cores)\n"
+  "\n"
+  "Ctrl-C (SIGINT) or SIGTERM stops after the current launch and writes the best\n"
+  "legal packing.\n"
   "\n"
   "output:\n"
   "  --out FILE.json   result (default NAME.json); a glTF scene FILE.glb and a\n"
@@ -194,7 +236,9 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_mesh mesh = {0};
   jl_trunk_geom geom;
   memset(&geom, 0, sizeof geom);
-  jl_block_packing best = {0}, resume = {0};
+  jl_block_packing best = {0}, resume = {0}, found = {0};
+  jl_trunk_run_info si;
+  memset(&si, 0, sizeof si);
   int status = 0, is_problem = jl_ends_with(a.input, ".json");
   if (is_problem) {
     if (jl_trunk_problem_load(&prob, a.input, &err) != JL_OK) goto fail;
@@ -267,31 +311,41 @@ int jl_cli_trunk(int argc, char **argv) {
       jl_log_printf(&log, JL_LOG_INFO, "%s: resumed packing of %d blocks beats the baseline", a.resume, resume.count);
     }
   }
-  double time_to_best = jl_time_now() - t0;
+  double time_to_best = jl_time_now() - t0, t_search = jl_time_now();
 
-  /* ---- SEARCH HOOK (integrator) ----
-   * The annealing search (trunk_search.h, built on the other branch) plugs in
-   * here, starting from `best` (the baseline, or the resumed packing when it was
-   * legal and larger). With the interface that branch has now, roughly:
-   *
-   *   jl_trunk_search_config cfg;
-   *   jl_trunk_search_config_default(&cfg);
-   *   cfg.seed = a.seed; cfg.time_s = a.time_s; cfg.device = a.device;
-   *   cfg.threads = (int)a.threads; cfg.block = prob.block;
-   *   cfg.spacing = a.spacing; cfg.cell = a.cell;      (0 spacing: its default)
-   *   install SIGINT/SIGTERM handlers setting a flag, as cli_circles.c does;
-   *   jl_block_packing found = {0};
-   *   jl_trunk_run_info si;
-   *   if (jl_trunk_search_run(&cfg, &mesh, &best, jl_trunk_check, &geom, progress_fn, &log,
-   *                           &stop_flag, &found, &si, &err) != JL_OK) goto fail;
-   *   if (found.count > best.count) jl_block_packing_copy(&best, &found, &err);
-   *   search = "anneal"; stopped_by = "time" | "signal" | ...; time_to_best = ...;
-   *
-   * The exact check below runs on whatever is chosen, so nothing unchecked is
-   * written. Until the search is wired in, the baseline (or the resumed
-   * packing) is the result and --spacing, --cell and --time have no effect. */
-  (void)a.spacing;
-  (void)a.cell;
+  /* The annealing search starts from the baseline (or the resumed packing)
+   * and only ever hands back packings that passed the exact check. */
+  jl_trunk_search_config cfg;
+  jl_trunk_search_config_default(&cfg);
+  cfg.seed = a.seed;
+  cfg.time_s = a.time_s;
+  cfg.device = a.device;
+  cfg.threads = (int)a.threads;
+  cfg.block = prob.block;
+  cfg.spacing = a.spacing;
+  cfg.cell = a.cell;
+  cfg.target_count = (int)bound;  /* nothing can beat the volume bound */
+  int ran_search = best.count < bound;  /* at the volume bound nothing can be added */
+  jl_trunk_progress_ctx pctx = {.name = prob.name, .t0 = t0, .last_best = best.count};
+  jl_progress_init(&pctx.pr, stderr, !a.quiet);
+  jl_trunk_stop_flag = 0;
+  jl_trunk_install_signals();
+  if (ran_search && jl_trunk_search_run(&cfg, &mesh, &best, jl_trunk_check, &geom, jl_trunk_on_progress, &pctx,
+                          &jl_trunk_stop_flag, &found, &si, &err) != JL_OK) {
+    jl_progress_end(&pctx.pr);
+    goto fail;
+  }
+  jl_progress_end(&pctx.pr);
+  if (found.count > best.count) {
+    if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
+    search = "anneal";
+    time_to_best = si.time_to_best_s + (t_search - t0);
+  }
+  static const char *const stop_names[] = {"rounds", "time", "target", "signal"};
+  if (!ran_search)
+    stopped_by = "target";
+  else
+    stopped_by = (si.stopped_by >= 0 && si.stopped_by <= 3) ? stop_names[si.stopped_by] : "time";
 
   jl_trunk_report chk;
   if (jl_trunk_check_packing(&geom, &best, &chk, &err) != JL_OK) goto fail;
@@ -304,7 +358,7 @@ int jl_cli_trunk(int argc, char **argv) {
   double time_s = jl_time_now() - t0;
   jl_trunk_result res = {&prob, &best, &rep, &chk, base.count, bound, a.seed,
                          jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
-                         base.time_s, stopped_by};
+                         base.time_s, stopped_by, ran_search ? &si : NULL};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d)", prob.name,
@@ -318,7 +372,11 @@ int jl_cli_trunk(int argc, char **argv) {
   printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d, fill %.1f%%)  %s\n", prob.name,
          best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, base.count,
          100.0 * best.count * bvol / rep.volume, why);
-  printf("result from %s after %.1f s on %s (no annealing search in this build yet)\n", search, time_s, dev.name);
+  printf("stopped by %s after %.1f s (best from %s at %.1f s), %llu moves, %llu relaxation steps, "
+         "%d exact checks (%d failed) on %s\n",
+         stopped_by, time_s, search, time_to_best, (unsigned long long)si.moves,
+         (unsigned long long)si.relax_steps, si.checks, si.checks_failed,
+         si.device_name[0] ? si.device_name : dev.name);
   printf("wrote %s, %s, %s\n", out, glb, svg);
   goto done;
 fail:
@@ -328,6 +386,7 @@ done:
   jl_mesh_free(&mesh);
   jl_block_packing_free(&best);
   jl_block_packing_free(&resume);
+  jl_block_packing_free(&found);
   return status;
 }
 

@@ -9,6 +9,7 @@
 
 #include "mesh.h"
 #include "trunk_check.h"
+#include "trunk_search.h"
 
 #define JL_TRUNK_NAME_MAX 128
 #define JL_TRUNK_PATH_MAX 4096
@@ -41,6 +42,7 @@ typedef struct jl_trunk_result {
   const char *search;             /* "baseline" while no search ran, else the search's name */
   double time_s, time_to_best_s, baseline_time_s;
   const char *stopped_by;         /* "baseline", "time", "signal", ... */
+  const jl_trunk_run_info *search_info; /* what the annealing search did; NULL when none ran */
 } jl_trunk_result;
 
 int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);

@@ -86,9 +86,9 @@ expect_err 'no-such-mesh\.stl' "the missing mesh"
 
 # Every problem file (the hatchback's mesh is OBJ; mesh paths are relative to the
 # problem file): the mesh volume matches the generator's sidecar, the upper bound is
-# floor(volume / 1 L), and the count is the baseline, at most the bound.
+# floor(volume / 1 L), and the count is at least the baseline and at most the bound.
 for name in cuboid-1000x500x400 slanted-seat-back sedan hatchback; do
-  jrun "p_$name" trunk "$SRC/problems/trunk/$name.json" --device cpu --out "$d/$name.json" --quiet
+  jrun "p_$name" trunk "$SRC/problems/trunk/$name.json" --device cpu --time 2 --out "$d/$name.json" --quiet
   expect_rc 0
   jpy '
 import math
@@ -97,15 +97,17 @@ if abs(d["mesh_volume_mm3"] - side["volume_mm3"]) > 1e-3 * max(1.0, side["volume
     fail("mesh volume %r, the sidecar says %r" % (d["mesh_volume_mm3"], side["volume_mm3"]))
 if d["upper_bound"] != math.floor(d["mesh_volume_mm3"] / 1e6):
     fail("upper bound %r, expected floor(%r L)" % (d["upper_bound"], d["mesh_volume_l"]))
-if not (0 < d["baseline_count"] == d["count"] <= d["upper_bound"]):
-    fail("expected 0 < baseline == count <= upper bound, got %r %r %r" % (d["baseline_count"], d["count"], d["upper_bound"]))
+if not (0 < d["baseline_count"] <= d["count"] <= d["upper_bound"]):
+    fail("expected 0 < baseline <= count <= upper bound, got %r %r %r" % (d["baseline_count"], d["count"], d["upper_bound"]))
+if d["count"] < d["upper_bound"] and "anneal" not in d["run"]:
+    fail("below the bound the annealing search must run, run = %r" % d["run"])
 if d["mesh"]["flipped_triangles"] != 0 or d["mesh"]["degenerate_dropped"] != 0:
     fail("the generated meshes are outward and clean, got %r" % d["mesh"])
 ' "$d/$name.json" "$SRC/meshes/$name.json" || fail "$name.json failed the checks above"
 done
 jrun verify_h verify "$d/hatchback.json"
 expect_rc 0
-jrun resume trunk "$SRC/meshes/hatchback.obj" --resume "$d/hatchback.json" --device cpu --out "$d/h2.json" --quiet
+jrun resume trunk "$SRC/meshes/hatchback.obj" --resume "$d/hatchback.json" --device cpu --time 2 --out "$d/h2.json" --quiet
 expect_rc 0
 jrun verify_h2 verify "$d/h2.json"
 expect_rc 0
