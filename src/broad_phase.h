@@ -1,0 +1,64 @@
+/* Broad phase of collision detection: a uniform grid built by sorting
+ * (cell key, body) entries, the same steps a GPU does with a radix sort:
+ *   per-body AABB (inflated by margin / 2) -> cells per body (count, scan)
+ *   -> (cell key << 32 | body) entries -> sort -> runs of equal cells
+ *   -> pairs within each cell, emitted only in the cell holding the low
+ *      corner of the two boxes' intersection (so no duplicates)
+ *   -> plus planes and very large bodies, tested against every body
+ *   -> pairs sorted by (a << 32 | b).
+ * Parallel over pthreads; the result does not depend on the thread count. */
+#ifndef JL_BROAD_PHASE_H
+#define JL_BROAD_PHASE_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "rigid_body.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Persistent buffers of the broad and narrow phase, grown as needed and
+ * reused every step (no allocation in a steady state). The fields after the
+ * first block are working storage; candidate pairs of the last call are
+ * readable (pair_a < pair_b as body indices, planes included). */
+typedef struct jl_broad_phase {
+  /* results of the last call, for diagnostics and tests */
+  int pair_count;          /* candidate pairs handed to the narrow phase */
+  int *pair_a, *pair_b;    /* candidate pairs, a < b, sorted by (a, b), unique */
+  double cell;             /* grid cell edge used */
+  int entries;             /* (cell, body) entries sorted */
+
+  /* working storage */
+  int body_cap;
+  double *aabb;            /* 6 per body: min xyz, max xyz, inflated by margin / 2 */
+  int *entry_start;        /* body_cap + 1: exclusive scan of cells per body */
+  int entry_cap;
+  uint64_t *keys, *keys_tmp; /* cell key << 32 | body, sorted */
+  int pair_cap;
+  uint64_t *pairs, *pairs_tmp; /* a << 32 | b */
+  int *cell_start;         /* start of each run of equal cells in keys */
+  int cell_cap;
+  int *planes;             /* indices of plane bodies */
+  int *large;              /* bodies spanning too many cells, tested against all */
+  int list_cap;
+  int thread_cap;
+  void *local;             /* per-thread buffers (collide.c) */
+} jl_broad_phase;
+
+int jl_broad_phase_init(jl_broad_phase *bp, jl_error *err);
+void jl_broad_phase_free(jl_broad_phase *bp);
+
+/* Broad phase only: fills bp->pair_a / pair_b with every pair whose AABBs,
+ * each inflated by margin / 2, overlap (plane pairs: the body's inflated
+ * AABB reaches the plane's solid side), excluding static-static pairs.
+ * threads <= 0: all cores. */
+int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_broad_phase *bp,
+                       jl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
