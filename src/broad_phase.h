@@ -27,25 +27,37 @@ typedef struct jl_broad_phase {
   /* results of the last call, for diagnostics and tests */
   int pair_count;          /* candidate pairs handed to the narrow phase */
   int *pair_a, *pair_b;    /* candidate pairs, a < b, sorted by (a, b), unique */
-  double cell;             /* grid cell edge used */
-  int entries;             /* (cell, body) entries sorted */
+  double cell;             /* grid cell edge used (0: no grid this call) */
+  long entries;            /* (cell, body) entries sorted */
+  int large_count;         /* bodies too large for the grid, tested against all */
+  int plane_count;
 
   /* working storage */
   int body_cap;
   double *aabb;            /* 6 per body: min xyz, max xyz, inflated by margin / 2 */
-  int *entry_start;        /* body_cap + 1: exclusive scan of cells per body */
-  int entry_cap;
-  uint64_t *keys, *keys_tmp; /* cell key << 32 | body, sorted */
-  int pair_cap;
+  uint8_t *kind;           /* per body: grid, large, plane */
+  long *entry_start;       /* body_cap + 1: exclusive scan of cells per body */
+  long entry_cap;
+  uint64_t *keys, *keys_tmp; /* cell keys, sorted with their bodies */
+  int *vals, *vals_tmp;
+  long cell_cap;
+  long *cell_start;        /* start of each run of equal keys, plus the end */
+  long pair_cap;
   uint64_t *pairs, *pairs_tmp; /* a << 32 | b */
-  int *cell_start;         /* start of each run of equal cells in keys */
-  int cell_cap;
   int *planes;             /* indices of plane bodies */
-  int *large;              /* bodies spanning too many cells, tested against all */
-  int list_cap;
-  int thread_cap;
-  void *local;             /* per-thread buffers (collide.c) */
+  int *large;              /* indices of large bodies */
+  void *pair_local;        /* per-thread pair buffers (broad_phase.c) */
+  void *contact_local;     /* per-thread jl_contacts of the narrow phase (collide.c) */
+  int contact_local_count;
 } jl_broad_phase;
+
+/* Body i's box (min xyz, max xyz), inflated by margin / 2 on every side;
+ * not meaningful for planes. */
+void jl_body_aabb(const jl_bodies *bodies, int i, double margin, double box[6]);
+/* 1 when two inflated boxes overlap (closed intervals). */
+int jl_aabb_overlap(const double a[6], const double b[6]);
+/* 1 when an inflated box reaches within margin / 2 of plane body p. */
+int jl_aabb_near_plane(const jl_bodies *bodies, int p, const double box[6], double margin);
 
 int jl_broad_phase_init(jl_broad_phase *bp, jl_error *err);
 void jl_broad_phase_free(jl_broad_phase *bp);

@@ -1,0 +1,468 @@
+/* Broad phase: uniform grid by sorting cell keys (see broad_phase.h). */
+#include "broad_phase.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact.h"
+#include "math3d.h"
+#include "parallel.h"
+
+/* Bodies whose box spans more grid cells than this are kept out of the grid
+ * and tested against every body (a large static floor box, say). */
+#define JL_BP_LARGE_CELLS 512
+/* Fewer threads than this many items each only cost thread start-up. */
+#define JL_BP_MIN_PER_THREAD 1024
+/* Digits of the radix sort. */
+#define JL_RADIX_BITS 8
+#define JL_RADIX_SIZE (1 << JL_RADIX_BITS)
+
+enum { JL_BP_GRID = 0, JL_BP_LARGE = 1, JL_BP_PLANE = 2 };
+
+typedef struct jl_pair_buf {
+  uint64_t *pairs;
+  long count, cap;
+  int failed;
+} jl_pair_buf;
+
+static void jl_pair_push(jl_pair_buf *b, uint64_t pair) {
+  if (b->count == b->cap) {
+    long cap = b->cap ? 2 * b->cap : 1024;
+    uint64_t *q = realloc(b->pairs, (size_t)cap * sizeof *q);
+    if (!q) {
+      b->failed = 1;
+      return;
+    }
+    b->pairs = q;
+    b->cap = cap;
+  }
+  b->pairs[b->count++] = pair;
+}
+
+static uint64_t jl_pair_key(int u, int v) {
+  return u < v ? ((uint64_t)u << 32) | (uint32_t)v : ((uint64_t)v << 32) | (uint32_t)u;
+}
+
+void jl_body_aabb(const jl_bodies *bodies, int i, double margin, double box[6]) {
+  const double *p = bodies->pos + 3 * i, *s = bodies->size + 3 * i;
+  double e[3];
+  if (bodies->shape[i] == JL_SHAPE_BOX) {
+    const double *q = bodies->quat + 4 * i;
+    jl_quat qq = {q[0], q[1], q[2], q[3]};
+    jl_vec3 ax[3];
+    jl_quat_to_axes(qq, ax);
+    e[0] = fabs(ax[0].x) * s[0] + fabs(ax[1].x) * s[1] + fabs(ax[2].x) * s[2];
+    e[1] = fabs(ax[0].y) * s[0] + fabs(ax[1].y) * s[1] + fabs(ax[2].y) * s[2];
+    e[2] = fabs(ax[0].z) * s[0] + fabs(ax[1].z) * s[1] + fabs(ax[2].z) * s[2];
+  } else {
+    e[0] = e[1] = e[2] = s[0];
+  }
+  for (int k = 0; k < 3; ++k) {
+    box[k] = p[k] - e[k] - 0.5 * margin;
+    box[3 + k] = p[k] + e[k] + 0.5 * margin;
+  }
+}
+
+int jl_aabb_overlap(const double a[6], const double b[6]) {
+  return a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] &&
+         b[2] <= a[5];
+}
+
+int jl_aabb_near_plane(const jl_bodies *bodies, int p, const double box[6], double margin) {
+  const double *o = bodies->pos + 3 * p, *n = bodies->size + 3 * p;
+  /* Lowest signed distance of the box above the plane. */
+  double d = 0.0;
+  for (int k = 0; k < 3; ++k) {
+    double c = 0.5 * (box[k] + box[3 + k]), h = 0.5 * (box[3 + k] - box[k]);
+    d += n[k] * (c - o[k]) - fabs(n[k]) * h;
+  }
+  return d <= 0.5 * margin;
+}
+
+int jl_broad_phase_init(jl_broad_phase *bp, jl_error *err) {
+  (void)err;
+  memset(bp, 0, sizeof *bp);
+  return JL_OK;
+}
+
+void jl_broad_phase_free(jl_broad_phase *bp) {
+  if (!bp) return;
+  free(bp->pair_a);
+  free(bp->pair_b);
+  free(bp->aabb);
+  free(bp->kind);
+  free(bp->entry_start);
+  free(bp->keys);
+  free(bp->keys_tmp);
+  free(bp->vals);
+  free(bp->vals_tmp);
+  free(bp->cell_start);
+  free(bp->pairs);
+  free(bp->pairs_tmp);
+  free(bp->planes);
+  free(bp->large);
+  jl_pair_buf *local = bp->pair_local;
+  if (local)
+    for (int t = 0; t < JL_MAX_THREADS; ++t) free(local[t].pairs);
+  free(local);
+  jl_contacts *contacts = bp->contact_local;
+  if (contacts)
+    for (int t = 0; t < bp->contact_local_count; ++t) jl_contacts_free(&contacts[t]);
+  free(contacts);
+  memset(bp, 0, sizeof *bp);
+}
+
+#define JL_BP_GROW(ptr, n)                                                                  \
+  do {                                                                                      \
+    void *q_ = realloc((ptr), (size_t)(n) * sizeof *(ptr));                                 \
+    if (!q_) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: out of memory");          \
+    (ptr) = q_;                                                                             \
+  } while (0)
+
+/* ---- parallel LSD radix sort of 64-bit keys (with optional int values) ---- */
+
+typedef struct jl_radix_job {
+  const uint64_t *key_in;
+  uint64_t *key_out;
+  const int *val_in;
+  int *val_out;
+  long n;
+  int shift;
+  long (*hist)[JL_RADIX_SIZE];
+} jl_radix_job;
+
+static void jl_radix_count(void *ctx, int t, int nt) {
+  jl_radix_job *j = ctx;
+  long lo, hi;
+  jl_parallel_chunk(j->n, t, nt, &lo, &hi);
+  long *h = j->hist[t];
+  memset(h, 0, sizeof(long) * JL_RADIX_SIZE);
+  for (long i = lo; i < hi; ++i) h[(j->key_in[i] >> j->shift) & (JL_RADIX_SIZE - 1)]++;
+}
+
+static void jl_radix_scatter(void *ctx, int t, int nt) {
+  jl_radix_job *j = ctx;
+  long lo, hi;
+  jl_parallel_chunk(j->n, t, nt, &lo, &hi);
+  long *h = j->hist[t];  /* now the output offsets of this chunk */
+  for (long i = lo; i < hi; ++i) {
+    long o = h[(j->key_in[i] >> j->shift) & (JL_RADIX_SIZE - 1)]++;
+    j->key_out[o] = j->key_in[i];
+    if (j->val_in) j->val_out[o] = j->val_in[i];
+  }
+}
+
+/* Stable sort of keys[0..n) (and vals beside them when not NULL), using
+ * tmp buffers of the same size; the result ends in *keys / *vals (the
+ * pointers may be swapped with the tmp ones). Passes over digits that are
+ * equal in every key are skipped. */
+static int jl_radix_sort(uint64_t **keys, uint64_t **keys_tmp, int **vals, int **vals_tmp, long n,
+                         int nt, jl_error *err) {
+  if (n < 2) return JL_OK;
+  uint64_t all_or = 0, all_and = ~(uint64_t)0;
+  for (long i = 0; i < n; ++i) {
+    all_or |= (*keys)[i];
+    all_and &= (*keys)[i];
+  }
+  uint64_t varying = all_or ^ all_and;
+  long(*hist)[JL_RADIX_SIZE] = malloc(sizeof(long) * JL_RADIX_SIZE * (size_t)nt);
+  if (!hist) return jl_error_set(err, JL_ERR_NOMEM, "radix sort: out of memory");
+  for (int shift = 0; shift < 64; shift += JL_RADIX_BITS) {
+    if (((varying >> shift) & (JL_RADIX_SIZE - 1)) == 0) continue;
+    jl_radix_job j = {*keys, *keys_tmp, vals ? *vals : NULL, vals ? *vals_tmp : NULL, n, shift,
+                      hist};
+    jl_parallel_run(nt, jl_radix_count, &j);
+    /* Offsets digit-major, chunk-minor: the sort stays stable. */
+    long sum = 0;
+    for (int d = 0; d < JL_RADIX_SIZE; ++d)
+      for (int t = 0; t < nt; ++t) {
+        long c = hist[t][d];
+        hist[t][d] = sum;
+        sum += c;
+      }
+    jl_parallel_run(nt, jl_radix_scatter, &j);
+    uint64_t *tk = *keys;
+    *keys = *keys_tmp;
+    *keys_tmp = tk;
+    if (vals) {
+      int *tv = *vals;
+      *vals = *vals_tmp;
+      *vals_tmp = tv;
+    }
+  }
+  free(hist);
+  return JL_OK;
+}
+
+/* ---- the grid ---- */
+
+typedef struct jl_bp_job {
+  const jl_bodies *bodies;
+  jl_broad_phase *bp;
+  double margin;
+  double cell;
+  double origin[3];
+  int bits[3];
+  long cell_runs;
+} jl_bp_job;
+
+static void jl_bp_aabbs(void *ctx, int t, int nt) {
+  jl_bp_job *j = ctx;
+  long lo, hi;
+  jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
+  for (long i = lo; i < hi; ++i)
+    if (j->bodies->shape[i] != JL_SHAPE_PLANE) jl_body_aabb(j->bodies, (int)i, j->margin, j->bp->aabb + 6 * i);
+}
+
+static void jl_bp_cell_range(const jl_bp_job *j, const double *box, long lo[3], long hi[3]) {
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = (long)floor((box[k] - j->origin[k]) / j->cell);
+    hi[k] = (long)floor((box[3 + k] - j->origin[k]) / j->cell);
+  }
+}
+
+static uint64_t jl_bp_cell_key(const jl_bp_job *j, long x, long y, long z) {
+  return (uint64_t)x | ((uint64_t)y << j->bits[0]) | ((uint64_t)z << (j->bits[0] + j->bits[1]));
+}
+
+static void jl_bp_count(void *ctx, int t, int nt) {
+  jl_bp_job *j = ctx;
+  long lo, hi;
+  jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
+  for (long i = lo; i < hi; ++i) {
+    long n = 0;
+    if (j->bp->kind[i] == JL_BP_GRID) {
+      long a[3], b[3];
+      jl_bp_cell_range(j, j->bp->aabb + 6 * i, a, b);
+      n = (b[0] - a[0] + 1) * (b[1] - a[1] + 1) * (b[2] - a[2] + 1);
+    }
+    j->bp->entry_start[i + 1] = n;
+  }
+}
+
+static void jl_bp_fill(void *ctx, int t, int nt) {
+  jl_bp_job *j = ctx;
+  jl_broad_phase *bp = j->bp;
+  long lo, hi;
+  jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
+  for (long i = lo; i < hi; ++i) {
+    if (bp->kind[i] != JL_BP_GRID) continue;
+    long a[3], b[3], o = bp->entry_start[i];
+    jl_bp_cell_range(j, bp->aabb + 6 * i, a, b);
+    for (long z = a[2]; z <= b[2]; ++z)
+      for (long y = a[1]; y <= b[1]; ++y)
+        for (long x = a[0]; x <= b[0]; ++x) {
+          bp->keys[o] = jl_bp_cell_key(j, x, y, z);
+          bp->vals[o] = (int)i;
+          o++;
+        }
+  }
+}
+
+/* Pairs inside the cells whose run starts in this chunk of entries, each
+ * emitted only in the cell holding the low corner of the two boxes'
+ * intersection; then large bodies and planes against this chunk of bodies. */
+static void jl_bp_pairs(void *ctx, int t, int nt) {
+  jl_bp_job *j = ctx;
+  jl_broad_phase *bp = j->bp;
+  const jl_bodies *bodies = j->bodies;
+  jl_pair_buf *out = (jl_pair_buf *)bp->pair_local + t;
+  out->count = 0;
+  out->failed = 0;
+  long lo, hi;
+  jl_parallel_chunk(j->cell_runs, t, nt, &lo, &hi);
+  uint64_t mx = ((uint64_t)1 << j->bits[0]) - 1, my = ((uint64_t)1 << j->bits[1]) - 1;
+  for (long r = lo; r < hi; ++r) {
+    long s = bp->cell_start[r], e = bp->cell_start[r + 1];
+    uint64_t key = bp->keys[s];
+    long cx = (long)(key & mx), cy = (long)((key >> j->bits[0]) & my),
+         cz = (long)(key >> (j->bits[0] + j->bits[1]));
+    for (long p = s; p < e; ++p) {
+      int u = bp->vals[p];
+      const double *bu = bp->aabb + 6 * u;
+      for (long q = p + 1; q < e; ++q) {
+        int v = bp->vals[q];
+        if (bodies->is_static[u] && bodies->is_static[v]) continue;
+        const double *bv = bp->aabb + 6 * v;
+        if (!jl_aabb_overlap(bu, bv)) continue;
+        double corner[6];
+        for (int k = 0; k < 3; ++k) corner[k] = corner[3 + k] = fmax(bu[k], bv[k]);
+        long c0[3], c1[3];
+        jl_bp_cell_range(j, corner, c0, c1);
+        if (c0[0] != cx || c0[1] != cy || c0[2] != cz) continue;
+        jl_pair_push(out, jl_pair_key(u, v));
+      }
+    }
+  }
+  jl_parallel_chunk(bodies->count, t, nt, &lo, &hi);
+  for (long i = lo; i < hi; ++i) {
+    if (bp->kind[i] == JL_BP_PLANE) continue;
+    const double *bi = bp->aabb + 6 * i;
+    for (int l = 0; l < bp->large_count; ++l) {
+      int L = bp->large[l];
+      if (L == i || (bp->kind[i] == JL_BP_LARGE && i < L)) continue;
+      if (bodies->is_static[L] && bodies->is_static[i]) continue;
+      if (jl_aabb_overlap(bp->aabb + 6 * L, bi)) jl_pair_push(out, jl_pair_key((int)i, L));
+    }
+    if (bodies->is_static[i]) continue;
+    for (int l = 0; l < bp->plane_count; ++l) {
+      int P = bp->planes[l];
+      if (jl_aabb_near_plane(bodies, P, bi, j->margin)) jl_pair_push(out, jl_pair_key((int)i, P));
+    }
+  }
+}
+
+static int jl_bp_reserve_bodies(jl_broad_phase *bp, int n, jl_error *err) {
+  if (n <= bp->body_cap) return JL_OK;
+  JL_BP_GROW(bp->aabb, 6 * (size_t)n);
+  JL_BP_GROW(bp->kind, n);
+  JL_BP_GROW(bp->entry_start, (size_t)n + 1);
+  JL_BP_GROW(bp->planes, n);
+  JL_BP_GROW(bp->large, n);
+  bp->body_cap = n;
+  return JL_OK;
+}
+
+int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_broad_phase *bp,
+                       jl_error *err) {
+  int n = bodies->count;
+  bp->pair_count = 0;
+  bp->cell = 0.0;
+  bp->entries = 0;
+  bp->large_count = 0;
+  bp->plane_count = 0;
+  if (!(margin >= 0.0) || !isfinite(margin))
+    return jl_error_set(err, JL_ERR_INPUT, "collision margin must be finite and >= 0 (got %g)", margin);
+  if (n < 0) return jl_error_set(err, JL_ERR_INTERNAL, "negative body count");
+  if (n == 0) return JL_OK;
+  if (jl_bp_reserve_bodies(bp, n, err)) return err ? err->code : JL_ERR_NOMEM;
+  if (!bp->pair_local) {
+    bp->pair_local = calloc(JL_MAX_THREADS, sizeof(jl_pair_buf));
+    if (!bp->pair_local) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: out of memory");
+  }
+  int nt = jl_parallel_threads(threads, n, JL_BP_MIN_PER_THREAD);
+  jl_bp_job job = {.bodies = bodies, .bp = bp, .margin = margin};
+  jl_parallel_run(nt, jl_bp_aabbs, &job);
+
+  /* Cell edge: the mean box size of the dynamic bodies. */
+  double sum = 0.0;
+  long dyn = 0;
+  for (int i = 0; i < n; ++i) {
+    if (bodies->shape[i] == JL_SHAPE_PLANE) {
+      bp->kind[i] = JL_BP_PLANE;
+      bp->planes[bp->plane_count++] = i;
+      continue;
+    }
+    for (int k = 0; k < 3; ++k) {
+      const double *b = bp->aabb + 6 * i;
+      if (!isfinite(b[k]) || !isfinite(b[3 + k]))
+        return jl_error_set(err, JL_ERR_INPUT, "body %d: position or size is not finite", i);
+    }
+    if (!bodies->is_static[i]) {
+      const double *b = bp->aabb + 6 * i;
+      sum += fmax(b[3] - b[0], fmax(b[4] - b[1], b[5] - b[2]));
+      dyn++;
+    }
+  }
+  if (dyn == 0) goto sort_pairs;  /* only static bodies: nothing can touch */
+  double cell = sum / (double)dyn;
+  if (!(cell > 0.0)) cell = 1.0;
+  job.cell = cell;
+  /* Large bodies leave the grid; the rest fix its origin and extent. */
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int i = 0; i < n; ++i) {
+    if (bodies->shape[i] == JL_SHAPE_PLANE) continue;
+    const double *b = bp->aabb + 6 * i;
+    double cells = 1.0;
+    for (int k = 0; k < 3; ++k) cells *= (b[3 + k] - b[k]) / cell + 2.0;
+    if (cells > JL_BP_LARGE_CELLS) {
+      bp->kind[i] = JL_BP_LARGE;
+      bp->large[bp->large_count++] = i;
+      continue;
+    }
+    bp->kind[i] = JL_BP_GRID;
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = fmin(lo[k], b[k]);
+      hi[k] = fmax(hi[k], b[3 + k]);
+    }
+  }
+  if (bp->large_count == n - bp->plane_count) goto pairs;
+  /* Cell coordinates must fit 63 key bits; coarsen the grid if not. */
+  for (;;) {
+    int total = 0;
+    for (int k = 0; k < 3; ++k) {
+      job.origin[k] = lo[k];
+      double cells = floor((hi[k] - lo[k]) / job.cell) + 1.0;
+      int bits = 1;
+      while (bits < 62 && ldexp(1.0, bits) < cells) bits++;
+      job.bits[k] = bits;
+      total += bits;
+    }
+    if (total <= 63) break;
+    job.cell *= 2.0;
+  }
+  bp->cell = job.cell;
+
+  jl_parallel_run(nt, jl_bp_count, &job);
+  bp->entry_start[0] = 0;
+  for (int i = 0; i < n; ++i) bp->entry_start[i + 1] += bp->entry_start[i];
+  long entries = bp->entry_start[n];
+  bp->entries = entries;
+  if (entries > bp->entry_cap) {
+    JL_BP_GROW(bp->keys, entries);
+    JL_BP_GROW(bp->keys_tmp, entries);
+    JL_BP_GROW(bp->vals, entries);
+    JL_BP_GROW(bp->vals_tmp, entries);
+    JL_BP_GROW(bp->cell_start, entries + 1);
+    bp->entry_cap = entries;
+  }
+  jl_parallel_run(nt, jl_bp_fill, &job);
+  int snt = jl_parallel_threads(threads, entries, JL_BP_MIN_PER_THREAD);
+  if (jl_radix_sort(&bp->keys, &bp->keys_tmp, &bp->vals, &bp->vals_tmp, entries, snt, err))
+    return err ? err->code : JL_ERR_NOMEM;
+  long runs = 0;
+  for (long e = 0; e < entries; ++e)
+    if (e == 0 || bp->keys[e] != bp->keys[e - 1]) bp->cell_start[runs++] = e;
+  bp->cell_start[runs] = entries;
+  job.cell_runs = runs;
+
+pairs:
+  jl_parallel_run(nt, jl_bp_pairs, &job);
+  goto gather;
+
+sort_pairs:
+  nt = 1;
+  ((jl_pair_buf *)bp->pair_local)[0].count = 0;
+  ((jl_pair_buf *)bp->pair_local)[0].failed = 0;
+
+gather:;
+  jl_pair_buf *local = bp->pair_local;
+  long total = 0;
+  for (int t = 0; t < nt; ++t) {
+    if (local[t].failed) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: out of memory for pairs");
+    total += local[t].count;
+  }
+  if (total > 0x7fffffffL) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: too many pairs (%ld)", total);
+  if (total > bp->pair_cap) {
+    JL_BP_GROW(bp->pairs, total);
+    JL_BP_GROW(bp->pairs_tmp, total);
+    JL_BP_GROW(bp->pair_a, total);
+    JL_BP_GROW(bp->pair_b, total);
+    bp->pair_cap = total;
+  }
+  long o = 0;
+  for (int t = 0; t < nt; ++t) {
+    if (local[t].count) memcpy(bp->pairs + o, local[t].pairs, (size_t)local[t].count * sizeof(uint64_t));
+    o += local[t].count;
+  }
+  int pnt = jl_parallel_threads(threads, total, JL_BP_MIN_PER_THREAD);
+  if (jl_radix_sort(&bp->pairs, &bp->pairs_tmp, NULL, NULL, total, pnt, err))
+    return err ? err->code : JL_ERR_NOMEM;
+  for (long p = 0; p < total; ++p) {
+    bp->pair_a[p] = (int)(bp->pairs[p] >> 32);
+    bp->pair_b[p] = (int)(uint32_t)bp->pairs[p];
+  }
+  bp->pair_count = (int)total;
+  return JL_OK;
+}
