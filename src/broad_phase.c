@@ -21,12 +21,14 @@
 enum { JL_BP_GRID = 0, JL_BP_LARGE = 1, JL_BP_PLANE = 2 };
 
 typedef struct jl_pair_buf {
-  uint64_t *pairs;
+  uint64_t *pairs;         /* a << 32 | b, in order */
   long count, cap;
+  int *list;               /* partners of one body */
+  long list_count, list_cap;
   int failed;
 } jl_pair_buf;
 
-static void jl_pair_push(jl_pair_buf *b, uint64_t pair) {
+static void jl_pair_push(jl_pair_buf *b, int u, int v) {
   if (b->count == b->cap) {
     long cap = b->cap ? 2 * b->cap : 1024;
     uint64_t *q = realloc(b->pairs, (size_t)cap * sizeof *q);
@@ -37,11 +39,42 @@ static void jl_pair_push(jl_pair_buf *b, uint64_t pair) {
     b->pairs = q;
     b->cap = cap;
   }
-  b->pairs[b->count++] = pair;
+  b->pairs[b->count++] = ((uint64_t)(uint32_t)u << 32) | (uint32_t)v;
 }
 
-static uint64_t jl_pair_key(int u, int v) {
-  return u < v ? ((uint64_t)u << 32) | (uint32_t)v : ((uint64_t)v << 32) | (uint32_t)u;
+static void jl_list_push(jl_pair_buf *b, int v) {
+  if (b->list_count == b->list_cap) {
+    long cap = b->list_cap ? 2 * b->list_cap : 256;
+    int *q = realloc(b->list, (size_t)cap * sizeof *q);
+    if (!q) {
+      b->failed = 1;
+      return;
+    }
+    b->list = q;
+    b->list_cap = cap;
+  }
+  b->list[b->list_count++] = v;
+}
+
+static int jl_cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void jl_sort_ints(int *v, long n) {
+  if (n > 32) {
+    qsort(v, (size_t)n, sizeof *v, jl_cmp_int);
+    return;
+  }
+  for (long i = 1; i < n; ++i) {
+    int x = v[i];
+    long j = i - 1;
+    while (j >= 0 && v[j] > x) {
+      v[j + 1] = v[j];
+      j--;
+    }
+    v[j + 1] = x;
+  }
 }
 
 void jl_body_aabb(const jl_bodies *bodies, int i, double margin, double box[6]) {
@@ -92,19 +125,24 @@ void jl_broad_phase_free(jl_broad_phase *bp) {
   free(bp->pair_b);
   free(bp->aabb);
   free(bp->kind);
+  free(bp->cell_range);
   free(bp->entry_start);
   free(bp->keys);
   free(bp->keys_tmp);
   free(bp->vals);
   free(bp->vals_tmp);
+  free(bp->entry_body);
+  free(bp->entry_run);
+  free(bp->sorted_body);
   free(bp->cell_start);
-  free(bp->pairs);
-  free(bp->pairs_tmp);
   free(bp->planes);
   free(bp->large);
   jl_pair_buf *local = bp->pair_local;
   if (local)
-    for (int t = 0; t < JL_MAX_THREADS; ++t) free(local[t].pairs);
+    for (int t = 0; t < JL_MAX_THREADS; ++t) {
+      free(local[t].pairs);
+      free(local[t].list);
+    }
   free(local);
   jl_contacts *contacts = bp->contact_local;
   if (contacts)
@@ -204,7 +242,6 @@ typedef struct jl_bp_job {
   double cell;
   double origin[3];
   int bits[3];
-  long cell_runs;
 } jl_bp_job;
 
 static void jl_bp_aabbs(void *ctx, int t, int nt) {
@@ -215,29 +252,29 @@ static void jl_bp_aabbs(void *ctx, int t, int nt) {
     if (j->bodies->shape[i] != JL_SHAPE_PLANE) jl_body_aabb(j->bodies, (int)i, j->margin, j->bp->aabb + 6 * i);
 }
 
-static void jl_bp_cell_range(const jl_bp_job *j, const double *box, long lo[3], long hi[3]) {
-  for (int k = 0; k < 3; ++k) {
-    lo[k] = (long)floor((box[k] - j->origin[k]) / j->cell);
-    hi[k] = (long)floor((box[3 + k] - j->origin[k]) / j->cell);
-  }
-}
-
-static uint64_t jl_bp_cell_key(const jl_bp_job *j, long x, long y, long z) {
+static uint64_t jl_bp_cell_key(const jl_bp_job *j, int x, int y, int z) {
   return (uint64_t)x | ((uint64_t)y << j->bits[0]) | ((uint64_t)z << (j->bits[0] + j->bits[1]));
 }
 
+/* Cells of each grid body's box (floor is monotone, so the cell of the low
+ * corner of two boxes' intersection is the larger of their low cells). */
 static void jl_bp_count(void *ctx, int t, int nt) {
   jl_bp_job *j = ctx;
+  jl_broad_phase *bp = j->bp;
   long lo, hi;
   jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
   for (long i = lo; i < hi; ++i) {
     long n = 0;
-    if (j->bp->kind[i] == JL_BP_GRID) {
-      long a[3], b[3];
-      jl_bp_cell_range(j, j->bp->aabb + 6 * i, a, b);
-      n = (b[0] - a[0] + 1) * (b[1] - a[1] + 1) * (b[2] - a[2] + 1);
+    if (bp->kind[i] == JL_BP_GRID) {
+      const double *box = bp->aabb + 6 * i;
+      int *c = bp->cell_range + 6 * i;
+      for (int k = 0; k < 3; ++k) {
+        c[k] = (int)floor((box[k] - j->origin[k]) / j->cell);
+        c[3 + k] = (int)floor((box[3 + k] - j->origin[k]) / j->cell);
+      }
+      n = (long)(c[3] - c[0] + 1) * (c[4] - c[1] + 1) * (c[5] - c[2] + 1);
     }
-    j->bp->entry_start[i + 1] = n;
+    bp->entry_start[i + 1] = n;
   }
 }
 
@@ -248,68 +285,79 @@ static void jl_bp_fill(void *ctx, int t, int nt) {
   jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
   for (long i = lo; i < hi; ++i) {
     if (bp->kind[i] != JL_BP_GRID) continue;
-    long a[3], b[3], o = bp->entry_start[i];
-    jl_bp_cell_range(j, bp->aabb + 6 * i, a, b);
-    for (long z = a[2]; z <= b[2]; ++z)
-      for (long y = a[1]; y <= b[1]; ++y)
-        for (long x = a[0]; x <= b[0]; ++x) {
+    long o = bp->entry_start[i];
+    const int *c = bp->cell_range + 6 * i;
+    for (int z = c[2]; z <= c[5]; ++z)
+      for (int y = c[1]; y <= c[4]; ++y)
+        for (int x = c[0]; x <= c[3]; ++x) {
           bp->keys[o] = jl_bp_cell_key(j, x, y, z);
-          bp->vals[o] = (int)i;
+          bp->vals[o] = (int)o;
+          bp->entry_body[o] = (int)i;
           o++;
         }
   }
 }
 
-/* Pairs inside the cells whose run starts in this chunk of entries, each
- * emitted only in the cell holding the low corner of the two boxes'
- * intersection; then large bodies and planes against this chunk of bodies. */
+/* Pairs (u, v > u) for the bodies u of this chunk, in (u, v) order. */
 static void jl_bp_pairs(void *ctx, int t, int nt) {
   jl_bp_job *j = ctx;
   jl_broad_phase *bp = j->bp;
   const jl_bodies *bodies = j->bodies;
+  const uint8_t *st = bodies->is_static;
+  int n = bodies->count;
   jl_pair_buf *out = (jl_pair_buf *)bp->pair_local + t;
   out->count = 0;
   out->failed = 0;
   long lo, hi;
-  jl_parallel_chunk(j->cell_runs, t, nt, &lo, &hi);
-  uint64_t mx = ((uint64_t)1 << j->bits[0]) - 1, my = ((uint64_t)1 << j->bits[1]) - 1;
-  for (long r = lo; r < hi; ++r) {
-    long s = bp->cell_start[r], e = bp->cell_start[r + 1];
-    uint64_t key = bp->keys[s];
-    long cx = (long)(key & mx), cy = (long)((key >> j->bits[0]) & my),
-         cz = (long)(key >> (j->bits[0] + j->bits[1]));
-    for (long p = s; p < e; ++p) {
-      int u = bp->vals[p];
-      const double *bu = bp->aabb + 6 * u;
-      for (long q = p + 1; q < e; ++q) {
-        int v = bp->vals[q];
-        if (bodies->is_static[u] && bodies->is_static[v]) continue;
-        const double *bv = bp->aabb + 6 * v;
-        if (!jl_aabb_overlap(bu, bv)) continue;
-        double corner[6];
-        for (int k = 0; k < 3; ++k) corner[k] = corner[3 + k] = fmax(bu[k], bv[k]);
-        long c0[3], c1[3];
-        jl_bp_cell_range(j, corner, c0, c1);
-        if (c0[0] != cx || c0[1] != cy || c0[2] != cz) continue;
-        jl_pair_push(out, jl_pair_key(u, v));
-      }
+  jl_parallel_chunk(n, t, nt, &lo, &hi);
+  for (long ul = lo; ul < hi; ++ul) {
+    int u = (int)ul;
+    const double *bu = bp->aabb + 6 * u;
+    if (bp->kind[u] == JL_BP_PLANE) {
+      for (int v = u + 1; v < n; ++v)
+        if (bp->kind[v] != JL_BP_PLANE && !st[v] && jl_aabb_near_plane(bodies, u, bp->aabb + 6 * v, j->margin))
+          jl_pair_push(out, u, v);
+      continue;
     }
-  }
-  jl_parallel_chunk(bodies->count, t, nt, &lo, &hi);
-  for (long i = lo; i < hi; ++i) {
-    if (bp->kind[i] == JL_BP_PLANE) continue;
-    const double *bi = bp->aabb + 6 * i;
+    if (bp->kind[u] == JL_BP_LARGE) {
+      for (int v = u + 1; v < n; ++v) {
+        if (bp->kind[v] == JL_BP_PLANE) {
+          if (!st[u] && jl_aabb_near_plane(bodies, v, bu, j->margin)) jl_pair_push(out, u, v);
+        } else if (!(st[u] && st[v]) && jl_aabb_overlap(bu, bp->aabb + 6 * v)) {
+          jl_pair_push(out, u, v);
+        }
+      }
+      continue;
+    }
+    out->list_count = 0;
+    const int *cu = bp->cell_range + 6 * u;
+    int e = 0;
+    for (int z = cu[2]; z <= cu[5]; ++z)
+      for (int y = cu[1]; y <= cu[4]; ++y)
+        for (int x = cu[0]; x <= cu[3]; ++x, ++e) {
+          int r = bp->entry_run[bp->entry_start[u] + e];
+          for (long p = bp->cell_start[r], pe = bp->cell_start[r + 1]; p < pe; ++p) {
+            int v = bp->sorted_body[p];
+            if (v <= u || (st[u] && st[v])) continue;
+            const int *cv = bp->cell_range + 6 * v;
+            /* only in the cell of the intersection's low corner */
+            if ((cu[0] > cv[0] ? cu[0] : cv[0]) != x || (cu[1] > cv[1] ? cu[1] : cv[1]) != y ||
+                (cu[2] > cv[2] ? cu[2] : cv[2]) != z)
+              continue;
+            if (jl_aabb_overlap(bu, bp->aabb + 6 * v)) jl_list_push(out, v);
+          }
+        }
     for (int l = 0; l < bp->large_count; ++l) {
       int L = bp->large[l];
-      if (L == i || (bp->kind[i] == JL_BP_LARGE && i < L)) continue;
-      if (bodies->is_static[L] && bodies->is_static[i]) continue;
-      if (jl_aabb_overlap(bp->aabb + 6 * L, bi)) jl_pair_push(out, jl_pair_key((int)i, L));
+      if (L > u && !(st[u] && st[L]) && jl_aabb_overlap(bu, bp->aabb + 6 * L)) jl_list_push(out, L);
     }
-    if (bodies->is_static[i]) continue;
-    for (int l = 0; l < bp->plane_count; ++l) {
-      int P = bp->planes[l];
-      if (jl_aabb_near_plane(bodies, P, bi, j->margin)) jl_pair_push(out, jl_pair_key((int)i, P));
-    }
+    if (!st[u])
+      for (int l = 0; l < bp->plane_count; ++l) {
+        int P = bp->planes[l];
+        if (P > u && jl_aabb_near_plane(bodies, P, bu, j->margin)) jl_list_push(out, P);
+      }
+    jl_sort_ints(out->list, out->list_count);
+    for (long k = 0; k < out->list_count; ++k) jl_pair_push(out, u, out->list[k]);
   }
 }
 
@@ -317,6 +365,7 @@ static int jl_bp_reserve_bodies(jl_broad_phase *bp, int n, jl_error *err) {
   if (n <= bp->body_cap) return JL_OK;
   JL_BP_GROW(bp->aabb, 6 * (size_t)n);
   JL_BP_GROW(bp->kind, n);
+  JL_BP_GROW(bp->cell_range, 6 * (size_t)n);
   JL_BP_GROW(bp->entry_start, (size_t)n + 1);
   JL_BP_GROW(bp->planes, n);
   JL_BP_GROW(bp->large, n);
@@ -354,23 +403,25 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
       bp->planes[bp->plane_count++] = i;
       continue;
     }
-    for (int k = 0; k < 3; ++k) {
-      const double *b = bp->aabb + 6 * i;
+    const double *b = bp->aabb + 6 * i;
+    for (int k = 0; k < 3; ++k)
       if (!isfinite(b[k]) || !isfinite(b[3 + k]))
         return jl_error_set(err, JL_ERR_INPUT, "body %d: position or size is not finite", i);
-    }
     if (!bodies->is_static[i]) {
-      const double *b = bp->aabb + 6 * i;
-      sum += fmax(b[3] - b[0], fmax(b[4] - b[1], b[5] - b[2]));
+      double e = b[3] - b[0];
+      if (b[4] - b[1] > e) e = b[4] - b[1];
+      if (b[5] - b[2] > e) e = b[5] - b[2];
+      sum += e;
       dyn++;
     }
   }
-  if (dyn == 0) goto sort_pairs;  /* only static bodies: nothing can touch */
+  if (dyn == 0) return JL_OK;  /* only static bodies: nothing can touch */
   double cell = sum / (double)dyn;
   if (!(cell > 0.0)) cell = 1.0;
   job.cell = cell;
   /* Large bodies leave the grid; the rest fix its origin and extent. */
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  int grid = 0;
   for (int i = 0; i < n; ++i) {
     if (bodies->shape[i] == JL_SHAPE_PLANE) continue;
     const double *b = bp->aabb + 6 * i;
@@ -382,61 +433,63 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
       continue;
     }
     bp->kind[i] = JL_BP_GRID;
+    grid++;
     for (int k = 0; k < 3; ++k) {
       lo[k] = fmin(lo[k], b[k]);
       hi[k] = fmax(hi[k], b[3 + k]);
     }
   }
-  if (bp->large_count == n - bp->plane_count) goto pairs;
-  /* Cell coordinates must fit 63 key bits; coarsen the grid if not. */
-  for (;;) {
-    int total = 0;
-    for (int k = 0; k < 3; ++k) {
-      job.origin[k] = lo[k];
-      double cells = floor((hi[k] - lo[k]) / job.cell) + 1.0;
-      int bits = 1;
-      while (bits < 62 && ldexp(1.0, bits) < cells) bits++;
-      job.bits[k] = bits;
-      total += bits;
+  long entries = 0;
+  if (grid > 0) {
+    /* Cell coordinates must fit 63 key bits and an int; coarsen the grid if not. */
+    for (;;) {
+      int total = 0, fits = 1;
+      for (int k = 0; k < 3; ++k) {
+        job.origin[k] = lo[k];
+        double cells = floor((hi[k] - lo[k]) / job.cell) + 1.0;
+        if (cells > 1e9) fits = 0;
+        int bits = 1;
+        while (bits < 62 && ldexp(1.0, bits) < cells) bits++;
+        job.bits[k] = bits;
+        total += bits;
+      }
+      if (fits && total <= 63) break;
+      job.cell *= 2.0;
     }
-    if (total <= 63) break;
-    job.cell *= 2.0;
+    bp->cell = job.cell;
+    jl_parallel_run(nt, jl_bp_count, &job);
+    bp->entry_start[0] = 0;
+    for (int i = 0; i < n; ++i) bp->entry_start[i + 1] += bp->entry_start[i];
+    entries = bp->entry_start[n];
+    if (entries > 0x7fffffffL)
+      return jl_error_set(err, JL_ERR_NOMEM, "broad phase: too many grid entries (%ld)", entries);
+    bp->entries = entries;
+    if (entries > bp->entry_cap) {
+      JL_BP_GROW(bp->keys, entries);
+      JL_BP_GROW(bp->keys_tmp, entries);
+      JL_BP_GROW(bp->vals, entries);
+      JL_BP_GROW(bp->vals_tmp, entries);
+      JL_BP_GROW(bp->entry_body, entries);
+      JL_BP_GROW(bp->entry_run, entries);
+      JL_BP_GROW(bp->sorted_body, entries);
+      JL_BP_GROW(bp->cell_start, entries + 1);
+      bp->entry_cap = entries;
+    }
+    jl_parallel_run(nt, jl_bp_fill, &job);
+    int snt = jl_parallel_threads(threads, entries, JL_BP_MIN_PER_THREAD);
+    if (jl_radix_sort(&bp->keys, &bp->keys_tmp, &bp->vals, &bp->vals_tmp, entries, snt, err))
+      return err ? err->code : JL_ERR_NOMEM;
+    long runs = 0;
+    for (long e = 0; e < entries; ++e) {
+      if (e == 0 || bp->keys[e] != bp->keys[e - 1]) bp->cell_start[runs++] = e;
+      int en = bp->vals[e];
+      bp->entry_run[en] = (int)(runs - 1);
+      bp->sorted_body[e] = bp->entry_body[en];
+    }
+    bp->cell_start[runs] = entries;
   }
-  bp->cell = job.cell;
 
-  jl_parallel_run(nt, jl_bp_count, &job);
-  bp->entry_start[0] = 0;
-  for (int i = 0; i < n; ++i) bp->entry_start[i + 1] += bp->entry_start[i];
-  long entries = bp->entry_start[n];
-  bp->entries = entries;
-  if (entries > bp->entry_cap) {
-    JL_BP_GROW(bp->keys, entries);
-    JL_BP_GROW(bp->keys_tmp, entries);
-    JL_BP_GROW(bp->vals, entries);
-    JL_BP_GROW(bp->vals_tmp, entries);
-    JL_BP_GROW(bp->cell_start, entries + 1);
-    bp->entry_cap = entries;
-  }
-  jl_parallel_run(nt, jl_bp_fill, &job);
-  int snt = jl_parallel_threads(threads, entries, JL_BP_MIN_PER_THREAD);
-  if (jl_radix_sort(&bp->keys, &bp->keys_tmp, &bp->vals, &bp->vals_tmp, entries, snt, err))
-    return err ? err->code : JL_ERR_NOMEM;
-  long runs = 0;
-  for (long e = 0; e < entries; ++e)
-    if (e == 0 || bp->keys[e] != bp->keys[e - 1]) bp->cell_start[runs++] = e;
-  bp->cell_start[runs] = entries;
-  job.cell_runs = runs;
-
-pairs:
   jl_parallel_run(nt, jl_bp_pairs, &job);
-  goto gather;
-
-sort_pairs:
-  nt = 1;
-  ((jl_pair_buf *)bp->pair_local)[0].count = 0;
-  ((jl_pair_buf *)bp->pair_local)[0].failed = 0;
-
-gather:;
   jl_pair_buf *local = bp->pair_local;
   long total = 0;
   for (int t = 0; t < nt; ++t) {
@@ -445,24 +498,16 @@ gather:;
   }
   if (total > 0x7fffffffL) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: too many pairs (%ld)", total);
   if (total > bp->pair_cap) {
-    JL_BP_GROW(bp->pairs, total);
-    JL_BP_GROW(bp->pairs_tmp, total);
     JL_BP_GROW(bp->pair_a, total);
     JL_BP_GROW(bp->pair_b, total);
     bp->pair_cap = total;
   }
   long o = 0;
-  for (int t = 0; t < nt; ++t) {
-    if (local[t].count) memcpy(bp->pairs + o, local[t].pairs, (size_t)local[t].count * sizeof(uint64_t));
-    o += local[t].count;
-  }
-  int pnt = jl_parallel_threads(threads, total, JL_BP_MIN_PER_THREAD);
-  if (jl_radix_sort(&bp->pairs, &bp->pairs_tmp, NULL, NULL, total, pnt, err))
-    return err ? err->code : JL_ERR_NOMEM;
-  for (long p = 0; p < total; ++p) {
-    bp->pair_a[p] = (int)(bp->pairs[p] >> 32);
-    bp->pair_b[p] = (int)(uint32_t)bp->pairs[p];
-  }
+  for (int t = 0; t < nt; ++t)
+    for (long k = 0; k < local[t].count; ++k, ++o) {
+      bp->pair_a[o] = (int)(local[t].pairs[k] >> 32);
+      bp->pair_b[o] = (int)(uint32_t)local[t].pairs[k];
+    }
   bp->pair_count = (int)total;
   return JL_OK;
 }

@@ -1,11 +1,12 @@
 /* Broad phase of collision detection: a uniform grid built by sorting
  * (cell key, body) entries, the same steps a GPU does with a radix sort:
  *   per-body AABB (inflated by margin / 2) -> cells per body (count, scan)
- *   -> (cell key << 32 | body) entries -> sort -> runs of equal cells
- *   -> pairs within each cell, emitted only in the cell holding the low
- *      corner of the two boxes' intersection (so no duplicates)
- *   -> plus planes and very large bodies, tested against every body
- *   -> pairs sorted by (a << 32 | b).
+ *   -> (cell key, entry) pairs -> radix sort by key -> runs of equal cells
+ *   -> per body u, the partners v > u in its cells, each kept only in the
+ *      cell holding the low corner of the two boxes' intersection (so no
+ *      duplicates), plus planes and very large bodies (kept out of the grid
+ *      and tested against every body), sorted: the pairs come out ordered
+ *      by (a, b) without a global sort.
  * Parallel over pthreads; the result does not depend on the thread count. */
 #ifndef JL_BROAD_PHASE_H
 #define JL_BROAD_PHASE_H
@@ -35,15 +36,17 @@ typedef struct jl_broad_phase {
   /* working storage */
   int body_cap;
   double *aabb;            /* 6 per body: min xyz, max xyz, inflated by margin / 2 */
-  uint8_t *kind;           /* per body: grid, large, plane */
+  uint8_t *kind;           /* per body: grid, large or plane */
+  int *cell_range;         /* 6 per body: grid cells of the box, low xyz, high xyz */
   long *entry_start;       /* body_cap + 1: exclusive scan of cells per body */
   long entry_cap;
-  uint64_t *keys, *keys_tmp; /* cell keys, sorted with their bodies */
-  int *vals, *vals_tmp;
-  long cell_cap;
+  uint64_t *keys, *keys_tmp; /* cell key per entry, sorted */
+  int *vals, *vals_tmp;    /* entry index, sorted with the keys */
+  int *entry_body;         /* body of each entry (in fill order) */
+  int *entry_run;          /* run of equal cells holding each entry (fill order) */
+  int *sorted_body;        /* body of each sorted entry */
   long *cell_start;        /* start of each run of equal keys, plus the end */
   long pair_cap;
-  uint64_t *pairs, *pairs_tmp; /* a << 32 | b */
   int *planes;             /* indices of plane bodies */
   int *large;              /* indices of large bodies */
   void *pair_local;        /* per-thread pair buffers (broad_phase.c) */
