@@ -483,7 +483,13 @@ JL_NP_FN int jl_narrow_collide(const jl_shape_pose *a, const jl_shape_pose *b, d
   return m->count;
 }
 
-/* narrow_phase.c: the pose of body i from the structure-of-arrays. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* narrow_phase.c: the pose of body i from the structure-of-arrays (host). */
 jl_shape_pose jl_body_pose(const jl_bodies *bodies, int i);
+#ifdef __cplusplus
+}
+#endif
 
 #endif
