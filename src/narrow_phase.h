@@ -6,15 +6,20 @@
  * Conventions (contact.h): one unit normal per manifold, from a to b; per
  * point the signed gap along it (< 0: penetration) and the middle of the two
  * closest surface points; only points with gap < margin are kept. Feature
- * ids (< 1024) name what touches, so a contact keeps its key across steps:
+ * ids (< 1100) name what touches, so a contact keeps its key across steps:
  *   sphere/sphere, sphere/plane, sphere/box: 0
  *   box/plane: the box corner (bit 0: +x, bit 1: +y, bit 2: +z)
  *   box/box, face case: reference face (0..5 faces of a, 6..11 faces of b;
- *     face = 2 axis + (normal along -axis)) * 72 + clipped vertex id, where
- *     the vertex id is an incident box corner (0..7) or 8 + 4 edge + side,
- *     the crossing of a box edge (0..11) or of a reference side (12..15)
- *     with reference side plane 0..3
- *   box/box, edge-edge case: 864 + 12 edge of a + edge of b (edge = 4 axis +
+ *     face = 2 axis + (normal along -axis)) * 76 + point id. When the kept
+ *     points lie in distinct quadrants around the centre of the clipped
+ *     polygon (in the reference face's axes), the point id is 72 + quadrant
+ *     (bit 0: +u, bit 1: +v): stable while the overlap stays a rectangle,
+ *     as in stacks, where an incident corner sitting on a reference edge
+ *     flips between clipped and not clipped. Otherwise it is the clipped
+ *     vertex: an incident box corner (0..7) or 8 + 4 edge + side, the
+ *     crossing of a box edge (0..11) or of a reference side (12..15) with
+ *     reference side plane 0..3.
+ *   box/box, edge-edge case: 912 + 12 edge of a + edge of b (edge = 4 axis +
  *     signs of the two other axes, lower axis in bit 0). */
 #ifndef JL_NARROW_PHASE_H
 #define JL_NARROW_PHASE_H
@@ -35,7 +40,10 @@
 #define JL_BOX_EDGE_TOL 5e-3
 /* Cross products of nearly parallel edges give no axis. */
 #define JL_BOX_PARALLEL_EPS 1e-9
-#define JL_FEATURE_EDGE_EDGE 864
+/* Feature ids per reference face, and the first edge-edge id. */
+#define JL_FEATURES_PER_FACE 76
+#define JL_FEATURE_QUADRANT 72
+#define JL_FEATURE_EDGE_EDGE (12 * JL_FEATURES_PER_FACE)
 
 typedef struct jl_shape_pose {
   int shape;               /* jl_shape */
@@ -450,12 +458,29 @@ JL_NP_FN int jl_np_box_box(jl_vec3 pa, jl_quat qa, jl_vec3 ha, jl_vec3 pb, jl_qu
   } else {
     for (int t = 0; t < kept; ++t) pick[t] = t;
   }
+  /* Quadrants around the centre of the whole clipped polygon, so points
+   * dropped by the margin do not move it. */
+  double cx = 0.0, cy = 0.0;
+  for (int t = 0; t < count; ++t) {
+    cx += poly[t].x;
+    cy += poly[t].y;
+  }
+  cx /= count;
+  cy /= count;
+  int quad[JL_MAX_MANIFOLD], seen = 0, distinct = 1;
+  for (int t = 0; t < np; ++t) {
+    const jl_clip_vertex *c = &tmp[pick[t]];
+    quad[t] = (c->x >= cx ? 1 : 0) + (c->y >= cy ? 2 : 0);
+    if (seen & (1 << quad[t])) distinct = 0;
+    seen |= 1 << quad[t];
+  }
   m->normal = ref_b ? jl_v3_scale(n, -1.0) : n;
   for (int t = 0; t < np; ++t) {
     const jl_clip_vertex *c = &tmp[pick[t]];
     jl_vec3 pt = jl_v3_add(fc, jl_v3_add(jl_v3_add(jl_v3_scale(u, c->x), jl_v3_scale(v, c->y)),
                                          jl_v3_scale(n, 0.5 * c->z)));
-    jl_np_add(m, pt, c->z, ref_face * 72 + c->id);
+    int id = distinct ? JL_FEATURE_QUADRANT + quad[t] : c->id;
+    jl_np_add(m, pt, c->z, ref_face * JL_FEATURES_PER_FACE + id);
   }
   return m->count;
 }

@@ -219,6 +219,30 @@ static void test_box_box_offset(void **state) {
   assert_true(fabs(cx) < 1.0 && fabs(cy) < 1.0);
 }
 
+/* Equal boxes stacked: the incident corners sit on the reference edges, and
+ * shifts of 1e-7 either way clip them or not. The point at each corner keeps
+ * its feature id (warm starts rely on it), and the 4 ids differ. */
+static void test_box_box_stable_ids(void **state) {
+  (void)state;
+  jl_shape_pose a = box(jl_v3(0, 0, 0.5), jl_quat_identity(), jl_v3(0.5, 0.5, 0.5));
+  jl_manifold ref, m;
+  jl_shape_pose b = box(jl_v3(0, 0, 1.5), jl_quat_identity(), jl_v3(0.5, 0.5, 0.5));
+  assert_int_equal(jl_narrow_collide(&a, &b, 1e-6, &ref), 4);
+  for (int p = 0; p < 4; ++p)
+    for (int q = 0; q < p; ++q) assert_true(ref.feature[p] != ref.feature[q]);
+  double shifts[4][2] = {{1e-7, 0}, {-1e-7, 2e-7}, {3e-7, -1e-7}, {-2e-7, -2e-7}};
+  for (int s = 0; s < 4; ++s) {
+    b.pos = jl_v3(shifts[s][0], shifts[s][1], 1.5 - 1e-8);
+    b.quat = jl_quat_axis_angle(jl_v3(0, 0, 1), 1e-7 * (s - 1.5));
+    assert_int_equal(jl_narrow_collide(&a, &b, 1e-6, &m), 4);
+    for (int p = 0; p < 4; ++p) {
+      int k = find_point(&m, ref.point[p], 1e-6);
+      assert_int_equal(m.feature[k], ref.feature[p]);
+      assert_near(m.gap[k], -1e-8, 1e-12);
+    }
+  }
+}
+
 /* Two cubes turned so that an edge of each crosses the other's: one point. */
 static void test_box_box_edge_edge(void **state) {
   (void)state;
@@ -463,6 +487,7 @@ int main(void) {
     cmocka_unit_test(test_sphere_box),
     cmocka_unit_test(test_box_plane),
     cmocka_unit_test(test_box_box_offset),
+    cmocka_unit_test(test_box_box_stable_ids),
     cmocka_unit_test(test_box_box_edge_edge),
     cmocka_unit_test(test_separated),
     cmocka_unit_test(test_broad_phase_brute_force),
