@@ -191,23 +191,16 @@ static void jl_radix_scatter(void *ctx, int t, int nt) {
   }
 }
 
-/* Stable sort of keys[0..n) (and vals beside them when not NULL), using
- * tmp buffers of the same size; the result ends in *keys / *vals (the
- * pointers may be swapped with the tmp ones). Passes over digits that are
- * equal in every key are skipped. */
+/* Stable sort of keys[0..n) (and vals beside them when not NULL) by their
+ * low key_bits bits (the others are zero), using tmp buffers of the same
+ * size; the result ends in *keys / *vals (the pointers may be swapped with
+ * the tmp ones). */
 static int jl_radix_sort(uint64_t **keys, uint64_t **keys_tmp, int **vals, int **vals_tmp, long n,
-                         int nt, jl_error *err) {
+                         int key_bits, int nt, jl_error *err) {
   if (n < 2) return JL_OK;
-  uint64_t all_or = 0, all_and = ~(uint64_t)0;
-  for (long i = 0; i < n; ++i) {
-    all_or |= (*keys)[i];
-    all_and &= (*keys)[i];
-  }
-  uint64_t varying = all_or ^ all_and;
   long(*hist)[JL_RADIX_SIZE] = malloc(sizeof(long) * JL_RADIX_SIZE * (size_t)nt);
   if (!hist) return jl_error_set(err, JL_ERR_NOMEM, "radix sort: out of memory");
-  for (int shift = 0; shift < 64; shift += JL_RADIX_BITS) {
-    if (((varying >> shift) & (JL_RADIX_SIZE - 1)) == 0) continue;
+  for (int shift = 0; shift < key_bits; shift += JL_RADIX_BITS) {
     jl_radix_job j = {*keys, *keys_tmp, vals ? *vals : NULL, vals ? *vals_tmp : NULL, n, shift,
                       hist};
     jl_parallel_run(nt, jl_radix_count, &j);
@@ -361,6 +354,36 @@ static void jl_bp_pairs(void *ctx, int t, int nt) {
   }
 }
 
+typedef struct jl_runs_job {
+  jl_broad_phase *bp;
+  long entries;
+  long *run_base;          /* per chunk: runs starting in it, then the first run's index */
+} jl_runs_job;
+
+static void jl_runs_count(void *ctx, int t, int nt) {
+  jl_runs_job *j = ctx;
+  const uint64_t *k = j->bp->keys;
+  long lo, hi, c = 0;
+  jl_parallel_chunk(j->entries, t, nt, &lo, &hi);
+  for (long e = lo; e < hi; ++e)
+    if (e == 0 || k[e] != k[e - 1]) c++;
+  j->run_base[t] = c;
+}
+
+static void jl_runs_write(void *ctx, int t, int nt) {
+  jl_runs_job *j = ctx;
+  jl_broad_phase *bp = j->bp;
+  const uint64_t *k = bp->keys;
+  long lo, hi, run = j->run_base[t] - 1;
+  jl_parallel_chunk(j->entries, t, nt, &lo, &hi);
+  for (long e = lo; e < hi; ++e) {
+    if (e == 0 || k[e] != k[e - 1]) bp->cell_start[++run] = e;
+    int en = bp->vals[e];
+    bp->entry_run[en] = (int)run;
+    bp->sorted_body[e] = bp->entry_body[en];
+  }
+}
+
 static int jl_bp_reserve_bodies(jl_broad_phase *bp, int n, jl_error *err) {
   if (n <= bp->body_cap) return JL_OK;
   JL_BP_GROW(bp->aabb, 6 * (size_t)n);
@@ -477,15 +500,20 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
     }
     jl_parallel_run(nt, jl_bp_fill, &job);
     int snt = jl_parallel_threads(threads, entries, JL_BP_MIN_PER_THREAD);
-    if (jl_radix_sort(&bp->keys, &bp->keys_tmp, &bp->vals, &bp->vals_tmp, entries, snt, err))
+    int key_bits = job.bits[0] + job.bits[1] + job.bits[2];
+    if (jl_radix_sort(&bp->keys, &bp->keys_tmp, &bp->vals, &bp->vals_tmp, entries, key_bits, snt, err))
       return err ? err->code : JL_ERR_NOMEM;
+    /* Runs of equal keys: count per chunk, scan, then write. */
+    long run_base[JL_MAX_THREADS + 1];
+    jl_runs_job rj = {bp, entries, run_base};
+    jl_parallel_run(snt, jl_runs_count, &rj);
     long runs = 0;
-    for (long e = 0; e < entries; ++e) {
-      if (e == 0 || bp->keys[e] != bp->keys[e - 1]) bp->cell_start[runs++] = e;
-      int en = bp->vals[e];
-      bp->entry_run[en] = (int)(runs - 1);
-      bp->sorted_body[e] = bp->entry_body[en];
+    for (int t = 0; t < snt; ++t) {
+      long c = run_base[t];
+      run_base[t] = runs;
+      runs += c;
     }
+    jl_parallel_run(snt, jl_runs_write, &rj);
     bp->cell_start[runs] = entries;
   }
 
