@@ -206,7 +206,7 @@ int jl_contact_setup(jl_contact_problem *p, const jl_bodies *b, const jl_contact
                      const jl_contact_law *law, const double *dv_free, int build_g,
                      int threads, jl_error *err) {
   int n = c->count, nb = b->count;
-  int rc = jl_problem_reserve(p, n, nb, err);
+  int rc = jl_problem_reserve(p, n > 0 ? n : 1, nb, err);
   if (rc) return rc;
   p->n = n;
   p->nbodies = nb;

@@ -40,6 +40,7 @@ typedef struct jl_solve {
   int *t_ok;               /* per thread: all components within tolerance */
   int state;
   int nthreads;
+  double min_res;          /* smallest residual of this attempt */
   jl_prox_stats st;
 } jl_solve;
 
@@ -129,15 +130,17 @@ static void jl_decide(jl_solve *s, int *grow, double *prev) {
   s->st.residual = res;
   *grow = res > *prev ? *grow + 1 : 0;
   *prev = res;
+  if (res < s->min_res) s->min_res = res;
   if (ok && isfinite(res)) {
     s->st.converged = 1;
     s->state = JL_STATE_STOP;
-  } else if ((!isfinite(res) || *grow >= JL_PROX_DIVERGE_RUN) &&
+  } else if ((!isfinite(res) || (*grow >= JL_PROX_DIVERGE_RUN && res > JL_PROX_DIVERGE_FACTOR * s->min_res)) &&
              s->st.restarts < JL_PROX_MAX_RESTARTS) {
     s->st.restarts++;
     s->alpha *= 0.5;
     *grow = 0;
     *prev = INFINITY;
+    s->min_res = INFINITY;
     s->state = JL_STATE_RESTART;
   } else if (s->st.iterations >= s->o->max_iter) {
     s->state = JL_STATE_STOP;
@@ -174,11 +177,14 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       if (s->o->matrix_free) jl_du_rebuild(s, dst, blo, bhi);
     } else {
       const jl_colouring *col = ts->col;
-      for (int g = 0; g < col->groups; ++g) {
+      int back = s->st.iterations & 1;
+      for (int gg = 0; gg < col->groups; ++gg) {
+        int g = back ? col->groups - 1 - gg : gg;
         int a = col->group_ptr[g], b = col->group_ptr[g + 1];
         if (col->merged && g == col->groups - 1) {
           if (tid == 0)
-            for (int e = a; e < b; ++e) jl_update(s, col->order[e], src, dst, &res, &ok);
+            for (int e = a; e < b; ++e)
+              jl_update(s, col->order[back ? a + b - 1 - e : e], src, dst, &res, &ok);
         } else {
           int lo, hi;
           jl_team_share(b - a, tid, nt, &lo, &hi);
@@ -218,7 +224,8 @@ static void jl_solve_sequential(jl_solve *s) {
   for (;;) {
     double res = 0.0;
     int ok = 1;
-    for (int i = 0; i < s->p->n; ++i) jl_update(s, i, s->lam, s->lam, &res, &ok);
+    int n = s->p->n, back = s->st.iterations & 1;
+    for (int e = 0; e < n; ++e) jl_update(s, back ? n - 1 - e : e, s->lam, s->lam, &res, &ok);
     s->t_res[0] = res;
     s->t_ok[0] = ok;
     jl_decide(s, &grow, &prev);
@@ -267,7 +274,7 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
   double t_res[256];
   int t_ok[256];
   if (threads > 256) threads = 256;
-  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, o->alpha, t_res, t_ok, 0, 1, {0}};
+  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, o->alpha, t_res, t_ok, 0, 1, INFINITY, {0}};
   s.st.alpha = o->alpha;
   int rc = JL_OK;
   if (o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL) {

@@ -9,8 +9,8 @@
  * Either runs on G (block CSR) or matrix-free: xi_i = c_i + W_i^T du with
  * du = M^-1 W Lambda kept per body (seed 002, fig. 3.6).
  * Stops when |L^{k+1} - L^k| <= |L^k| T_rel + T_abs for every component, or
- * at the iteration cap. A residual that keeps growing (or turns non-finite)
- * restarts from the initial impulses with alpha halved, at most 5 times. */
+ * at the iteration cap. A residual that keeps growing well above its
+ * minimum (or turns non-finite) restarts from the initial impulses with alpha halved, at most 5 times. */
 #ifndef JL_PROX_SOLVER_H
 #define JL_PROX_SOLVER_H
 
@@ -28,8 +28,11 @@ extern "C" {
 typedef enum jl_solver_kind { JL_SOLVER_JOR = 0, JL_SOLVER_SOR = 1 } jl_solver_kind;
 typedef enum jl_sor_order { JL_SOR_COLOURED = 0, JL_SOR_SEQUENTIAL = 1 } jl_sor_order;
 
-/* Consecutive growing residuals that count as divergence, and restarts allowed. */
+/* Divergence: this many consecutive growing residuals that end above
+ * JL_PROX_DIVERGE_FACTOR times the smallest one of the attempt; and the
+ * restarts allowed. */
 #define JL_PROX_DIVERGE_RUN 10
+#define JL_PROX_DIVERGE_FACTOR 10.0
 #define JL_PROX_MAX_RESTARTS 5
 
 typedef struct jl_prox_opts {

@@ -21,7 +21,7 @@ int jl_scene_init(jl_scene *s, jl_error *err) {
   s->gravity[2] = -9.81;
   s->dt = 1e-3;
   s->steps = 1000;
-  s->contact_tol = 1e-9;
+  s->contact_tol = 1e-6;
   jl_prox_opts_default(&s->solver);
   int rc = jl_bodies_init(&s->bodies, 16, err);
   if (rc) return rc;
@@ -238,7 +238,7 @@ int jl_scene_gen_brick_wall(jl_scene *s, const jl_body_spec *proto, int rows, in
       for (int c = 0; c < cols; ++c) {
         double x = origin[0] + he[0] + c * (2.0 * he[0] + gap) + shift;
         double y = origin[1] + he[1] + l * (2.0 * he[1] + gap);
-        double z = origin[2] + he[2] + r * (2.0 * he[2] + gap);
+        double z = origin[2] + he[2] + r * 2.0 * he[2];
         int rc = jl_add_at(s, proto, JL_SHAPE_BOX, he, x, y, z, err);
         if (rc) return rc;
       }
@@ -253,7 +253,7 @@ int jl_scene_gen_box_pyramid(jl_scene *s, const jl_body_spec *proto, int rows, c
     double x0 = origin[0] - (n - 1) * (he[0] + 0.5 * gap);
     for (int c = 0; c < n; ++c) {
       int rc = jl_add_at(s, proto, JL_SHAPE_BOX, he, x0 + c * (2.0 * he[0] + gap), origin[1],
-                         origin[2] + he[2] + r * (2.0 * he[2] + gap), err);
+                         origin[2] + he[2] + r * 2.0 * he[2], err);
       if (rc) return rc;
     }
   }

@@ -54,8 +54,8 @@ typedef struct jl_body_spec {
   double vel[3], omega[3]; /* world frame */
 } jl_body_spec;
 
-/* Defaults: gravity (0, 0, -9.81), dt 1e-3, 1000 steps, contact_tol 1e-9,
- * SOR (jl_prox_opts_default), one material "default" of density 1000 with
+/* Defaults: gravity (0, 0, -9.81), dt 1e-3, 1000 steps,
+ * contact_tol 1e-6, SOR (jl_prox_opts_default), one material "default" of density 1000 with
  * mu 0.5 and restitution 0. */
 int jl_scene_init(jl_scene *s, jl_error *err);
 void jl_scene_free(jl_scene *s);
@@ -85,11 +85,13 @@ int jl_scene_gen_sphere_pile(jl_scene *s, const jl_body_spec *proto, int count, 
                              jl_error *err);
 /* rows x columns x layers of bricks (half extents he), running bond (every
  * other row shifted by half a brick, half bricks not added), along x, depth
- * along y, standing on z = origin[2]. */
+ * along y, standing on z = origin[2]. gap: between neighbours in a row and
+ * between layers (rows rest on each other). */
 int jl_scene_gen_brick_wall(jl_scene *s, const jl_body_spec *proto, int rows, int columns,
                             int layers, const double he[3], double gap, const double origin[3],
                             jl_error *err);
-/* 2-D pyramid in the x-z plane: rows boxes at the bottom, one at the top. */
+/* 2-D pyramid in the x-z plane: rows boxes at the bottom, one at the top;
+ * gap between neighbours in a row (rows rest on each other). */
 int jl_scene_gen_box_pyramid(jl_scene *s, const jl_body_spec *proto, int rows, const double he[3],
                              double gap, const double origin[3], jl_error *err);
 /* count boxes stacked along z, the lowest resting on z = origin[2]. */
