@@ -13,6 +13,7 @@
 int jl_cli_circles(int argc, char **argv);
 int jl_cli_verify(int argc, char **argv);
 int jl_cli_bench(int argc, char **argv);
+int jl_cli_scene(int argc, char **argv);
 
 /* Option value parsing: on failure, err names the option and the reason. */
 int jl_cli_int(const char *opt, const char *s, long lo, long hi, long *out, jl_error *err);

@@ -14,7 +14,7 @@ static void jl_usage(FILE *f) {
           "  bench     measure relaxation throughput (CPU twin or CUDA)\n"
           "  version   print the version and the build's devices\n"
           "  trunk     (planned) trunk volume in liters from a CAD mesh\n"
-          "  scene     (planned) rigid-body scenes with friction\n"
+          "  scene     rigid-body scene with friction and impacts (CPU reference path)\n"
           "\n"
           "'jostle <command> --help' describes each command.\n");
 }
@@ -41,7 +41,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "circles") == 0) return jl_cli_circles(argc - 1, argv + 1);
   if (strcmp(cmd, "verify") == 0) return jl_cli_verify(argc - 1, argv + 1);
   if (strcmp(cmd, "bench") == 0) return jl_cli_bench(argc - 1, argv + 1);
-  if (strcmp(cmd, "trunk") == 0 || strcmp(cmd, "scene") == 0) {
+  if (strcmp(cmd, "scene") == 0) return jl_cli_scene(argc - 1, argv + 1);
+  if (strcmp(cmd, "trunk") == 0) {
     fprintf(stderr, "jostle: '%s' is not implemented in this version yet\n", cmd);
     return 2;
   }
