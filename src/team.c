@@ -1,7 +1,12 @@
 /* Thread team: start gate, then fn on every member, barrier between phases. */
 #include "team.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+
+/* Spins before each sched_yield while waiting at a barrier. */
+#define JL_TEAM_SPINS 2000
 
 typedef struct jl_team_start {
   jl_team *team;
@@ -33,9 +38,9 @@ int jl_team_run(int threads, jl_team_fn fn, void *ctx, jl_error *err) {
   if (threads < 1) threads = 1;
   if (threads == 1) {
     team.size = 1;
-    pthread_barrier_init(&team.barrier, NULL, 1);
+    atomic_init(&team.arrived, 0);
+    atomic_init(&team.generation, 0);
     fn(ctx, 0, &team);
-    pthread_barrier_destroy(&team.barrier);
     return JL_OK;
   }
   pthread_t *tid = malloc(sizeof *tid * (size_t)threads);
@@ -54,19 +59,30 @@ int jl_team_run(int threads, jl_team_fn fn, void *ctx, jl_error *err) {
     started = t;
   }
   team.size = started + 1;
-  pthread_barrier_init(&team.barrier, NULL, (unsigned)team.size);
+  atomic_init(&team.arrived, 0);
+  atomic_init(&team.generation, 0);
   pthread_mutex_lock(&s.lock);
   s.go = 1;
   pthread_cond_broadcast(&s.cond);
   pthread_mutex_unlock(&s.lock);
   fn(ctx, 0, &team);
   for (int t = 1; t <= started; ++t) pthread_join(tid[t], NULL);
-  pthread_barrier_destroy(&team.barrier);
   free(tid);
   free(mem);
   return JL_OK;
 }
 
 void jl_team_sync(jl_team *team) {
-  if (team->size > 1) pthread_barrier_wait(&team->barrier);
+  if (team->size <= 1) return;
+  int gen = atomic_load_explicit(&team->generation, memory_order_acquire);
+  if (atomic_fetch_add_explicit(&team->arrived, 1, memory_order_acq_rel) == team->size - 1) {
+    atomic_store_explicit(&team->arrived, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&team->generation, 1, memory_order_acq_rel);
+    return;
+  }
+  for (;;) {
+    for (int i = 0; i < JL_TEAM_SPINS; ++i)
+      if (atomic_load_explicit(&team->generation, memory_order_acquire) != gen) return;
+    sched_yield();
+  }
 }
