@@ -159,7 +159,7 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
   for (int k = 0; k < bo->count; ++k) dynamic += !bo->is_static[k];
   double ke, pe;
   jl_scene_energy(s, &ke, &pe);
-  jl_buf_printf(&b, "{\n  \"kind\": \"scene_result\",\n  \"version\": 1,\n");
+  jl_buf_printf(&b, "{\n  \"format\": \"jostle-result\",\n  \"kind\": \"scene\",\n  \"version\": 1,\n");
   char g1[32], g2[32], g3[32], g4[32];
   jl_buf_printf(&b, "  \"scene\": {\"name\": \"%s\", \"file\": \"%s\", \"bodies\": %d, "
                 "\"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld},\n",
