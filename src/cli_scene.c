@@ -30,6 +30,8 @@ static const char *const jl_scene_help =
   "                     scene gives none, is then 0.35 for jor and 1 for sor)\n"
   "  --max-iter K       override the scene's iteration cap\n"
   "  --matrix-free      per-body velocity changes instead of the Delassus matrix\n"
+  "  --assembled        the assembled Delassus matrix G (default: the scene's\n"
+  "                     choice, \"auto\": matrix-free when G is dense)\n"
   "  --device D         cpu or auto (default auto: the CPU; CUDA is issue 5)\n"
   "  --threads T        CPU threads (default: all cores)\n"
   "  --out FILE.json    result summary and final state (default NAME.json)\n"
@@ -52,7 +54,7 @@ static void jl_scene_on_signal(int sig) {
 }
 
 enum {
-  OPT_STEPS = 1000, OPT_SOLVER, OPT_MAXIT, OPT_MF, OPT_DEVICE, OPT_THREADS, OPT_OUT, OPT_CSV,
+  OPT_STEPS = 1000, OPT_SOLVER, OPT_MAXIT, OPT_MF, OPT_ASM, OPT_DEVICE, OPT_THREADS, OPT_OUT, OPT_CSV,
   OPT_GLB, OPT_GLB_EVERY, OPT_FCLIB, OPT_FCLIB_STEP, OPT_QUIET, OPT_HELP
 };
 
@@ -61,6 +63,7 @@ static const struct option jl_scene_opts[] = {
   {"solver", required_argument, NULL, OPT_SOLVER},
   {"max-iter", required_argument, NULL, OPT_MAXIT},
   {"matrix-free", no_argument, NULL, OPT_MF},
+  {"assembled", no_argument, NULL, OPT_ASM},
   {"device", required_argument, NULL, OPT_DEVICE},
   {"threads", required_argument, NULL, OPT_THREADS},
   {"out", required_argument, NULL, OPT_OUT},
@@ -97,6 +100,7 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
       break;
     case OPT_MAXIT: rc = jl_cli_int("--max-iter", optarg, 1, 100000000L, &a->max_iter, err); break;
     case OPT_MF: a->matrix_free = 1; break;
+    case OPT_ASM: a->matrix_free = 2; break;
     case OPT_DEVICE: a->device = optarg; break;
     case OPT_THREADS: rc = jl_cli_int("--threads", optarg, 1, 256, &a->threads, err); break;
     case OPT_OUT: a->out = optarg; break;
@@ -169,7 +173,8 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
                 "\"matrix_free\": %s, \"order\": \"%s\"},\n",
                 o->kind == JL_SOLVER_JOR ? "jor" : "sor", jl_g(g1, o->alpha), jl_g(g2, o->tol_abs),
                 jl_g(g3, o->tol_rel),
-                o->max_iter, o->warm_start ? "true" : "false", o->matrix_free ? "true" : "false",
+                o->max_iter, o->warm_start ? "true" : "false",
+                o->matrix_free < 0 ? "\"auto\"" : o->matrix_free ? "true" : "false",
                 o->sor_order == JL_SOR_SEQUENTIAL ? "sequential" : "coloured");
   jl_buf_printf(&b, "  \"run\": {\"device\": \"%s\", \"threads\": %d, \"steps\": %ld, "
                 "\"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, \"stopped_by\": \"%s\"},\n",
@@ -252,7 +257,7 @@ int jl_cli_scene(int argc, char **argv) {
     s.solver.kind = jor ? JL_SOLVER_JOR : JL_SOLVER_SOR;
   }
   if (a.max_iter) s.solver.max_iter = (int)a.max_iter;
-  if (a.matrix_free) s.solver.matrix_free = 1;
+  if (a.matrix_free) s.solver.matrix_free = a.matrix_free == 1;
   long steps = a.steps ? a.steps : s.steps;
   char def_out[JL_SCENE_NAME_MAX + 8];
   snprintf(def_out, sizeof def_out, "%s.json", s.name);
@@ -275,7 +280,8 @@ int jl_cli_scene(int argc, char **argv) {
   for (int k = 0; k < s.bodies.count; ++k) dynamic += !s.bodies.is_static[k];
   jl_log_printf(&log, JL_LOG_INFO, "%s, %d bodies (%d dynamic), dt %g, %ld steps, %s%s, %s", s.name,
                 s.bodies.count, dynamic, s.dt, steps, s.solver.kind == JL_SOLVER_JOR ? "JOR" : "SOR",
-                s.solver.matrix_free ? " matrix-free" : "", dev.name);
+                s.solver.matrix_free < 0 ? "" : s.solver.matrix_free ? " matrix-free" : " assembled G",
+                dev.name);
   if (jl_stepper_init(&st, &s, dev.threads, &err) != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;

@@ -231,6 +231,22 @@ int jl_contact_setup(jl_contact_problem *p, const jl_bodies *b, const jl_contact
   }
   free(fill);
   if (!build_g) return JL_OK;
+  return jl_contact_build_g(p, threads, err);
+}
+
+long long jl_contact_g_estimate(const jl_contact_problem *p) {
+  long long s = 0;
+  for (int k = 0; k < p->nbodies; ++k) {
+    long long d = p->body_ptr[k + 1] - p->body_ptr[k];
+    s += d * d;
+  }
+  return s;
+}
+
+int jl_contact_build_g(jl_contact_problem *p, int threads, jl_error *err) {
+  int n = p->n, rc;
+  if (n < 256) threads = 1;
+  jl_setup_job job = {p, NULL, NULL, NULL, NULL, 1, NULL, 0};
   job.row_count = p->rowptr + 1;
   if ((rc = jl_team_run(threads, jl_setup_count, &job, err))) return rc;
   p->rowptr[0] = 0;

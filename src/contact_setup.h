@@ -61,6 +61,12 @@ int jl_contact_setup(jl_contact_problem *p, const jl_bodies *b, const jl_contact
                      const jl_contact_law *law, const double *dv_free, int build_g,
                      int threads, jl_error *err);
 
+/* Assembles G of a problem set up without it. */
+int jl_contact_build_g(jl_contact_problem *p, int threads, jl_error *err);
+/* sum over dynamic bodies of (contacts of the body)^2: an upper bound of the
+ * blocks of G, known before assembling it. */
+long long jl_contact_g_estimate(const jl_contact_problem *p);
+
 /* An orthonormal frame (n, t1, t2) from a unit normal, t1 x t2 = n. */
 void jl_contact_frame(const double n[3], double frame[9]);
 

@@ -15,7 +15,7 @@ void jl_prox_opts_default(jl_prox_opts *o) {
   o->tol_rel = 1e-7;
   o->max_iter = 1000;
   o->warm_start = 1;
-  o->matrix_free = 0;
+  o->matrix_free = JL_MATRIX_FREE_AUTO;
   o->sor_order = JL_SOR_COLOURED;
   o->threads = 1;
 }
@@ -246,6 +246,8 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     st->converged = 1;
     return JL_OK;
   }
+  if (o->matrix_free < 0)
+    return jl_error_set(err, JL_ERR_INTERNAL, "prox solve: choose matrix-free or G first");
   if (!o->matrix_free && !p->has_g)
     return jl_error_set(err, JL_ERR_INTERNAL, "prox solve without the Delassus matrix");
   if (!(o->alpha > 0.0) || o->max_iter < 1)

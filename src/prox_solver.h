@@ -35,13 +35,18 @@ typedef enum jl_sor_order { JL_SOR_COLOURED = 0, JL_SOR_SEQUENTIAL = 1 } jl_sor_
 #define JL_PROX_DIVERGE_FACTOR 10.0
 #define JL_PROX_MAX_RESTARTS 5
 
+#define JL_MATRIX_FREE_AUTO (-1)
+#define JL_MATRIX_FREE_BLOCKS 12
+
 typedef struct jl_prox_opts {
   jl_solver_kind kind;
   double alpha;            /* relaxation: r = alpha / G_ii */
   double tol_abs, tol_rel;
   int max_iter;
   int warm_start;          /* used by the stepper: start from the last step's impulses */
-  int matrix_free;         /* per-body velocity changes instead of G */
+  int matrix_free;         /* per-body velocity changes instead of G; the stepper
+                              reads JL_MATRIX_FREE_AUTO as: when G would hold more
+                              than JL_MATRIX_FREE_BLOCKS blocks per contact */
   jl_sor_order sor_order;
   int threads;
 } jl_prox_opts;

@@ -394,7 +394,13 @@ static int jl_solver(const jl_ctx *c, jl_scene *s, const cJSON *obj) {
   TRY(jl_int(c, obj, "solver", "max_iterations", 1, 100000000L, &it));
   s->solver.max_iter = (int)it;
   TRY(jl_bool(c, obj, "solver", "warm_start", &s->solver.warm_start));
-  TRY(jl_bool(c, obj, "solver", "matrix_free", &s->solver.matrix_free));
+  const cJSON *mf = jl_get(obj, "matrix_free");
+  if (mf && cJSON_IsString(mf) && strcmp(mf->valuestring, "auto") == 0)
+    s->solver.matrix_free = JL_MATRIX_FREE_AUTO;
+  else if (mf && !cJSON_IsBool(mf))
+    return jl_bad(c, "solver.matrix_free", "must be true, false or \"auto\"");
+  else
+    TRY(jl_bool(c, obj, "solver", "matrix_free", &s->solver.matrix_free));
   TRY(jl_str(c, obj, "solver", "order", &order));
   if (order) {
     if (strcmp(order, "coloured") == 0) s->solver.sor_order = JL_SOR_COLOURED;

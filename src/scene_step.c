@@ -189,9 +189,12 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
     et[i] = s->eps_t[m];
   }
   jl_contact_law law = {mu, en, et};
-  int build_g = !s->solver.matrix_free || st->keep_g;
-  if ((rc = jl_contact_setup(&st->prob, b, c, &law, st->dv_free, build_g, st->threads, err)))
-    return rc;
+  if ((rc = jl_contact_setup(&st->prob, b, c, &law, st->dv_free, 0, st->threads, err))) return rc;
+  int mf = s->solver.matrix_free;
+  if (mf == JL_MATRIX_FREE_AUTO)
+    mf = jl_contact_g_estimate(&st->prob) > (long long)JL_MATRIX_FREE_BLOCKS * n;
+  if ((!mf || st->keep_g) && (rc = jl_contact_build_g(&st->prob, st->threads, err))) return rc;
+  st->matrix_free_used = mf;
   /* 5. warm start and solve */
   for (int i = 0; i < n; ++i) {
     if (s->solver.warm_start)
@@ -201,6 +204,7 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   }
   jl_prox_opts o = s->solver;
   o.threads = st->threads;
+  o.matrix_free = mf;
   jl_prox_stats ps;
   if ((rc = jl_prox_solve(&st->prob, &o, st->lambda, &st->ws, &ps, err))) return rc;
   /* 6. end velocities: u_S + dv_free + sum over the body's contacts of M^-1 W Lambda */

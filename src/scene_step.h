@@ -54,6 +54,7 @@ typedef struct jl_stepper {
   double *prev_imp;
   int prev_n, prev_cap;
   int keep_g;              /* build G even for the matrix-free solver (export) */
+  int matrix_free_used;    /* the last step solved matrix-free */
 } jl_stepper;
 
 int jl_stepper_init(jl_stepper *st, jl_scene *scene, int threads, jl_error *err);
