@@ -265,6 +265,84 @@ static void test_box_box_edge_edge(void **state) {
   assert_int_equal(jl_narrow_collide(&a, &b, 0.05, &m), 0);
 }
 
+/* Signed distance from p to a shape's surface (< 0 inside). */
+static double sdf(const jl_shape_pose *s, jl_vec3 p) {
+  if (s->shape == JL_SHAPE_SPHERE) return jl_v3_len(jl_v3_sub(p, s->pos)) - s->size.x;
+  if (s->shape == JL_SHAPE_PLANE) return jl_v3_dot(s->size, jl_v3_sub(p, s->pos));
+  jl_vec3 l = jl_quat_rotate(jl_quat_conj(s->quat), jl_v3_sub(p, s->pos));
+  double q[3] = {fabs(l.x) - s->size.x, fabs(l.y) - s->size.y, fabs(l.z) - s->size.z};
+  double out = 0, in = fmax(q[0], fmax(q[1], q[2]));
+  for (int k = 0; k < 3; ++k) out += fmax(q[k], 0) * fmax(q[k], 0);
+  return sqrt(out) + fmin(in, 0);
+}
+
+static double uni(jl_rng *r);
+
+/* Random pairs of every shape combination near contact: for every point,
+ * point -/+ gap/2 normal lie on the surfaces of a and b (the two closest
+ * surface points the point is the middle of), the normal is a unit vector
+ * and points from a to b, and gap < margin. */
+static void test_random_pairs_on_surfaces(void **state) {
+  (void)state;
+  jl_rng r;
+  jl_rng_init(&r, 2024, 0, 0);
+  int shapes[5][2] = {{JL_SHAPE_SPHERE, JL_SHAPE_SPHERE}, {JL_SHAPE_SPHERE, JL_SHAPE_BOX},
+                      {JL_SHAPE_BOX, JL_SHAPE_BOX}, {JL_SHAPE_SPHERE, JL_SHAPE_PLANE},
+                      {JL_SHAPE_BOX, JL_SHAPE_PLANE}};
+  int points = 0, edge = 0, multi = 0, missed = 0, overlapping = 0;
+  for (int c = 0; c < 5; ++c)
+    for (int trial = 0; trial < 3000; ++trial) {
+      jl_shape_pose s[2];
+      for (int k = 0; k < 2; ++k) {
+        s[k].shape = shapes[c][k];
+        s[k].pos = k ? jl_v3(1.6 * (uni(&r) - 0.5), 1.6 * (uni(&r) - 0.5), 1.6 * (uni(&r) - 0.5))
+                     : jl_v3(0, 0, 0);
+        s[k].quat = jl_quat_normalize((jl_quat){uni(&r) - 0.5, uni(&r) - 0.5, uni(&r) - 0.5, uni(&r) - 0.5});
+        /* a few aligned boxes, for face-face contacts */
+        if (uni(&r) < 0.3) s[k].quat = jl_quat_identity();
+        s[k].size = jl_v3(0.2 + 0.4 * uni(&r), 0.2 + 0.4 * uni(&r), 0.2 + 0.4 * uni(&r));
+        if (s[k].shape == JL_SHAPE_SPHERE) s[k].size.y = s[k].size.z = s[k].size.x;
+        if (s[k].shape == JL_SHAPE_PLANE) {
+          s[k].size = jl_v3_normalize(jl_v3(uni(&r) - 0.5, uni(&r) - 0.5, uni(&r) - 0.5));
+          s[k].pos = jl_v3_scale(s[k].size, -0.6 * uni(&r));
+          s[k].quat = jl_quat_identity();
+        }
+      }
+      double margin = 0.05 * uni(&r);
+      jl_manifold m;
+      int n = jl_narrow_collide(&s[0], &s[1], margin, &m);
+      assert_true(n >= 0 && n <= JL_MAX_MANIFOLD);
+      /* shapes that overlap (a sampled point inside both) always touch */
+      for (int q = 0; q < 40; ++q) {
+        jl_vec3 x = jl_v3(1.2 * (uni(&r) - 0.5), 1.2 * (uni(&r) - 0.5), 1.2 * (uni(&r) - 0.5));
+        x = jl_v3_add(x, jl_v3_scale(s[1].shape == JL_SHAPE_PLANE ? jl_v3(0, 0, 0) : s[1].pos, 0.5));
+        if (sdf(&s[0], x) < 0 && sdf(&s[1], x) < 0) {
+          overlapping++;
+          if (n == 0) missed++;
+          break;
+        }
+      }
+      if (n == 0) continue;
+      assert_near(jl_v3_len(m.normal), 1.0, 1e-12);
+      for (int p = 0; p < n; ++p) {
+        assert_true(m.gap[p] < margin);
+        jl_vec3 on_a = jl_v3_sub(m.point[p], jl_v3_scale(m.normal, 0.5 * m.gap[p]));
+        jl_vec3 on_b = jl_v3_add(m.point[p], jl_v3_scale(m.normal, 0.5 * m.gap[p]));
+        assert_near(sdf(&s[0], on_a), 0.0, 1e-10);
+        assert_near(sdf(&s[1], on_b), 0.0, 1e-10);
+        /* from a to b: stepping along the normal leaves a (unless deep inside b) */
+        if (m.gap[p] > 0) assert_true(sdf(&s[0], jl_v3_add(on_a, jl_v3_scale(m.normal, 1e-6))) > 0);
+        if (m.feature[p] >= JL_FEATURE_EDGE_EDGE) edge++;
+        points++;
+      }
+      if (n == 4) multi++;
+    }
+  /* the trials reached every kind of contact, and none that overlap was missed */
+  assert_true(points > 3000 && edge > 10 && multi > 100);
+  assert_true(overlapping > 3000);
+  assert_int_equal(missed, 0);
+}
+
 static void test_separated(void **state) {
   (void)state;
   jl_manifold m;
@@ -489,6 +567,7 @@ int main(void) {
     cmocka_unit_test(test_box_box_offset),
     cmocka_unit_test(test_box_box_stable_ids),
     cmocka_unit_test(test_box_box_edge_edge),
+    cmocka_unit_test(test_random_pairs_on_surfaces),
     cmocka_unit_test(test_separated),
     cmocka_unit_test(test_broad_phase_brute_force),
     cmocka_unit_test(test_threads_agree),
