@@ -235,6 +235,7 @@ typedef struct jl_bp_job {
   double cell;
   double origin[3];
   int bits[3];
+  int bounds[JL_MAX_THREADS + 1]; /* body chunks of the pair pass, balanced by work */
 } jl_bp_job;
 
 static void jl_bp_aabbs(void *ctx, int t, int nt) {
@@ -301,8 +302,8 @@ static void jl_bp_pairs(void *ctx, int t, int nt) {
   jl_pair_buf *out = (jl_pair_buf *)bp->pair_local + t;
   out->count = 0;
   out->failed = 0;
-  long lo, hi;
-  jl_parallel_chunk(n, t, nt, &lo, &hi);
+  (void)nt;
+  long lo = j->bounds[t], hi = j->bounds[t + 1];
   for (long ul = lo; ul < hi; ++ul) {
     int u = (int)ul;
     const double *bu = bp->aabb + 6 * u;
@@ -517,6 +518,18 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
     bp->cell_start[runs] = entries;
   }
 
+  /* Planes and large bodies test every body after them: weigh them so in
+   * the chunks (the output order does not depend on the chunks). */
+  double work = 0.0;
+  for (int i = 0; i < n; ++i) work += bp->kind[i] == JL_BP_GRID ? 1.0 : (double)(n - i);
+  double acc = 0.0;
+  int t = 1;
+  job.bounds[0] = 0;
+  for (int i = 0; i < n && t < nt; ++i) {
+    acc += bp->kind[i] == JL_BP_GRID ? 1.0 : (double)(n - i);
+    while (t < nt && acc >= work * t / nt) job.bounds[t++] = i + 1;
+  }
+  while (t <= nt) job.bounds[t++] = n;
   jl_parallel_run(nt, jl_bp_pairs, &job);
   jl_pair_buf *local = bp->pair_local;
   long total = 0;
