@@ -56,7 +56,7 @@ static void test_trajectory_glb(void **state) {
   set_body(&b, 1, JL_SHAPE_SPHERE, 0, jl_v3(2, 0, 2), id, jl_v3(0.5, 0.5, 0.5));
   set_body(&b, 2, JL_SHAPE_BOX, 0, jl_v3(4, 0, 2), id, jl_v3(0.5, 0.25, 0.1));
   set_body(&b, 3, JL_SHAPE_BOX, 1, jl_v3(0, 3, 0.5), id, jl_v3(1, 1, 0.5));
-  set_body(&b, 4, JL_SHAPE_PLANE, 1, jl_v3(0, 0, 0), id, jl_v3(0, 0, 1));
+  set_body(&b, 4, JL_SHAPE_PLANE, 1, jl_v3(0, 0, -0.5), id, jl_v3(0, 0.6, 0.8));
   jl_trajectory t;
   assert_int_equal(jl_trajectory_init(&t, &b, &err), JL_OK);
   assert_int_equal(t.dynamic_count, 3);
@@ -100,6 +100,13 @@ static void test_trajectory_glb(void **state) {
   float xmax = -1e30f;
   for (unsigned v = 0; v < m3->mNumVertices; ++v) xmax = fmaxf(xmax, m3->mVertices[v].x);
   assert_true(fabsf(xmax - 1.0f) < 1e-6f);
+
+  /* the plane's quad: local z along the plane's normal, centred on its point */
+  const struct aiNode *n4 = find_node(s->mRootNode, "body_4");
+  assert_non_null(n4);
+  const struct aiMatrix4x4 *T = &n4->mTransformation;
+  assert_true(fabsf(T->a3) < 1e-6f && fabsf(T->b3 - 0.6f) < 1e-6f && fabsf(T->c3 - 0.8f) < 1e-6f);
+  assert_true(fabsf(T->a4) < 1e-6f && fabsf(T->b4) < 1e-6f && fabsf(T->c4 + 0.5f) < 1e-6f);
 
   assert_int_equal(s->mNumAnimations, 1);
   const struct aiAnimation *a = s->mAnimations[0];
