@@ -13,6 +13,11 @@
 
 int jl_fclib_write_local(const jl_fc_problem *p, const char *path, const char *title,
                          const char *description, jl_error *err) {
+  return jl_fclib_write_local_solved(p, NULL, path, title, description, err);
+}
+
+int jl_fclib_write_local_solved(const jl_fc_problem *p, const double *lambda, const char *path,
+                                const char *title, const char *description, jl_error *err) {
   int n = p->n;
   if (n <= 0) return jl_error_set(err, JL_ERR_INPUT, "%s: no contacts to export", path);
   int nb = p->rowptr[n];
@@ -40,6 +45,7 @@ int jl_fclib_write_local(const jl_fc_problem *p, const char *path, const char *t
   double *q = malloc(sizeof(double) * (size_t)m);
   double *mu = malloc(sizeof(double) * (size_t)n);
   char *tmp = malloc(strlen(path) + 16);
+  double *sol_u = NULL, *sol_r = NULL;
   int rc = JL_OK;
   if (!W.p || !W.i || !W.x || !q || !mu || !tmp) {
     rc = jl_error_set(err, JL_ERR_NOMEM, "fclib export: out of memory");
@@ -84,6 +90,28 @@ int jl_fclib_write_local(const jl_fc_problem *p, const char *path, const char *t
     rc = jl_error_set(err, JL_ERR_IO, "%s: FCLib could not write the problem", path);
     goto done;
   }
+  if (lambda) {
+    /* u = W r + q, in the block order of W */
+    sol_u = malloc(sizeof(double) * (size_t)m);
+    sol_r = malloc(sizeof(double) * (size_t)m);
+    if (!sol_u || !sol_r) {
+      unlink(tmp);
+      rc = jl_error_set(err, JL_ERR_NOMEM, "fclib export: out of memory");
+      goto done;
+    }
+    memcpy(sol_r, lambda, sizeof(double) * (size_t)m);
+    for (int row = 0; row < m; ++row) {
+      double sum = q[row];
+      for (int k = W.p[row]; k < W.p[row + 1]; ++k) sum += W.x[k] * sol_r[W.i[k]];
+      sol_u[row] = sum;
+    }
+    struct fclib_solution sol = {NULL, sol_u, sol_r, NULL};
+    if (!fclib_write_solution(&sol, tmp)) {
+      unlink(tmp);
+      rc = jl_error_set(err, JL_ERR_IO, "%s: FCLib could not write the solution", path);
+      goto done;
+    }
+  }
   if (rename(tmp, path) != 0) {
     rc = jl_error_set(err, JL_ERR_IO, "%s: cannot rename the temp file: %s", path, strerror(errno));
     unlink(tmp);
@@ -96,5 +124,7 @@ done:
   free(q);
   free(mu);
   free(tmp);
+  free(sol_u);
+  free(sol_r);
   return rc;
 }

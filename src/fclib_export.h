@@ -27,6 +27,10 @@ typedef struct jl_fc_problem {
  * atomically (temp file in the same folder, then rename). */
 int jl_fclib_write_local(const jl_fc_problem *p, const char *path, const char *title,
                          const char *description, jl_error *err);
+/* The same, plus jostle's impulses as FCLib's solution in the same file:
+ * r = lambda (3 n, frame (n, t1, t2)), u = W r + q. */
+int jl_fclib_write_local_solved(const jl_fc_problem *p, const double *lambda, const char *path,
+                                const char *title, const char *description, jl_error *err);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,10 @@
 #include "rigid_body.h"
 #include "trajectory.h"
 
+static void assert_near(double a, double b, double tol) {
+  if (!(fabs(a - b) <= tol)) fail_msg("%.17g != %.17g (tol %g)", a, b, tol);
+}
+
 static void tmp_path(char *buf, size_t n, const char *name) {
   const char *dir = getenv("TMPDIR");
   snprintf(buf, n, "%s/jostle_test_%d_%s", dir ? dir : "/tmp", (int)getpid(), name);
@@ -152,13 +156,16 @@ static void test_fclib_roundtrip(void **state) {
   for (int k = 0; k < 63; ++k) blocks[k] = 0.25 * k - 3.0 + (k % 9 == 0 ? 10.0 : 0.0);
   double c[9] = {-1, 0.5, 0.25, -2, 0, 0, 3, -0.125, 1};
   double mu[3] = {0.3, 0.6, 0.5};
+  double lambda[9] = {0.5, 0.1, -0.05, 0.25, 0, 0, 0.125, 0.0625, 0.03125};
   jl_fc_problem p = {3, rowptr, col, blocks, c, mu};
   char path[512];
   tmp_path(path, sizeof path, "problem.hdf5");
   jl_error err;
   assert_int_equal(jl_fclib_write_local(&p, path, "test problem", "three contacts", &err), JL_OK);
-  /* Written twice: the second replaces the first (FCLib alone would append). */
-  assert_int_equal(jl_fclib_write_local(&p, path, "test problem", "three contacts", &err), JL_OK);
+  /* Written again with impulses: the second file replaces the first (FCLib
+   * alone would append). */
+  assert_int_equal(jl_fclib_write_local_solved(&p, lambda, path, "test problem", "three contacts", &err),
+                   JL_OK);
   struct fclib_local *r = fclib_read_local(path);
   assert_non_null(r);
   assert_int_equal(r->spacedim, 3);
@@ -189,6 +196,18 @@ static void test_fclib_roundtrip(void **state) {
   for (int k = 0; k < 3; ++k) assert_true(r->mu[k] == mu[k]);
   assert_non_null(r->info);
   assert_string_equal(r->info->title, "test problem");
+  /* the solution: r = lambda, u = W r + q */
+  struct fclib_solution *sol = fclib_read_solution(path);
+  assert_non_null(sol);
+  assert_non_null(sol->r);
+  assert_non_null(sol->u);
+  for (int k = 0; k < 9; ++k) {
+    double u = c[k];
+    for (int l = 0; l < 9; ++l) u += expect[9 * k + l] * lambda[l];
+    assert_true(sol->r[k] == lambda[k]);
+    assert_near(sol->u[k], u, 1e-12 * (1 + fabs(u)));
+  }
+  fclib_delete_solutions(sol, 1);
   fclib_delete_local(r);
   free(r);
   unlink(path);
