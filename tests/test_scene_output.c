@@ -211,6 +211,9 @@ static void test_fclib_roundtrip(void **state) {
   fclib_delete_local(r);
   free(r);
   unlink(path);
+  /* A folder that does not exist: an error, not an exit inside libfclib. */
+  assert_int_equal(jl_fclib_write_local(&p, "/nonexistent-jostle-dir/x.hdf5", NULL, NULL, &err), JL_ERR_IO);
+  assert_non_null(strstr(err.msg, "/nonexistent-jostle-dir/x.hdf5"));
   /* Bad input: no contacts, a column out of range. */
   p.n = 0;
   assert_int_equal(jl_fclib_write_local(&p, path, NULL, NULL, &err), JL_ERR_INPUT);
