@@ -134,6 +134,7 @@ typedef struct jl_scene_totals {
   int contacts_max, iterations_max;
   long not_converged, restarts;
   double residual_max, penetration_max;
+  double displacement_max; /* farthest any dynamic body ended from where it started */
   double wall_s;
 } jl_scene_totals;
 
@@ -184,10 +185,12 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
   jl_buf_printf(&b, "  \"summary\": {\"contacts_mean\": %.6g, \"contacts_max\": %d, "
                 "\"iterations_mean\": %.6g, \"iterations_max\": %d, \"steps_not_converged\": %ld, "
                 "\"restarts\": %ld, \"residual_max\": %.6g, \"max_penetration\": %.6g, "
+                "\"max_displacement\": %.6g, "
                 "\"energy_initial\": {\"kinetic\": %s, \"potential\": %s}, "
                 "\"energy_final\": {\"kinetic\": %s, \"potential\": %s}},\n",
                 t->contacts_sum / ns, t->contacts_max, t->iterations_sum / ns, t->iterations_max,
-                t->not_converged, t->restarts, t->residual_max, t->penetration_max, jl_g(g1, e0[0]),
+                t->not_converged, t->restarts, t->residual_max, t->penetration_max,
+                t->displacement_max, jl_g(g1, e0[0]),
                 jl_g(g2, e0[1]), jl_g(g3, ke), jl_g(g4, pe));
   jl_buf_printf(&b, "  \"bodies\": [\n");
   static const char *const shapes[] = {"sphere", "box", "plane"};
@@ -245,6 +248,7 @@ int jl_cli_scene(int argc, char **argv) {
   memset(&traj, 0, sizeof traj);
   int have_traj = 0;
   jl_buf csv = {0};
+  double *pos0 = NULL;
   if (jl_scene_load(&s, a.scene, &err) != JL_OK) {
     status = jl_cli_fail(&err);
     jl_scene_free(&s);
@@ -302,6 +306,13 @@ int jl_cli_scene(int argc, char **argv) {
   }
   double e0[2];
   jl_scene_energy(&s, &e0[0], &e0[1]);
+  pos0 = malloc(3 * sizeof(double) * (size_t)(s.bodies.count > 0 ? s.bodies.count : 1));
+  if (!pos0) {
+    jl_error_set(&err, JL_ERR_NOMEM, "out of memory for %d bodies", s.bodies.count);
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  memcpy(pos0, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
   if (a.csv) {
     jl_buf_printf(&csv, "step,time,kinetic,potential,contacts,iterations,residual,max_penetration\n");
     jl_csv_row(&csv, 0, 0.0, e0[0], e0[1], 0, 0, 0.0, 0.0);
@@ -368,6 +379,15 @@ int jl_cli_scene(int argc, char **argv) {
   }
   tot.wall_s = jl_time_now() - t0;
   jl_progress_end(&pr);
+  for (int k = 0; k < s.bodies.count; ++k) {
+    if (s.bodies.is_static[k]) continue;
+    double d2 = 0.0;
+    for (int d = 0; d < 3; ++d) {
+      double dx = s.bodies.pos[3 * k + d] - pos0[3 * k + d];
+      d2 += dx * dx;
+    }
+    if (sqrt(d2) > tot.displacement_max) tot.displacement_max = sqrt(d2);
+  }
   int by_signal = jl_scene_stop != 0;
   if (jl_write_result(out, a.scene, &s, &dev, &tot, steps, by_signal, e0, &err) != JL_OK ||
       (a.csv && (csv.failed ? jl_error_set(&err, JL_ERR_NOMEM, "%s: out of memory", a.csv)
@@ -391,6 +411,7 @@ int jl_cli_scene(int argc, char **argv) {
   if (a.fclib && !fclib_done)
     fprintf(stderr, "jostle: --fclib: step %ld was not reached, nothing exported\n", fclib_step);
 done:
+  free(pos0);
   jl_buf_free(&csv);
   if (have_traj) jl_trajectory_free(&traj);
   jl_stepper_free(&st);
