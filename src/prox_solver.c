@@ -18,6 +18,7 @@ void jl_prox_opts_default(jl_prox_opts *o) {
   o->matrix_free = JL_MATRIX_FREE_AUTO;
   o->sor_order = JL_SOR_COLOURED;
   o->threads = 1;
+  o->min_per_thread = JL_PROX_MIN_PER_THREAD;
 }
 
 void jl_prox_ws_free(jl_prox_ws *ws) {
@@ -272,7 +273,6 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
       return jl_error_set(err, JL_ERR_INTERNAL, "contact %d has no dynamic body", i);
   memcpy(ws->init, lambda, 3 * sizeof(double) * (size_t)n);
   int threads = o->threads > 0 ? o->threads : 1;
-  if (n < 512) threads = 1;  /* a team costs more than a small problem */
   double t_res[256];
   int t_ok[256];
   if (threads > 256) threads = 256;
@@ -289,6 +289,10 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
       s.st.colours = ws->col.colours;
       s.st.groups = ws->col.groups;
     }
+    /* each thread gets at least min_per_thread contacts between two barriers */
+    int phase = o->kind == JL_SOLVER_SOR ? n / (ws->col.groups > 0 ? ws->col.groups : 1) : n;
+    int per = o->min_per_thread > 0 ? o->min_per_thread : JL_PROX_MIN_PER_THREAD;
+    if (phase / per < threads) threads = phase / per > 1 ? phase / per : 1;
     /* the team size must be known before the shares: run with the size we ask for */
     s.nthreads = threads;
     for (int t = 0; t < threads; ++t) { t_res[t] = 0.0; t_ok[t] = 1; }

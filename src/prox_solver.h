@@ -35,6 +35,9 @@ typedef enum jl_sor_order { JL_SOR_COLOURED = 0, JL_SOR_SEQUENTIAL = 1 } jl_sor_
 #define JL_PROX_DIVERGE_FACTOR 10.0
 #define JL_PROX_MAX_RESTARTS 5
 
+/* Contacts a thread should have per phase: below that, barriers cost more than the work. */
+#define JL_PROX_MIN_PER_THREAD 256
+
 #define JL_MATRIX_FREE_AUTO (-1)
 #define JL_MATRIX_FREE_BLOCKS 12
 
@@ -49,6 +52,8 @@ typedef struct jl_prox_opts {
                               than JL_MATRIX_FREE_BLOCKS blocks per contact */
   jl_sor_order sor_order;
   int threads;
+  int min_per_thread;      /* fewer threads when a phase between barriers (a colour,
+                              or a JOR sweep) would give a thread fewer contacts */
 } jl_prox_opts;
 
 /* Seed values: SOR alpha 1.0, tolerances 1e-7 (ERRATA), colouring on. */

@@ -191,6 +191,7 @@ static void solve(const jl_contact_problem *p, jl_solver_kind kind, double alpha
   o.matrix_free = mf;
   o.sor_order = order;
   o.threads = threads;
+  o.min_per_thread = 1; /* exercise the team even on small colours */
   o.tol_abs = 1e-12;
   o.tol_rel = 1e-10;
   o.max_iter = 20000;
