@@ -39,7 +39,7 @@ typedef enum jl_sor_order { JL_SOR_COLOURED = 0, JL_SOR_SEQUENTIAL = 1 } jl_sor_
 #define JL_PROX_MIN_PER_THREAD 256
 
 #define JL_MATRIX_FREE_AUTO (-1)
-#define JL_MATRIX_FREE_BLOCKS 12
+#define JL_MATRIX_FREE_BLOCKS 4
 
 typedef struct jl_prox_opts {
   jl_solver_kind kind;
