@@ -199,8 +199,7 @@ int jl_scene_gen_sphere_pile(jl_scene *s, const jl_body_spec *proto, int count, 
     return jl_error_set(err, JL_ERR_INPUT,
                         "sphere_pile: %d spheres of radius %g do not fit the box (room for %ld)",
                         count, r_max, cells);
-  /* a random subset of cells: partial Fisher-Yates over the cell indices,
-   * lowest first so piles build from the bottom */
+  /* a random subset of the cells: partial Fisher-Yates over the cell indices */
   long *idx = malloc(sizeof(long) * (size_t)cells);
   if (!idx) return jl_error_set(err, JL_ERR_NOMEM, "sphere_pile: out of memory");
   for (long i = 0; i < cells; ++i) idx[i] = i;
