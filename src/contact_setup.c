@@ -10,8 +10,8 @@
 
 void jl_contact_problem_free(jl_contact_problem *p) {
   if (!p) return;
-  free(p->ka); free(p->kb); free(p->frame); free(p->wa); free(p->wb); free(p->mwa);
-  free(p->mwb); free(p->c); free(p->mu); free(p->diag); free(p->rowptr); free(p->col);
+  free(p->ka); free(p->kb); free(p->frame); free(p->rx); free(p->irx); free(p->im);
+  free(p->c); free(p->mu); free(p->diag); free(p->rowptr); free(p->col);
   free(p->blocks); free(p->body_ptr); free(p->body_contact);
   memset(p, 0, sizeof *p);
 }
@@ -27,8 +27,8 @@ static int jl_problem_reserve(jl_contact_problem *p, int n, int nbodies, jl_erro
   if (n > p->cap) {
     int cap = n + n / 2 + 16;
     JL_GROW(p->ka, cap); JL_GROW(p->kb, cap); JL_GROW(p->frame, 9 * (size_t)cap);
-    JL_GROW(p->wa, 18 * (size_t)cap); JL_GROW(p->wb, 18 * (size_t)cap);
-    JL_GROW(p->mwa, 18 * (size_t)cap); JL_GROW(p->mwb, 18 * (size_t)cap);
+    JL_GROW(p->rx, 18 * (size_t)cap); JL_GROW(p->irx, 18 * (size_t)cap);
+    JL_GROW(p->im, 2 * (size_t)cap);
     JL_GROW(p->c, 3 * (size_t)cap); JL_GROW(p->mu, cap); JL_GROW(p->diag, 2 * (size_t)cap);
     JL_GROW(p->rowptr, cap + 1); JL_GROW(p->body_contact, 2 * (size_t)cap);
     p->cap = cap;
@@ -64,26 +64,6 @@ void jl_body_inv_inertia_apply(const jl_bodies *b, int k, const double x[3], dou
   out[0] = w.x; out[1] = w.y; out[2] = w.z;
 }
 
-static double jl_dot6(const double *a, const double *b) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
-
-/* Rows of W^T and (M^-1 W)^T of one contact for body k at lever r, sign s. */
-static void jl_w_rows(const jl_bodies *b, int k, const double *frame, const double r[3], double s,
-                      double w[18], double mw[18]) {
-  double im = b->inv_mass[k];
-  for (int d = 0; d < 3; ++d) {
-    const double *e = frame + 3 * d;
-    double rx = r[1] * e[2] - r[2] * e[1], ry = r[2] * e[0] - r[0] * e[2],
-           rz = r[0] * e[1] - r[1] * e[0];
-    double *row = w + 6 * d, *mrow = mw + 6 * d;
-    row[0] = s * e[0]; row[1] = s * e[1]; row[2] = s * e[2];
-    row[3] = s * rx; row[4] = s * ry; row[5] = s * rz;
-    mrow[0] = im * row[0]; mrow[1] = im * row[1]; mrow[2] = im * row[2];
-    jl_body_inv_inertia_apply(b, k, row + 3, mrow + 3);
-  }
-}
-
 typedef struct jl_setup_job {
   jl_contact_problem *p;
   const jl_bodies *b;
@@ -95,7 +75,7 @@ typedef struct jl_setup_job {
   int failed;
 } jl_setup_job;
 
-/* Per contact: frame, W, M^-1 W, c, diagonal. */
+/* Per contact: frame, lever-arm rows, c, diagonal. */
 static void jl_setup_contact(jl_setup_job *j, int i) {
   jl_contact_problem *p = j->p;
   const jl_bodies *b = j->b;
@@ -106,36 +86,42 @@ static void jl_setup_contact(jl_setup_job *j, int i) {
   double *fr = p->frame + 9 * (size_t)i;
   jl_contact_frame(c->normal + 3 * (size_t)i, fr);
   const double *pt = c->point + 3 * (size_t)i;
-  double *wa = p->wa + 18 * (size_t)i, *wb = p->wb + 18 * (size_t)i;
-  double *mwa = p->mwa + 18 * (size_t)i, *mwb = p->mwb + 18 * (size_t)i;
   double eps[3] = {j->law->eps_n[i], j->law->eps_t[i], j->law->eps_t[i]};
-  double free_part[3] = {0, 0, 0}, rel[3] = {0, 0, 0};
+  double free_part[3] = {0, 0, 0}, rel[3] = {0, 0, 0}, g[3] = {0, 0, 0};
   const int ks[2] = {p->ka[i], p->kb[i]};
-  double *ws[2] = {wa, wb}, *mws[2] = {mwa, mwb};
   for (int side = 0; side < 2; ++side) {
     int k = ks[side];
+    double *rx = p->rx + 18 * (size_t)i + 9 * side, *irx = p->irx + 18 * (size_t)i + 9 * side;
     if (k < 0) {
-      memset(ws[side], 0, 18 * sizeof(double));
-      memset(mws[side], 0, 18 * sizeof(double));
+      memset(rx, 0, 9 * sizeof(double));
+      memset(irx, 0, 9 * sizeof(double));
+      p->im[2 * i + side] = 0.0;
       continue;
     }
     const double *x = b->pos + 3 * (size_t)k;
     double r[3] = {pt[0] - x[0], pt[1] - x[1], pt[2] - x[2]};
-    jl_w_rows(b, k, fr, r, side == 0 ? -1.0 : 1.0, ws[side], mws[side]);
+    double im = b->inv_mass[k];
+    p->im[2 * i + side] = im;
+    for (int d = 0; d < 3; ++d) {
+      const double *e = fr + 3 * d;
+      double *q = rx + 3 * d;
+      q[0] = r[1] * e[2] - r[2] * e[1];
+      q[1] = r[2] * e[0] - r[0] * e[2];
+      q[2] = r[0] * e[1] - r[1] * e[0];
+      jl_body_inv_inertia_apply(b, k, q, irx + 3 * d);
+      g[d] += im + q[0] * irx[3 * d] + q[1] * irx[3 * d + 1] + q[2] * irx[3 * d + 2];
+    }
     double u[6] = {b->vel[3 * k], b->vel[3 * k + 1], b->vel[3 * k + 2],
                    b->omega[3 * k], b->omega[3 * k + 1], b->omega[3 * k + 2]};
     const double *dv = j->dv_free + 6 * (size_t)k;
     for (int d = 0; d < 3; ++d) {
-      free_part[d] += jl_dot6(ws[side] + 6 * d, dv);
-      rel[d] += jl_dot6(ws[side] + 6 * d, u);
+      free_part[d] += jl_w_row_dot(p, i, side, d, dv);
+      rel[d] += jl_w_row_dot(p, i, side, d, u);
     }
   }
   double *ci = p->c + 3 * (size_t)i;
   for (int d = 0; d < 3; ++d) ci[d] = free_part[d] + (1.0 + eps[d]) * rel[d];
   p->mu[i] = j->law->mu[i];
-  double g[3] = {0, 0, 0};
-  for (int d = 0; d < 3; ++d)
-    g[d] = jl_dot6(wa + 6 * d, mwa + 6 * d) + jl_dot6(wb + 6 * d, mwb + 6 * d);
   p->diag[2 * i] = g[0];
   p->diag[2 * i + 1] = g[1] > g[2] ? g[1] : g[2];
 }
@@ -160,19 +146,25 @@ static int jl_row_columns(const jl_contact_problem *p, int i, int *out) {
   return m;
 }
 
-/* G_ij = sum over the dynamic bodies K shared by i and j of W_iK^T M_K^-1 W_jK. */
+/* G_ij = sum over the dynamic bodies K shared by i and j of W_iK^T M_K^-1 W_jK:
+ * sign_iK sign_jK (m_K^-1 d_i . d_j + (r_iK x d_i) . I_K^-1 (r_jK x d_j)). */
 static void jl_block(const jl_contact_problem *p, int i, int j, double g[9]) {
   memset(g, 0, 9 * sizeof(double));
-  const int ki[2] = {p->ka[i], p->kb[i]};
-  const double *wi[2] = {p->wa + 18 * (size_t)i, p->wb + 18 * (size_t)i};
-  for (int s = 0; s < 2; ++s) {
-    int k = ki[s];
+  const int ki[2] = {p->ka[i], p->kb[i]}, kj[2] = {p->ka[j], p->kb[j]};
+  const double *fi = p->frame + 9 * (size_t)i, *fj = p->frame + 9 * (size_t)j;
+  for (int si = 0; si < 2; ++si) {
+    int k = ki[si];
     if (k < 0) continue;
-    const double *mwj = k == p->ka[j] ? p->mwa + 18 * (size_t)j
-                        : k == p->kb[j] ? p->mwb + 18 * (size_t)j : NULL;
-    if (!mwj) continue;
+    int sj = k == kj[0] ? 0 : k == kj[1] ? 1 : -1;
+    if (sj < 0) continue;
+    double sign = si == sj ? 1.0 : -1.0, im = p->im[2 * i + si];
+    const double *rxi = p->rx + 18 * (size_t)i + 9 * si, *irxj = p->irx + 18 * (size_t)j + 9 * sj;
     for (int r = 0; r < 3; ++r)
-      for (int q = 0; q < 3; ++q) g[3 * r + q] += jl_dot6(wi[s] + 6 * r, mwj + 6 * q);
+      for (int q = 0; q < 3; ++q) {
+        const double *di = fi + 3 * r, *dj = fj + 3 * q, *a = rxi + 3 * r, *bq = irxj + 3 * q;
+        g[3 * r + q] += sign * (im * (di[0] * dj[0] + di[1] * dj[1] + di[2] * dj[2]) +
+                                a[0] * bq[0] + a[1] * bq[1] + a[2] * bq[2]);
+      }
   }
 }
 

@@ -13,6 +13,8 @@
 #ifndef JL_CONTACT_SETUP_H
 #define JL_CONTACT_SETUP_H
 
+#include <stddef.h>
+
 #include "contact.h"
 #include "error.h"
 #include "rigid_body.h"
@@ -27,8 +29,12 @@ typedef struct jl_contact_problem {
   /* per contact i */
   int *ka, *kb;            /* dynamic body index, or -1 when that side is static */
   double *frame;           /* 9: n, t1, t2 (world), n from a to b */
-  double *wa, *wb;         /* 18: rows N, T1, T2 of W_iK^T, each (linear 3, angular 3) */
-  double *mwa, *mwb;       /* 18: the same rows of (M_K^-1 W_iK)^T */
+  /* W_iK^T has rows sign_K (d, r_K x d) for d = n, t1, t2 (sign -1 for a, +1 for b);
+   * (M_K^-1 W_iK)^T rows sign_K (m_K^-1 d, I_K^-1 (r_K x d)), I_K in the world frame.
+   * Stored compactly: 47 numbers per contact instead of 4 x 18. */
+  double *rx;              /* 18: r_a x d then r_b x d, d = n, t1, t2 (zero for a static side) */
+  double *irx;             /* 18: I_a^-1 (r_a x d) then I_b^-1 (r_b x d) */
+  double *im;              /* 2: m_a^-1, m_b^-1 (0 for a static side) */
   double *c;               /* 3: W^T M^-1 h dt + (I + eps)(W^T u_S) */
   double *mu;              /* 1 */
   double *diag;            /* 2: G_ii(1,1) and max(G_ii(2,2), G_ii(3,3)) */
@@ -60,6 +66,28 @@ void jl_contact_problem_free(jl_contact_problem *p);
 int jl_contact_setup(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *c,
                      const jl_contact_law *law, const double *dv_free, int build_g,
                      int threads, jl_error *err);
+
+/* Row d (0 N, 1 T1, 2 T2) of W_iK^T u for side 0 (a) or 1 (b); u = (v, omega). */
+static inline double jl_w_row_dot(const jl_contact_problem *p, int i, int side, int d,
+                                  const double *u) {
+  const double *e = p->frame + 9 * (size_t)i + 3 * d;
+  const double *r = p->rx + 18 * (size_t)i + 9 * side + 3 * d;
+  double v = e[0] * u[0] + e[1] * u[1] + e[2] * u[2] + r[0] * u[3] + r[1] * u[4] + r[2] * u[5];
+  return side ? v : -v;
+}
+
+/* u += M_K^-1 W_iK lam for side 0 (a) or 1 (b). */
+static inline void jl_mw_add(const jl_contact_problem *p, int i, int side, const double lam[3],
+                             double *u) {
+  const double *e = p->frame + 9 * (size_t)i;
+  const double *ir = p->irx + 18 * (size_t)i + 9 * side;
+  double m = side ? p->im[2 * i + 1] : -p->im[2 * i];
+  double sg = side ? 1.0 : -1.0;
+  for (int k = 0; k < 3; ++k) {
+    u[k] += m * (e[k] * lam[0] + e[3 + k] * lam[1] + e[6 + k] * lam[2]);
+    u[3 + k] += sg * (ir[k] * lam[0] + ir[3 + k] * lam[1] + ir[6 + k] * lam[2]);
+  }
+}
 
 /* Assembles G of a problem set up without it. */
 int jl_contact_build_g(jl_contact_problem *p, int threads, jl_error *err);

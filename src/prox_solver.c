@@ -45,10 +45,6 @@ typedef struct jl_solve {
   jl_prox_stats st;
 } jl_solve;
 
-static double jl_dot6(const double *a, const double *b) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
-
 /* xi_i from the impulses in src (G) or from du (matrix-free). */
 static void jl_xi(const jl_solve *s, int i, const double *src, double xi[3]) {
   const jl_contact_problem *p = s->p;
@@ -66,22 +62,16 @@ static void jl_xi(const jl_solve *s, int i, const double *src, double xi[3]) {
   }
   int ka = p->ka[i], kb = p->kb[i];
   for (int d = 0; d < 3; ++d) {
-    if (ka >= 0) xi[d] += jl_dot6(p->wa + 18 * (size_t)i + 6 * d, s->du + 6 * (size_t)ka);
-    if (kb >= 0) xi[d] += jl_dot6(p->wb + 18 * (size_t)i + 6 * d, s->du + 6 * (size_t)kb);
+    if (ka >= 0) xi[d] += jl_w_row_dot(p, i, 0, d, s->du + 6 * (size_t)ka);
+    if (kb >= 0) xi[d] += jl_w_row_dot(p, i, 1, d, s->du + 6 * (size_t)kb);
   }
 }
 
 /* du_K += (M^-1 W_iK) d for both dynamic bodies of contact i. */
 static void jl_du_add(jl_solve *s, int i, const double d[3]) {
   const jl_contact_problem *p = s->p;
-  const int ks[2] = {p->ka[i], p->kb[i]};
-  const double *mw[2] = {p->mwa + 18 * (size_t)i, p->mwb + 18 * (size_t)i};
-  for (int side = 0; side < 2; ++side) {
-    if (ks[side] < 0) continue;
-    double *du = s->du + 6 * (size_t)ks[side];
-    for (int m = 0; m < 6; ++m)
-      du[m] += mw[side][m] * d[0] + mw[side][6 + m] * d[1] + mw[side][12 + m] * d[2];
-  }
+  if (p->ka[i] >= 0) jl_mw_add(p, i, 0, d, s->du + 6 * (size_t)p->ka[i]);
+  if (p->kb[i] >= 0) jl_mw_add(p, i, 1, d, s->du + 6 * (size_t)p->kb[i]);
 }
 
 /* du of bodies [lo, hi) from scratch, contacts in ascending order. */
@@ -91,9 +81,7 @@ static void jl_du_rebuild(jl_solve *s, const double *lam, int lo, int hi) {
     double acc[6] = {0, 0, 0, 0, 0, 0};
     for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e) {
       int i = p->body_contact[e];
-      const double *mw = p->ka[i] == k ? p->mwa + 18 * (size_t)i : p->mwb + 18 * (size_t)i;
-      const double *l = lam + 3 * (size_t)i;
-      for (int m = 0; m < 6; ++m) acc[m] += mw[m] * l[0] + mw[6 + m] * l[1] + mw[12 + m] * l[2];
+      jl_mw_add(p, i, p->ka[i] == k ? 0 : 1, lam + 3 * (size_t)i, acc);
     }
     memcpy(s->du + 6 * (size_t)k, acc, sizeof acc);
   }

@@ -215,9 +215,7 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
     memcpy(acc, st->dv_free + 6 * (size_t)k, sizeof acc);
     for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e) {
       int i = p->body_contact[e];
-      const double *mw = p->ka[i] == k ? p->mwa + 18 * (size_t)i : p->mwb + 18 * (size_t)i;
-      const double *l = st->lambda + 3 * (size_t)i;
-      for (int m = 0; m < 6; ++m) acc[m] += mw[m] * l[0] + mw[6 + m] * l[1] + mw[12 + m] * l[2];
+      jl_mw_add(p, i, p->ka[i] == k ? 0 : 1, st->lambda + 3 * (size_t)i, acc);
     }
     for (int d = 0; d < 3; ++d) {
       b->vel[3 * k + d] += acc[d];
