@@ -11,9 +11,13 @@ SC=$SRC/problems/scenes
 
 # --- a good run ---
 jrun drop scene "$SC/demo-drop.json" --steps 200 --threads 2 --out "$o/drop.json" \
-  --csv "$o/drop.csv" --glb "$o/drop.glb" --quiet
+  --csv "$o/drop.csv" --glb "$o/drop.glb" --fclib "$o/drop.hdf5" --fclib-step 150 --quiet
 expect_rc 0
 [ -s "$o/drop.glb" ] || fail "jostle $CMD: expected $o/drop.glb"
+head -c 4 "$o/drop.glb" | grep -q glTF || fail "jostle $CMD: $o/drop.glb does not start with glTF"
+[ "$(head -c 4 "$o/drop.hdf5" | od -An -tx1 | tr -d ' ')" = "89484446" ] \
+  || fail "jostle $CMD: $o/drop.hdf5 is not an HDF5 file"
+grep -q "drop.hdf5 (step 150)" "$W/drop.out" || fail "jostle $CMD: expected 'drop.hdf5 (step 150)' on stdout"
 jpy '
 import csv
 d = load(sys.argv[1])
