@@ -41,19 +41,6 @@ static int jl_problem_reserve(jl_contact_problem *p, int n, int nbodies, jl_erro
   return JL_OK;
 }
 
-void jl_contact_frame(const double n[3], double frame[9]) {
-  /* t1 from the coordinate axis least aligned with n: well conditioned and
-   * the same for the same normal, so warm starts see steady tangents. */
-  double ax = fabs(n[0]), ay = fabs(n[1]), az = fabs(n[2]);
-  jl_vec3 e = ax <= ay && ax <= az ? jl_v3(1, 0, 0) : (ay <= az ? jl_v3(0, 1, 0) : jl_v3(0, 0, 1));
-  jl_vec3 nn = jl_v3(n[0], n[1], n[2]);
-  jl_vec3 t1 = jl_v3_normalize(jl_v3_cross(nn, e));
-  jl_vec3 t2 = jl_v3_cross(nn, t1);
-  frame[0] = nn.x; frame[1] = nn.y; frame[2] = nn.z;
-  frame[3] = t1.x; frame[4] = t1.y; frame[5] = t1.z;
-  frame[6] = t2.x; frame[7] = t2.y; frame[8] = t2.z;
-}
-
 void jl_body_inv_inertia_apply(const jl_bodies *b, int k, const double x[3], double out[3]) {
   const double *q = b->quat + 4 * (size_t)k;
   const double *ii = b->inv_inertia + 3 * (size_t)k;

@@ -17,6 +17,8 @@
 
 #include "contact.h"
 #include "error.h"
+#include "hd.h"
+#include "math3d.h"
 #include "rigid_body.h"
 
 #ifdef __cplusplus
@@ -68,7 +70,7 @@ int jl_contact_setup(jl_contact_problem *p, const jl_bodies *b, const jl_contact
                      int threads, jl_error *err);
 
 /* Row d (0 N, 1 T1, 2 T2) of W_iK^T u for side 0 (a) or 1 (b); u = (v, omega). */
-static inline double jl_w_row_dot(const jl_contact_problem *p, int i, int side, int d,
+JL_HD static inline double jl_w_row_dot(const jl_contact_problem *p, int i, int side, int d,
                                   const double *u) {
   const double *e = p->frame + 9 * (size_t)i + 3 * d;
   const double *r = p->rx + 18 * (size_t)i + 9 * side + 3 * d;
@@ -77,7 +79,7 @@ static inline double jl_w_row_dot(const jl_contact_problem *p, int i, int side, 
 }
 
 /* u += M_K^-1 W_iK lam for side 0 (a) or 1 (b). */
-static inline void jl_mw_add(const jl_contact_problem *p, int i, int side, const double lam[3],
+JL_HD static inline void jl_mw_add(const jl_contact_problem *p, int i, int side, const double lam[3],
                              double *u) {
   const double *e = p->frame + 9 * (size_t)i;
   const double *ir = p->irx + 18 * (size_t)i + 9 * side;
@@ -95,8 +97,19 @@ int jl_contact_build_g(jl_contact_problem *p, int threads, jl_error *err);
  * blocks of G, known before assembling it. */
 long long jl_contact_g_estimate(const jl_contact_problem *p);
 
-/* An orthonormal frame (n, t1, t2) from a unit normal, t1 x t2 = n. */
-void jl_contact_frame(const double n[3], double frame[9]);
+/* An orthonormal frame (n, t1, t2) from a unit normal, t1 x t2 = n. t1 comes
+ * from the coordinate axis least aligned with n: well conditioned, and the
+ * same for the same normal, so warm starts see steady tangents. */
+JL_HD static inline void jl_contact_frame(const double n[3], double frame[9]) {
+  double ax = fabs(n[0]), ay = fabs(n[1]), az = fabs(n[2]);
+  jl_vec3 e = ax <= ay && ax <= az ? jl_v3(1, 0, 0) : (ay <= az ? jl_v3(0, 1, 0) : jl_v3(0, 0, 1));
+  jl_vec3 nn = jl_v3(n[0], n[1], n[2]);
+  jl_vec3 t1 = jl_v3_normalize(jl_v3_cross(nn, e));
+  jl_vec3 t2 = jl_v3_cross(nn, t1);
+  frame[0] = nn.x; frame[1] = nn.y; frame[2] = nn.z;
+  frame[3] = t1.x; frame[4] = t1.y; frame[5] = t1.z;
+  frame[6] = t2.x; frame[7] = t2.y; frame[8] = t2.z;
+}
 
 /* World-frame inverse inertia times x for body k. */
 void jl_body_inv_inertia_apply(const jl_bodies *b, int k, const double x[3], double out[3]);
