@@ -10,7 +10,7 @@ JL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # The Debian packages jostle needs to build, test and plot.
 JL_DEPS=(meson ninja-build pkg-config gcc libcjson-dev libcmocka-dev libnlopt-dev
-         libassimp-dev python3-matplotlib)
+         libassimp-dev libfclib-dev python3-matplotlib)
 
 jl_say() { echo "jostle: $*"; }
 

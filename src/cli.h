@@ -16,6 +16,7 @@ int jl_cli_bench(int argc, char **argv);
 int jl_cli_trunk(int argc, char **argv);
 /* verify for a trunk result (cli_trunk.c): 0 legal, 1 not, 2 bad input. */
 int jl_cli_verify_trunk(const char *path);
+int jl_cli_scene(int argc, char **argv);
 
 /* Option value parsing: on failure, err names the option and the reason. */
 int jl_cli_int(const char *opt, const char *s, long lo, long hi, long *out, jl_error *err);

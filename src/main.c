@@ -14,7 +14,7 @@ static void jl_usage(FILE *f) {
           "  bench     measure relaxation throughput (CPU twin or CUDA)\n"
           "  version   print the version and the build's devices\n"
           "  trunk     trunk volume in liters from a CAD mesh (DIN 70020 blocks)\n"
-          "  scene     (planned) rigid-body scenes with friction\n"
+          "  scene     rigid-body scene with friction and impacts (CPU reference path)\n"
           "\n"
           "'jostle <command> --help' describes each command.\n");
 }
@@ -42,10 +42,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "verify") == 0) return jl_cli_verify(argc - 1, argv + 1);
   if (strcmp(cmd, "bench") == 0) return jl_cli_bench(argc - 1, argv + 1);
   if (strcmp(cmd, "trunk") == 0) return jl_cli_trunk(argc - 1, argv + 1);
-  if (strcmp(cmd, "scene") == 0) {
-    fprintf(stderr, "jostle: '%s' is not implemented in this version yet\n", cmd);
-    return 2;
-  }
+  if (strcmp(cmd, "scene") == 0) return jl_cli_scene(argc - 1, argv + 1);
   fprintf(stderr, "jostle: unknown command '%s'\n\n", cmd);
   jl_usage(stderr);
   return 2;

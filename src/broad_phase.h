@@ -1,0 +1,79 @@
+/* Broad phase of collision detection: a uniform grid built by sorting
+ * (cell key, body) entries, the same steps a GPU does with a radix sort:
+ *   per-body AABB (inflated by margin / 2) -> cells per body (count, scan)
+ *   -> (cell key, entry) pairs -> radix sort by key -> runs of equal cells
+ *   -> per body u, the partners v > u in its cells, each kept only in the
+ *      cell holding the low corner of the two boxes' intersection (so no
+ *      duplicates), plus planes and very large bodies (kept out of the grid
+ *      and tested against every body), sorted: the pairs come out ordered
+ *      by (a, b) without a global sort.
+ * Parallel over pthreads; the result does not depend on the thread count. */
+#ifndef JL_BROAD_PHASE_H
+#define JL_BROAD_PHASE_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "rigid_body.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Persistent buffers of the broad and narrow phase, grown as needed and
+ * reused every step (no allocation in a steady state). The fields after the
+ * first block are working storage; candidate pairs of the last call are
+ * readable (pair_a < pair_b as body indices, planes included). */
+typedef struct jl_broad_phase {
+  /* results of the last call, for diagnostics and tests */
+  int pair_count;          /* candidate pairs handed to the narrow phase */
+  int *pair_a, *pair_b;    /* candidate pairs, a < b, sorted by (a, b), unique */
+  double cell;             /* grid cell edge used (0: no grid this call) */
+  long entries;            /* (cell, body) entries sorted */
+  int large_count;         /* bodies too large for the grid, tested against all */
+  int plane_count;
+
+  /* working storage */
+  int body_cap;
+  double *aabb;            /* 6 per body: min xyz, max xyz, inflated by margin / 2 */
+  uint8_t *kind;           /* per body: grid, large or plane */
+  int *cell_range;         /* 6 per body: grid cells of the box, low xyz, high xyz */
+  long *entry_start;       /* body_cap + 1: exclusive scan of cells per body */
+  long entry_cap;
+  uint64_t *keys, *keys_tmp; /* cell key per entry, sorted */
+  int *vals, *vals_tmp;    /* entry index, sorted with the keys */
+  int *entry_body;         /* body of each entry (in fill order) */
+  int *entry_run;          /* run of equal cells holding each entry (fill order) */
+  int *sorted_body;        /* body of each sorted entry */
+  long *cell_start;        /* start of each run of equal keys, plus the end */
+  long pair_cap;
+  int *planes;             /* indices of plane bodies */
+  int *large;              /* indices of large bodies */
+  void *pair_local;        /* per-thread pair buffers (broad_phase.c) */
+  void *contact_local;     /* per-thread jl_contacts of the narrow phase (collide.c) */
+  int contact_local_count;
+} jl_broad_phase;
+
+/* Body i's box (min xyz, max xyz), inflated by margin / 2 on every side;
+ * not meaningful for planes. */
+void jl_body_aabb(const jl_bodies *bodies, int i, double margin, double box[6]);
+/* 1 when two inflated boxes overlap (closed intervals). */
+int jl_aabb_overlap(const double a[6], const double b[6]);
+/* 1 when an inflated box reaches within margin / 2 of plane body p. */
+int jl_aabb_near_plane(const jl_bodies *bodies, int p, const double box[6], double margin);
+
+int jl_broad_phase_init(jl_broad_phase *bp, jl_error *err);
+void jl_broad_phase_free(jl_broad_phase *bp);
+
+/* Broad phase only: fills bp->pair_a / pair_b with every pair whose AABBs,
+ * each inflated by margin / 2, overlap (plane pairs: the body's inflated
+ * AABB reaches the plane's solid side), excluding static-static pairs.
+ * threads <= 0: all cores. */
+int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_broad_phase *bp,
+                       jl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,420 @@
+/* jostle scene: run a rigid-body scene file on the CPU reference path. */
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "device.h"
+#include "fclib_export.h"
+#include "file_util.h"
+#include "log.h"
+#include "progress.h"
+#include "scene.h"
+#include "scene_step.h"
+#include "timer.h"
+#include "trajectory.h"
+
+static const char *const jl_scene_help =
+  "usage: jostle scene SCENE.json [options]\n"
+  "\n"
+  "Runs a rigid-body scene (docs/formats.md) with Moreau's midpoint time\n"
+  "stepping: contacts at the mid-point, Coulomb friction and Newton impacts\n"
+  "solved per step by a prox iteration (SOR or JOR, see the scene's solver).\n"
+  "\n"
+  "  --steps N          run N steps (default: the scene's steps or duration)\n"
+  "  --solver S         jor or sor: override the scene's method (alpha, if the\n"
+  "                     scene gives none, is then 0.35 for jor and 1 for sor)\n"
+  "  --max-iter K       override the scene's iteration cap\n"
+  "  --matrix-free      per-body velocity changes instead of the Delassus matrix\n"
+  "  --assembled        the assembled Delassus matrix G (default: the scene's\n"
+  "                     choice, \"auto\": matrix-free when G is dense)\n"
+  "  --device D         cpu or auto (default auto: the CPU; CUDA is issue 5)\n"
+  "  --threads T        CPU threads (default: all cores)\n"
+  "  --out FILE.json    result summary and final state (default NAME.json)\n"
+  "  --csv FILE.csv     one line per step: step,time,kinetic,potential,contacts,\n"
+  "                     iterations,residual,max_penetration\n"
+  "  --glb FILE.glb     animated trajectory (glTF binary), one node per body\n"
+  "  --glb-every K      a frame every K steps (default: about 30 frames per second)\n"
+  "  --fclib FILE.hdf5  export one step's contact problem (G, c, mu) to FCLib\n"
+  "  --fclib-step K     the step to export (default: the last one run)\n"
+  "  --quiet            no first line, no progress line\n"
+  "\n"
+  "Ctrl-C (SIGINT) or SIGTERM stops after the current step and writes what\n"
+  "was computed so far. Exit status 2 on bad input (nothing is written).\n";
+
+static volatile sig_atomic_t jl_scene_stop = 0;
+
+static void jl_scene_on_signal(int sig) {
+  (void)sig;
+  jl_scene_stop = 1;
+}
+
+enum {
+  OPT_STEPS = 1000, OPT_SOLVER, OPT_MAXIT, OPT_MF, OPT_ASM, OPT_DEVICE, OPT_THREADS, OPT_OUT, OPT_CSV,
+  OPT_GLB, OPT_GLB_EVERY, OPT_FCLIB, OPT_FCLIB_STEP, OPT_QUIET, OPT_HELP
+};
+
+static const struct option jl_scene_opts[] = {
+  {"steps", required_argument, NULL, OPT_STEPS},
+  {"solver", required_argument, NULL, OPT_SOLVER},
+  {"max-iter", required_argument, NULL, OPT_MAXIT},
+  {"matrix-free", no_argument, NULL, OPT_MF},
+  {"assembled", no_argument, NULL, OPT_ASM},
+  {"device", required_argument, NULL, OPT_DEVICE},
+  {"threads", required_argument, NULL, OPT_THREADS},
+  {"out", required_argument, NULL, OPT_OUT},
+  {"csv", required_argument, NULL, OPT_CSV},
+  {"glb", required_argument, NULL, OPT_GLB},
+  {"glb-every", required_argument, NULL, OPT_GLB_EVERY},
+  {"fclib", required_argument, NULL, OPT_FCLIB},
+  {"fclib-step", required_argument, NULL, OPT_FCLIB_STEP},
+  {"quiet", no_argument, NULL, OPT_QUIET},
+  {"help", no_argument, NULL, OPT_HELP},
+  {NULL, 0, NULL, 0},
+};
+
+typedef struct jl_scene_args {
+  const char *scene, *solver, *device, *out, *csv, *glb, *fclib;
+  long steps, max_iter, threads, glb_every, fclib_step;
+  int matrix_free, quiet;
+} jl_scene_args;
+
+static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *help, jl_error *err) {
+  memset(a, 0, sizeof *a);
+  a->device = "auto";
+  *help = 0;
+  opterr = 0;
+  optind = 1;
+  int c, rc = JL_OK;
+  while ((c = getopt_long(argc, argv, "", jl_scene_opts, NULL)) != -1 && rc == JL_OK) {
+    switch (c) {
+    case OPT_STEPS: rc = jl_cli_int("--steps", optarg, 1, JL_SCENE_STEPS_MAX, &a->steps, err); break;
+    case OPT_SOLVER:
+      a->solver = optarg;
+      if (strcmp(optarg, "jor") && strcmp(optarg, "sor"))
+        rc = jl_error_set(err, JL_ERR_INPUT, "--solver: expected jor or sor, got '%s'", optarg);
+      break;
+    case OPT_MAXIT: rc = jl_cli_int("--max-iter", optarg, 1, 100000000L, &a->max_iter, err); break;
+    case OPT_MF: a->matrix_free = 1; break;
+    case OPT_ASM: a->matrix_free = 2; break;
+    case OPT_DEVICE: a->device = optarg; break;
+    case OPT_THREADS: rc = jl_cli_int("--threads", optarg, 1, 256, &a->threads, err); break;
+    case OPT_OUT: a->out = optarg; break;
+    case OPT_CSV: a->csv = optarg; break;
+    case OPT_GLB: a->glb = optarg; break;
+    case OPT_GLB_EVERY: rc = jl_cli_int("--glb-every", optarg, 1, 100000000L, &a->glb_every, err); break;
+    case OPT_FCLIB: a->fclib = optarg; break;
+    case OPT_FCLIB_STEP: rc = jl_cli_int("--fclib-step", optarg, 1, JL_SCENE_STEPS_MAX, &a->fclib_step, err); break;
+    case OPT_QUIET: a->quiet = 1; break;
+    case OPT_HELP: *help = 1; return JL_OK;
+    case ':': rc = jl_error_set(err, JL_ERR_INPUT, "%s: needs a value", argv[optind - 1]); break;
+    default:
+      rc = jl_error_set(err, JL_ERR_INPUT, "unknown option '%s' (see jostle scene --help)",
+                        argv[optind - 1]);
+      break;
+    }
+  }
+  if (rc != JL_OK) return rc;
+  if (optind >= argc) return jl_error_set(err, JL_ERR_INPUT, "give a scene file (see jostle scene --help)");
+  a->scene = argv[optind++];
+  if (optind < argc) return jl_error_set(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
+  if (a->fclib_step && !a->fclib) return jl_error_set(err, JL_ERR_INPUT, "--fclib-step needs --fclib");
+  if (a->glb_every && !a->glb) return jl_error_set(err, JL_ERR_INPUT, "--glb-every needs --glb");
+  return JL_OK;
+}
+
+/* Per-run totals for the summary. */
+typedef struct jl_scene_totals {
+  long steps;
+  double contacts_sum, iterations_sum;
+  int contacts_max, iterations_max;
+  long not_converged, restarts;
+  double residual_max, penetration_max;
+  double displacement_max; /* farthest any dynamic body ended from where it started */
+  double wall_s;
+} jl_scene_totals;
+
+/* Shortest of %.15g..%.17g that reads back to the same double. */
+static const char *jl_g(char *out, double v) {
+  for (int prec = 15; prec <= 17; ++prec) {
+    snprintf(out, 32, "%.*g", prec, v);
+    if (strtod(out, NULL) == v) break;
+  }
+  return out;
+}
+
+static void jl_vec_json(jl_buf *b, const double *v, int n) {
+  char t[32];
+  jl_buf_printf(b, "[");
+  for (int i = 0; i < n; ++i) jl_buf_printf(b, "%s%s", i ? ", " : "", jl_g(t, v[i]));
+  jl_buf_printf(b, "]");
+}
+
+static int jl_write_result(const char *path, const char *scene_path, const jl_scene *s,
+                           const jl_device *dev, const jl_scene_totals *t, long steps_wanted,
+                           int stopped_by_signal, const double e0[2], jl_error *err) {
+  jl_buf b = {0};
+  const jl_prox_opts *o = &s->solver;
+  const jl_bodies *bo = &s->bodies;
+  int dynamic = 0;
+  for (int k = 0; k < bo->count; ++k) dynamic += !bo->is_static[k];
+  double ke, pe;
+  jl_scene_energy(s, &ke, &pe);
+  jl_buf_printf(&b, "{\n  \"format\": \"jostle-result\",\n  \"kind\": \"scene\",\n  \"version\": 1,\n");
+  char g1[32], g2[32], g3[32], g4[32];
+  jl_buf_printf(&b, "  \"scene\": {\"name\": \"%s\", \"file\": \"%s\", \"bodies\": %d, "
+                "\"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld},\n",
+                s->name, scene_path, bo->count, dynamic, jl_g(g1, s->dt), steps_wanted);
+  jl_buf_printf(&b, "  \"solver\": {\"method\": \"%s\", \"alpha\": %s, \"tol_abs\": %s, "
+                "\"tol_rel\": %s, \"max_iterations\": %d, \"warm_start\": %s, "
+                "\"matrix_free\": %s, \"order\": \"%s\"},\n",
+                o->kind == JL_SOLVER_JOR ? "jor" : "sor", jl_g(g1, o->alpha), jl_g(g2, o->tol_abs),
+                jl_g(g3, o->tol_rel),
+                o->max_iter, o->warm_start ? "true" : "false",
+                o->matrix_free < 0 ? "\"auto\"" : o->matrix_free ? "true" : "false",
+                o->sor_order == JL_SOR_SEQUENTIAL ? "sequential" : "coloured");
+  jl_buf_printf(&b, "  \"run\": {\"device\": \"%s\", \"threads\": %d, \"steps\": %ld, "
+                "\"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, \"stopped_by\": \"%s\"},\n",
+                dev->name, dev->threads, t->steps, jl_g(g4, t->steps * s->dt), t->wall_s,
+                t->steps ? 1e3 * t->wall_s / t->steps : 0.0, stopped_by_signal ? "signal" : "steps");
+  double ns = t->steps > 0 ? (double)t->steps : 1.0;
+  jl_buf_printf(&b, "  \"summary\": {\"contacts_mean\": %.6g, \"contacts_max\": %d, "
+                "\"iterations_mean\": %.6g, \"iterations_max\": %d, \"steps_not_converged\": %ld, "
+                "\"restarts\": %ld, \"residual_max\": %.6g, \"max_penetration\": %.6g, "
+                "\"max_displacement\": %.6g, "
+                "\"energy_initial\": {\"kinetic\": %s, \"potential\": %s}, "
+                "\"energy_final\": {\"kinetic\": %s, \"potential\": %s}},\n",
+                t->contacts_sum / ns, t->contacts_max, t->iterations_sum / ns, t->iterations_max,
+                t->not_converged, t->restarts, t->residual_max, t->penetration_max,
+                t->displacement_max, jl_g(g1, e0[0]),
+                jl_g(g2, e0[1]), jl_g(g3, ke), jl_g(g4, pe));
+  jl_buf_printf(&b, "  \"bodies\": [\n");
+  static const char *const shapes[] = {"sphere", "box", "plane"};
+  for (int k = 0; k < bo->count; ++k) {
+    jl_buf_printf(&b, "    {\"shape\": \"%s\", \"static\": %s, \"position\": ", shapes[bo->shape[k]],
+                  bo->is_static[k] ? "true" : "false");
+    jl_vec_json(&b, bo->pos + 3 * (size_t)k, 3);
+    jl_buf_printf(&b, ", \"orientation\": ");
+    jl_vec_json(&b, bo->quat + 4 * (size_t)k, 4);
+    jl_buf_printf(&b, ", \"velocity\": ");
+    jl_vec_json(&b, bo->vel + 3 * (size_t)k, 3);
+    jl_buf_printf(&b, ", \"angular_velocity\": ");
+    jl_vec_json(&b, bo->omega + 3 * (size_t)k, 3);
+    jl_buf_printf(&b, "}%s\n", k + 1 < bo->count ? "," : "");
+  }
+  jl_buf_printf(&b, "  ]\n}\n");
+  int rc = b.failed ? jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory building the file", path)
+                    : jl_file_write_atomic(path, b.data, b.len, err);
+  jl_buf_free(&b);
+  return rc;
+}
+
+static void jl_csv_row(jl_buf *csv, long step, double time, double ke, double pe, int contacts,
+                       int iterations, double residual, double pen) {
+  jl_buf_printf(csv, "%ld,%.9g,%.12g,%.12g,%d,%d,%.6g,%.6g\n", step, time, ke, pe, contacts,
+                iterations, residual, pen);
+}
+
+static int jl_same_as_input(const char *out, const char *in) {
+  return out && (strcmp(out, in) == 0 || jl_file_same(out, in));
+}
+
+int jl_cli_scene(int argc, char **argv) {
+  jl_error err = {0};
+  jl_scene_args a;
+  int help = 0;
+  if (jl_scene_parse_args(argc, argv, &a, &help, &err) != JL_OK) return jl_cli_fail(&err);
+  if (help) {
+    fputs(jl_scene_help, stdout);
+    return 0;
+  }
+  if (strcmp(a.device, "cuda") == 0) {
+    jl_error_set(&err, JL_ERR_DEVICE, "--device cuda: the scene job runs on the CPU in this version");
+    return jl_cli_fail(&err);
+  }
+  if (strcmp(a.device, "cpu") != 0 && strcmp(a.device, "auto") != 0) {
+    jl_error_set(&err, JL_ERR_INPUT, "--device: expected cpu or auto, got '%s'", a.device);
+    return jl_cli_fail(&err);
+  }
+  jl_scene s;
+  int status = 0;
+  jl_stepper st;
+  memset(&st, 0, sizeof st);
+  jl_trajectory traj;
+  memset(&traj, 0, sizeof traj);
+  int have_traj = 0;
+  jl_buf csv = {0};
+  double *pos0 = NULL;
+  if (jl_scene_load(&s, a.scene, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    jl_scene_free(&s);
+    return status;
+  }
+  if (a.solver) {
+    int jor = strcmp(a.solver, "jor") == 0;
+    if (jor && s.solver.kind != JL_SOLVER_JOR) s.solver.alpha = 0.35;
+    if (!jor && s.solver.kind != JL_SOLVER_SOR) s.solver.alpha = 1.0;
+    s.solver.kind = jor ? JL_SOLVER_JOR : JL_SOLVER_SOR;
+  }
+  if (a.max_iter) s.solver.max_iter = (int)a.max_iter;
+  if (a.matrix_free) s.solver.matrix_free = a.matrix_free == 1;
+  long steps = a.steps ? a.steps : s.steps;
+  char def_out[JL_SCENE_NAME_MAX + 8];
+  snprintf(def_out, sizeof def_out, "%s.json", s.name);
+  const char *out = a.out ? a.out : def_out;
+  const char *outs[4] = {out, a.csv, a.glb, a.fclib};
+  for (int k = 0; k < 4; ++k)
+    if (jl_same_as_input(outs[k], a.scene)) {
+      jl_error_set(&err, JL_ERR_INPUT, "%s: output would overwrite the scene file", outs[k]);
+      status = jl_cli_fail(&err);
+      goto done;
+    }
+  jl_device dev;
+  int notice = 0;
+  if (jl_device_select(&dev, "cpu", (int)a.threads, &notice, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  jl_log log = {stderr, a.quiet ? JL_LOG_NOTICE : JL_LOG_INFO};
+  int dynamic = 0;
+  for (int k = 0; k < s.bodies.count; ++k) dynamic += !s.bodies.is_static[k];
+  jl_log_printf(&log, JL_LOG_INFO, "%s, %d bodies (%d dynamic), dt %g, %ld steps, %s%s, %s", s.name,
+                s.bodies.count, dynamic, s.dt, steps, s.solver.kind == JL_SOLVER_JOR ? "JOR" : "SOR",
+                s.solver.matrix_free < 0 ? "" : s.solver.matrix_free ? " matrix-free" : " assembled G",
+                dev.name);
+  if (jl_stepper_init(&st, &s, dev.threads, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  st.keep_g = a.fclib != NULL;
+  long glb_every = a.glb_every;
+  if (a.glb) {
+    if (!glb_every) {
+      glb_every = (long)floor(1.0 / (30.0 * s.dt) + 0.5);
+      if (glb_every < 1) glb_every = 1;
+    }
+    if (jl_trajectory_init(&traj, &s.bodies, &err) != JL_OK ||
+        jl_trajectory_add_frame(&traj, &s.bodies, 0.0, &err) != JL_OK) {
+      status = jl_cli_fail(&err);
+      goto done;
+    }
+    have_traj = 1;
+  }
+  double e0[2];
+  jl_scene_energy(&s, &e0[0], &e0[1]);
+  pos0 = malloc(3 * sizeof(double) * (size_t)(s.bodies.count > 0 ? s.bodies.count : 1));
+  if (!pos0) {
+    jl_error_set(&err, JL_ERR_NOMEM, "out of memory for %d bodies", s.bodies.count);
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  memcpy(pos0, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
+  if (a.csv) {
+    jl_buf_printf(&csv, "step,time,kinetic,potential,contacts,iterations,residual,max_penetration\n");
+    jl_csv_row(&csv, 0, 0.0, e0[0], e0[1], 0, 0, 0.0, 0.0);
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = jl_scene_on_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  jl_progress pr;
+  jl_progress_init(&pr, stderr, !a.quiet);
+  jl_scene_totals tot;
+  memset(&tot, 0, sizeof tot);
+  long fclib_step = a.fclib_step ? a.fclib_step : steps;
+  int fclib_done = 0;
+  double t0 = jl_time_now();
+  jl_step_stats ss;
+  memset(&ss, 0, sizeof ss);
+  for (long i = 0; i < steps && !jl_scene_stop; ++i) {
+    if (jl_stepper_step(&st, &ss, &err) != JL_OK) {
+      jl_progress_end(&pr);
+      status = jl_cli_fail(&err);
+      goto done;
+    }
+    tot.steps++;
+    tot.contacts_sum += ss.contacts;
+    tot.iterations_sum += ss.iterations;
+    if (ss.contacts > tot.contacts_max) tot.contacts_max = ss.contacts;
+    if (ss.iterations > tot.iterations_max) tot.iterations_max = ss.iterations;
+    tot.not_converged += !ss.converged && ss.contacts > 0;
+    tot.restarts += ss.restarts;
+    if (ss.residual > tot.residual_max) tot.residual_max = ss.residual;
+    if (ss.max_penetration > tot.penetration_max) tot.penetration_max = ss.max_penetration;
+    if (a.csv)
+      jl_csv_row(&csv, ss.step, ss.time, ss.kinetic, ss.potential, ss.contacts, ss.iterations,
+                 ss.residual, ss.max_penetration);
+    if (have_traj && (ss.step % glb_every == 0 || i + 1 == steps) &&
+        jl_trajectory_add_frame(&traj, &s.bodies, ss.time, &err) != JL_OK) {
+      jl_progress_end(&pr);
+      status = jl_cli_fail(&err);
+      goto done;
+    }
+    if (a.fclib && ss.step == fclib_step) {
+      jl_fc_problem fp = {st.prob.n, st.prob.rowptr, st.prob.col, st.prob.blocks, st.prob.c, st.prob.mu};
+      char title[256], desc[256];
+      snprintf(title, sizeof title, "jostle %s step %ld", s.name, ss.step);
+      snprintf(desc, sizeof desc, "%d contacts, Delassus G and free term c of Moreau's midpoint step, dt %g",
+               st.prob.n, s.dt);
+      if (jl_fclib_write_local(&fp, a.fclib, title, desc, &err) != JL_OK) {
+        jl_progress_end(&pr);
+        status = jl_cli_fail(&err);
+        goto done;
+      }
+      fclib_done = 1;
+    }
+    double now = jl_time_now();
+    tot.wall_s = now - t0;
+    jl_progress_update(&pr, now, 0,
+                       "%s: step %ld/%ld  t %.4g s  contacts %d  it %d  res %.2e  pen %.2e  E %.6g  %.3g ms/step",
+                       s.name, ss.step, steps, ss.time, ss.contacts, ss.iterations, ss.residual,
+                       ss.max_penetration, ss.kinetic + ss.potential, 1e3 * tot.wall_s / tot.steps);
+  }
+  tot.wall_s = jl_time_now() - t0;
+  jl_progress_end(&pr);
+  for (int k = 0; k < s.bodies.count; ++k) {
+    if (s.bodies.is_static[k]) continue;
+    double d2 = 0.0;
+    for (int d = 0; d < 3; ++d) {
+      double dx = s.bodies.pos[3 * k + d] - pos0[3 * k + d];
+      d2 += dx * dx;
+    }
+    if (sqrt(d2) > tot.displacement_max) tot.displacement_max = sqrt(d2);
+  }
+  int by_signal = jl_scene_stop != 0;
+  if (jl_write_result(out, a.scene, &s, &dev, &tot, steps, by_signal, e0, &err) != JL_OK ||
+      (a.csv && (csv.failed ? jl_error_set(&err, JL_ERR_NOMEM, "%s: out of memory", a.csv)
+                            : jl_file_write_atomic(a.csv, csv.data, csv.len, &err)) != JL_OK) ||
+      (have_traj && jl_trajectory_write_glb(&traj, a.glb, &err) != JL_OK)) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  printf("%s: %ld steps (t = %.6g s) in %.3g s, %.3g ms/step on %s\n", s.name, tot.steps,
+         tot.steps * s.dt, tot.wall_s, tot.steps ? 1e3 * tot.wall_s / tot.steps : 0.0, dev.name);
+  printf("contacts %.1f mean (max %d), iterations %.1f mean (max %d), %ld steps not converged, "
+         "max penetration %.3g\n", tot.contacts_sum / (tot.steps ? tot.steps : 1), tot.contacts_max,
+         tot.iterations_sum / (tot.steps ? tot.steps : 1), tot.iterations_max, tot.not_converged,
+         tot.penetration_max);
+  if (by_signal) printf("stopped by signal after %ld of %ld steps\n", tot.steps, steps);
+  printf("wrote %s", out);
+  if (a.csv) printf(", %s", a.csv);
+  if (have_traj) printf(", %s", a.glb);
+  if (fclib_done) printf(", %s (step %ld)", a.fclib, fclib_step);
+  printf("\n");
+  if (a.fclib && !fclib_done)
+    fprintf(stderr, "jostle: --fclib: step %ld was not reached, nothing exported\n", fclib_step);
+done:
+  free(pos0);
+  jl_buf_free(&csv);
+  if (have_traj) jl_trajectory_free(&traj);
+  jl_stepper_free(&st);
+  jl_scene_free(&s);
+  return status;
+}

@@ -1,0 +1,68 @@
+/* Moreau's midpoint time stepping (seed 000, sec. 4.5, Table 4.2), one call per step:
+ *   1. q_M = q_S + dt/2 F(q_S) u_S              (positions and quaternions, renormalised)
+ *   2. h at the mid-point (gravity, gyroscopic term); dv_free = M^-1 h dt
+ *   3. contacts at q_M (jl_collide), closed set gap <= contact_tol
+ *   4. contact setup: frames, W, c, Delassus blocks (contact_setup.h)
+ *   5. warm start by contact key, prox solve (prox_solver.h)
+ *   6. u_E = u_S + dv_free + M^-1 W Lambda
+ *   7. q_E = q_M + dt/2 F(q_M) u_E               (renormalised)
+ * The stepper owns every buffer and reuses it across steps. */
+#ifndef JL_SCENE_STEP_H
+#define JL_SCENE_STEP_H
+
+#include <stdint.h>
+
+#include "broad_phase.h"
+#include "contact.h"
+#include "contact_setup.h"
+#include "error.h"
+#include "prox_solver.h"
+#include "scene.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct jl_step_stats {
+  long step;               /* steps done after this one */
+  double time;             /* simulated time at the end of the step */
+  int contacts;            /* closed contacts solved */
+  int iterations;
+  double residual;
+  int converged;
+  int restarts;
+  double max_penetration;  /* max -gap over contacts at the mid-point, >= 0 */
+  double kinetic, potential;
+} jl_step_stats;
+
+typedef struct jl_stepper {
+  jl_scene *scene;
+  int threads;
+  long step;
+  double time;
+  jl_broad_phase bp;
+  jl_contacts contacts;    /* closed contacts of the last step, in solver order */
+  jl_contact_problem prob; /* the last step's problem (G, c, mu: FCLib export) */
+  jl_prox_ws ws;
+  double *lambda;          /* 3 per contact: the last step's impulses in the contact frame */
+  double *law;             /* 3 per contact: mu, eps_n, eps_t */
+  int contact_cap;
+  double *dv_free;         /* 6 per body */
+  int body_cap;
+  /* warm start: last step's keys (sorted) and impulses in world coordinates */
+  uint64_t *prev_key;
+  double *prev_imp;
+  int prev_n, prev_cap;
+  int keep_g;              /* build G even for the matrix-free solver (export) */
+  int matrix_free_used;    /* the last step solved matrix-free */
+} jl_stepper;
+
+int jl_stepper_init(jl_stepper *st, jl_scene *scene, int threads, jl_error *err);
+int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err);
+void jl_stepper_free(jl_stepper *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

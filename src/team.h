@@ -1,0 +1,34 @@
+/* A team of CPU threads that runs one function together, with a barrier
+ * between phases: the solvers iterate inside one team call, so threads are
+ * started once per solve, not once per iteration. */
+#ifndef JL_TEAM_H
+#define JL_TEAM_H
+
+#include <stdatomic.h>
+
+#include "error.h"
+
+/* Sense-reversing barrier that spins briefly before yielding: solver
+ * phases last microseconds, far less than a sleep/wake of a futex barrier. */
+typedef struct jl_team {
+  int size;
+  atomic_int arrived;
+  atomic_int generation;
+} jl_team;
+
+typedef void (*jl_team_fn)(void *ctx, int tid, jl_team *team);
+
+/* Runs fn(ctx, tid, team) on `threads` threads (the caller is tid 0). When
+ * fewer threads can be started, the team is smaller: fn must take its share
+ * from team->size. */
+int jl_team_run(int threads, jl_team_fn fn, void *ctx, jl_error *err);
+void jl_team_sync(jl_team *team);
+
+/* The contiguous share [lo, hi) of n items for thread tid of nt. */
+static inline void jl_team_share(int n, int tid, int nt, int *lo, int *hi) {
+  long long a = (long long)n * tid / nt, b = (long long)n * (tid + 1) / nt;
+  *lo = (int)a;
+  *hi = (int)b;
+}
+
+#endif

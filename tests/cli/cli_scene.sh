@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# jostle scene: a run writes the result JSON, the per-step CSV and the .glb; bad scene
+# files exit 2 naming the file, the key and the reason, writing nothing; SIGINT stops
+# cleanly and writes what was computed.
+. "$(dirname "$0")/common.sh"
+
+in=$W/in
+o=$W/o
+mkdir -p "$in" "$o"
+SC=$SRC/problems/scenes
+
+# --- a good run ---
+jrun drop scene "$SC/demo-drop.json" --steps 200 --threads 2 --out "$o/drop.json" \
+  --csv "$o/drop.csv" --glb "$o/drop.glb" --fclib "$o/drop.hdf5" --fclib-step 150 --quiet
+expect_rc 0
+[ -s "$o/drop.glb" ] || fail "jostle $CMD: expected $o/drop.glb"
+head -c 4 "$o/drop.glb" | grep -q glTF || fail "jostle $CMD: $o/drop.glb does not start with glTF"
+[ "$(head -c 4 "$o/drop.hdf5" | od -An -tx1 | tr -d ' ')" = "89484446" ] \
+  || fail "jostle $CMD: $o/drop.hdf5 is not an HDF5 file"
+grep -q "drop.hdf5 (step 150)" "$W/drop.out" || fail "jostle $CMD: expected 'drop.hdf5 (step 150)' on stdout"
+jpy '
+import csv
+d = load(sys.argv[1])
+if d.get("format") != "jostle-result" or d.get("kind") != "scene":
+    fail("expected format jostle-result, kind scene, got %r %r" % (d.get("format"), d.get("kind")))
+if d["run"]["steps"] != 200 or d["run"]["stopped_by"] != "steps":
+    fail("expected 200 steps stopped by steps, got %r" % d["run"])
+if len(d["bodies"]) != d["scene"]["bodies"] or d["scene"]["bodies"] != 22:
+    fail("expected 22 bodies, got %r" % d["scene"]["bodies"])
+rows = list(csv.reader(open(sys.argv[2])))
+want = ["step", "time", "kinetic", "potential", "contacts", "iterations", "residual", "max_penetration"]
+if rows[0] != want:
+    fail("CSV header %r, expected %r" % (rows[0], want))
+if len(rows) != 202 or rows[-1][0] != "200":
+    fail("expected 201 data rows (steps 0..200), got %d" % (len(rows) - 1))
+if abs(float(rows[-1][1]) - 0.4) > 1e-12:
+    fail("expected time 0.4 at step 200, got %s" % rows[-1][1])
+if max(int(r[4]) for r in rows[1:]) == 0:
+    fail("expected contacts in the CSV")
+# free fall before any contact: kinetic + potential is conserved by the midpoint rule
+e0 = float(rows[1][2]) + float(rows[1][3]); e1 = float(rows[2][2]) + float(rows[2][3])
+if int(rows[2][4]) == 0 and abs(e1 - e0) > 1e-9 * abs(e0):
+    fail("energy changed in free fall: %r -> %r" % (e0, e1))
+' "$o/drop.json" "$o/drop.csv"
+
+# --- bad scene files: exit 2, file + key + reason on stderr, nothing written ---
+rm -f "$o"/*
+base='"dt": 0.01, "steps": 10, "bodies": [{"shape": "plane", "normal": [0, 0, 1]}, {"shape": "sphere", "radius": 1, "position": [0, 0, 1]}]'
+printf '{%s, "bogus": 1}\n' "$base" > "$in/unknown.json"
+printf '{"dt": "0.01", "bodies": [{"shape": "sphere", "radius": 1}]}\n' > "$in/type.json"
+printf '{"dt": 0.01, "bodies": [{"shape": "sphere", "radius": 1e999}]}\n' > "$in/inf.json"
+printf '{%s, "contact": {"mu": -1}}\n' "$base" > "$in/range.json"
+printf '{"bodies": [{"shape": "sphere", "radius": 1}]}\n' > "$in/nodt.json"
+printf '{"dt": 0.01, "bodies": [{"shape": "sphere", "radius": 1, "material": "steel"}]}\n' > "$in/mat.json"
+printf '{"dt": 0.01, "bodies": [{"shape": "cone", "radius": 1}]}\n' > "$in/shape.json"
+printf '{"dt": 0.01, "generators": [{"type": "box_stack", "count": 3, "half_extents": [1, 1, 0]}]}\n' > "$in/gen.json"
+printf '{"dt": 0.01, "bodies": [{"shape": "sphere", "radius": 1,}]}\n' > "$in/syntax.json"
+
+bad() {  # bad NAME PATTERN WHAT
+  jrun "$1" scene "$in/$1.json" --out "$o/$1-out.json" --csv "$o/$1.csv" --quiet
+  expect_rc 2
+  expect_err "$1\\.json" "the file"
+  expect_err "$2" "$3"
+  local left
+  left=$(ls -A "$o")
+  [ -z "$left" ] || fail "jostle $CMD: expected no output, found: $left"
+}
+bad unknown 'bogus: unknown key'                     "the unknown key"
+bad type    'dt: must be a number'                   "the key dt and the reason"
+bad inf     'bodies\[0\]\.radius: must be finite'     "the radius and the reason"
+bad range   'contact\.mu: must be in'                "contact.mu and the range"
+bad nodt    'dt: missing'                            "the missing dt"
+bad mat     'bodies\[0\]\.material: unknown material' "the unknown material"
+bad shape   'bodies\[0\]\.shape: expected sphere, box or plane' "the shape"
+bad gen     'generators\[0\]\.half_extents\[2\]: must be in' "the generator key"
+bad syntax  'invalid JSON at line 1'                 "the syntax error"
+
+jrun noopt scene "$in/unknown.json" --frobnicate --quiet
+expect_rc 2
+expect_err 'frobnicate' "the unknown option"
+
+# --- SIGINT: exit 0, result and CSV of the steps done ---
+CMD="scene box-pyramid-20.json --steps 1000000"
+LAST=sig
+"$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' \
+  "$JOSTLE" scene "$SC/box-pyramid-20.json" --steps 1000000 --threads 1 --out "$o/sig.json" \
+  --csv "$o/sig.csv" --quiet >"$W/sig.out" 2>"$W/sig.err" </dev/null &
+pid=$!
+BG_PIDS+=("$pid")
+sleep 3
+kill -0 "$pid" 2>/dev/null || fail "jostle $CMD: exited before SIGINT"
+kill -INT "$pid"
+for _ in $(seq 100); do
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid"; fail "jostle $CMD: still running 10 s after SIGINT"; }
+RC=0
+wait "$pid" || RC=$?
+BG_PIDS=()
+[ "$RC" -eq 0 ] || fail "jostle $CMD: expected exit 0 after SIGINT, got $RC"
+jpy '
+d = load(sys.argv[1])
+n = d["run"]["steps"]
+if d["run"]["stopped_by"] != "signal" or not 0 < n < 1000000:
+    fail("expected stopped_by signal after some steps, got %r" % d["run"])
+rows = open(sys.argv[2]).read().splitlines()
+if len(rows) != n + 2:
+    fail("expected %d CSV lines for %d steps, got %d" % (n + 2, n, len(rows)))
+' "$o/sig.json" "$o/sig.csv"
+left=$(cd "$o" && ls -A | grep -v -x -e sig.json -e sig.csv)
+[ -z "$left" ] || fail "expected only sig.json and sig.csv, found also: $left"
+
+echo "PASS: cli_scene"

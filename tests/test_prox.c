@@ -1,0 +1,351 @@
+/* Prox projection, Delassus assembly and c against hand-computed values;
+ * JOR, SOR (sequential, coloured, threaded) and matrix-free variants reach
+ * the same impulses; the colouring is proper. Hand-made contacts: no
+ * collision detection involved. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "contact_graph.h"
+#include "contact_setup.h"
+#include "prox_solver.h"
+#include "scene.h"
+
+static void test_prox_projection(void **state) {
+  (void)state;
+  double out[3];
+  /* pressed in, sliding: normal grows, friction clipped to mu N */
+  double xi[3] = {-1.0, 2.0, 0.0}, lam[3] = {0, 0, 0};
+  jl_prox_contact(xi, lam, 1.0, 1.0, 0.5, out);
+  assert_true(out[0] == 1.0 && out[1] == -0.5 && out[2] == 0.0);
+  /* inside the disk: unchanged by the projection */
+  double xi2[3] = {-2.0, 0.3, -0.4};
+  jl_prox_contact(xi2, lam, 1.0, 1.0, 0.5, out);
+  assert_true(out[0] == 2.0 && fabs(out[1] + 0.3) < 1e-15 && fabs(out[2] - 0.4) < 1e-15);
+  /* separating: everything zero (disk radius from the NEW normal value) */
+  double xi3[3] = {3.0, 1.0, 1.0}, lam3[3] = {1.0, 0.2, 0.2};
+  jl_prox_contact(xi3, lam3, 1.0, 1.0, 0.5, out);
+  assert_true(out[0] == 0.0 && out[1] == 0.0 && out[2] == 0.0);
+  /* r factors scale the step: 3-4-5 tangential clipped onto radius mu N = 1 */
+  double xi4[3] = {-0.5, -3.0, -4.0};
+  jl_prox_contact(xi4, lam, 4.0, 1.0, 0.5, out);
+  assert_true(out[0] == 2.0 && fabs(out[1] - 0.6) < 1e-15 && fabs(out[2] - 0.8) < 1e-15);
+}
+
+/* Sphere 0 (m 2, r 1) at the origin touches sphere 1 (m 3, r 1) at (2,0,0)
+ * and the ground plane (static) at (0,0,-1). */
+static void make_two_spheres(jl_scene *s, jl_contacts *c) {
+  jl_error err = {0};
+  assert_int_equal(jl_scene_init(s, &err), JL_OK);
+  jl_body_spec b;
+  jl_body_spec_default(&b);
+  b.size[0] = 1.0;
+  b.mass = 2.0;
+  b.vel[2] = -1.0;
+  assert_int_equal(jl_scene_add_body(s, &b, &err), 0);
+  b.mass = 3.0;
+  b.pos[0] = 2.0;
+  b.vel[2] = 0.0;
+  assert_int_equal(jl_scene_add_body(s, &b, &err), 1);
+  double p0[3] = {0, 0, -1}, nz[3] = {0, 0, 1};
+  assert_int_equal(jl_scene_add_plane(s, p0, nz, 0, &err), 2);
+  assert_int_equal(jl_contacts_init(c, 4, &err), JL_OK);
+  c->count = 2;
+  c->body_a[0] = 0; c->body_b[0] = 1;
+  double pt0[3] = {1, 0, 0}, n0[3] = {1, 0, 0};
+  memcpy(c->point, pt0, sizeof pt0); memcpy(c->normal, n0, sizeof n0);
+  c->body_a[1] = 0; c->body_b[1] = 2;
+  double pt1[3] = {0, 0, -1}, n1[3] = {0, 0, -1};
+  memcpy(c->point + 3, pt1, sizeof pt1); memcpy(c->normal + 3, n1, sizeof n1);
+  c->gap[0] = c->gap[1] = 0.0;
+  c->key[0] = 1; c->key[1] = 2;
+}
+
+static void assert_block(const double *g, const double *want) {
+  for (int k = 0; k < 9; ++k) assert_true(fabs(g[k] - want[k]) < 1e-14);
+}
+
+static void test_delassus_hand_computed(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_contacts c;
+  make_two_spheres(&s, &c);
+  double mu[2] = {0.5, 0.5}, en[2] = {0.5, 0.5}, et[2] = {0, 0};
+  jl_contact_law law = {mu, en, et};
+  double dv[18] = {0};
+  dv[2] = -0.01; /* body 0: g dt */
+  jl_contact_problem p = {0};
+  jl_error err = {0};
+  assert_int_equal(jl_contact_setup(&p, &s.bodies, &c, &law, dv, 1, 1, &err), JL_OK);
+  assert_int_equal(p.n, 2);
+  assert_int_equal(p.nnz, 4); /* both contacts share sphere 0: a full 2x2 block pattern */
+  assert_int_equal(p.ka[1], 0);
+  assert_int_equal(p.kb[1], -1);
+  /* I = 0.4 m r^2: 0.8 and 1.2 */
+  double g00[9] = {0.5 + 1.0 / 3, 0, 0, 0, 0.5 + 1.25 + 1.0 / 3 + 1.0 / 1.2, 0,
+                   0, 0, 0.5 + 1.25 + 1.0 / 3 + 1.0 / 1.2};
+  double g01[9] = {0, 0, -0.5, -0.5, 0, -1.25, 0, 0.5, 0};
+  double g10[9] = {0, -0.5, 0, 0, 0, 0.5, -0.5, -1.25, 0};
+  double g11[9] = {0.5, 0, 0, 0, 1.75, 0, 0, 0, 1.75};
+  assert_int_equal(p.rowptr[0], 0);
+  assert_int_equal(p.col[0], 0);
+  assert_int_equal(p.col[1], 1);
+  assert_block(p.blocks + 0, g00);
+  assert_block(p.blocks + 9, g01);
+  assert_block(p.blocks + 18, g10);
+  assert_block(p.blocks + 27, g11);
+  assert_true(fabs(p.diag[0] - g00[0]) < 1e-15 && fabs(p.diag[1] - g00[4]) < 1e-15);
+  /* c of the ground contact: W^T dv + (1 + e) W^T u_S, approaching at 1 m/s */
+  assert_true(fabs(p.c[3] - (-0.01 - 1.5)) < 1e-15);
+  assert_true(fabs(p.c[4]) < 1e-15 && fabs(p.c[5]) < 1e-15);
+  /* c of the sphere contact: relative normal velocity 0; tangent t1 = (0,0,1):
+   * body b at rest, body a moving down at 1: gamma_T1 = 0 - (-1) = 1, dv term +0.01 */
+  assert_true(fabs(p.c[0]) < 1e-15);
+  assert_true(fabs(p.c[1] - (0.01 + 1.0)) < 1e-15);
+  jl_contact_problem_free(&p);
+  jl_contacts_free(&c);
+  jl_scene_free(&s);
+}
+
+/* cols x cols columns of `h` spheres (r 0.5, m 1) on a plane, each touching
+ * its neighbours sideways: a coupled problem with a known normal answer for
+ * the vertical contacts at rest (k spheres above: (k + 1) m g dt). */
+typedef struct grid_problem {
+  jl_scene s;
+  jl_contacts c;
+  jl_contact_problem p;
+  double dv[6 * 4096];
+  double mu[8192], en[8192], et[8192];
+} grid_problem;
+
+static void make_grid(grid_problem *gp, int cols, int h, int build_g) {
+  jl_error err = {0};
+  assert_int_equal(jl_scene_init(&gp->s, &err), JL_OK);
+  jl_body_spec b;
+  jl_body_spec_default(&b);
+  b.size[0] = 0.5;
+  b.mass = 1.0;
+  for (int x = 0; x < cols; ++x)
+    for (int y = 0; y < cols; ++y)
+      for (int z = 0; z < h; ++z) {
+        b.pos[0] = x; b.pos[1] = y; b.pos[2] = 0.5 + z;
+        assert_true(jl_scene_add_body(&gp->s, &b, &err) >= 0);
+      }
+  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+  int plane = jl_scene_add_plane(&gp->s, p0, nz, 0, &err);
+  assert_true(plane >= 0);
+  assert_int_equal(jl_contacts_init(&gp->c, 8192, &err), JL_OK);
+  int n = 0;
+  jl_contacts *c = &gp->c;
+#define IDX(x, y, z) (((x) * cols + (y)) * h + (z))
+  for (int x = 0; x < cols; ++x)
+    for (int y = 0; y < cols; ++y)
+      for (int z = 0; z < h; ++z) {
+        int k = IDX(x, y, z);
+        int other[3] = {z == 0 ? plane : IDX(x, y, z - 1), x > 0 ? IDX(x - 1, y, z) : -1,
+                        y > 0 ? IDX(x, y - 1, z) : -1};
+        double nrm[3][3] = {{0, 0, -1}, {-1, 0, 0}, {0, -1, 0}};
+        for (int e = 0; e < 3; ++e) {
+          if (other[e] < 0) continue;
+          int a = k, bb = other[e];
+          if (bb != plane && bb < a) { int t = a; a = bb; bb = t; }
+          double sign = a == k ? 1.0 : -1.0;
+          c->body_a[n] = a; c->body_b[n] = bb;
+          for (int d = 0; d < 3; ++d) {
+            c->normal[3 * n + d] = sign * nrm[e][d];
+            c->point[3 * n + d] = gp->s.bodies.pos[3 * k + d] + 0.5 * nrm[e][d];
+          }
+          c->gap[n] = 0.0;
+          c->key[n] = (uint64_t)n;
+          gp->mu[n] = 0.3; gp->en[n] = 0.0; gp->et[n] = 0.0;
+          ++n;
+        }
+      }
+#undef IDX
+  c->count = n;
+  memset(gp->dv, 0, sizeof gp->dv);
+  for (int k = 0; k < gp->s.bodies.count; ++k)
+    if (!gp->s.bodies.is_static[k]) gp->dv[6 * k + 2] = -9.81 * 1e-3;
+  jl_contact_law law = {gp->mu, gp->en, gp->et};
+  memset(&gp->p, 0, sizeof gp->p);
+  assert_int_equal(jl_contact_setup(&gp->p, &gp->s.bodies, c, &law, gp->dv, build_g, 2, &err), JL_OK);
+}
+
+static void free_grid(grid_problem *gp) {
+  jl_contact_problem_free(&gp->p);
+  jl_contacts_free(&gp->c);
+  jl_scene_free(&gp->s);
+}
+
+static void solve(const jl_contact_problem *p, jl_solver_kind kind, double alpha, int mf,
+                  jl_sor_order order, int threads, double *lam, jl_prox_stats *st) {
+  jl_prox_opts o;
+  jl_prox_opts_default(&o);
+  o.kind = kind;
+  o.alpha = alpha;
+  o.matrix_free = mf;
+  o.sor_order = order;
+  o.threads = threads;
+  o.min_per_thread = 1; /* exercise the team even on small colours */
+  o.tol_abs = 1e-12;
+  o.tol_rel = 1e-10;
+  o.max_iter = 20000;
+  jl_prox_ws ws = {0};
+  jl_error err = {0};
+  memset(lam, 0, 3 * sizeof(double) * (size_t)p->n);
+  assert_int_equal(jl_prox_solve(p, &o, lam, &ws, st, &err), JL_OK);
+  assert_true(st->converged);
+  jl_prox_ws_free(&ws);
+}
+
+static void test_solvers_agree(void **state) {
+  (void)state;
+  grid_problem *gp = calloc(1, sizeof *gp);
+  make_grid(gp, 12, 3, 1); /* 432 spheres, 1224 contacts */
+  const jl_contact_problem *p = &gp->p;
+  int n = p->n;
+  assert_true(n > 1000);
+  double *ref = malloc(3 * sizeof(double) * (size_t)n), *lam = malloc(3 * sizeof(double) * (size_t)n);
+  jl_prox_stats st;
+  solve(p, JL_SOLVER_SOR, 1.0, 0, JL_SOR_SEQUENTIAL, 1, ref, &st);
+  /* the known answer: vertical contacts carry the weight above them */
+  double mgdt = 9.81e-3;
+  for (int i = 0; i < n; ++i) {
+    const double *f = p->frame + 9 * (size_t)i;
+    if (fabs(f[2]) > 0.5) {
+      int upper = gp->c.normal[3 * i + 2] < 0 ? gp->c.body_a[i] : gp->c.body_b[i];
+      int z = upper % 3, above = 3 - z;
+      assert_true(fabs(ref[3 * i] - above * mgdt) < 1e-8);
+    } else {
+      assert_true(fabs(ref[3 * i]) < 1e-8);
+    }
+  }
+  struct { jl_solver_kind k; double alpha; int mf; jl_sor_order o; int threads; } v[] = {
+    {JL_SOLVER_SOR, 1.0, 0, JL_SOR_COLOURED, 1}, {JL_SOLVER_SOR, 1.0, 0, JL_SOR_COLOURED, 2},
+    {JL_SOLVER_SOR, 1.0, 1, JL_SOR_SEQUENTIAL, 1}, {JL_SOLVER_SOR, 1.0, 1, JL_SOR_COLOURED, 2},
+    {JL_SOLVER_JOR, 0.35, 0, JL_SOR_COLOURED, 1}, {JL_SOLVER_JOR, 0.35, 0, JL_SOR_COLOURED, 2},
+    {JL_SOLVER_JOR, 0.35, 1, JL_SOR_COLOURED, 2},
+  };
+  double *first_jor = NULL;
+  for (size_t t = 0; t < sizeof v / sizeof v[0]; ++t) {
+    solve(p, v[t].k, v[t].alpha, v[t].mf, v[t].o, v[t].threads, lam, &st);
+    double diff = 0.0;
+    for (int i = 0; i < 3 * n; ++i) diff = fmax(diff, fabs(lam[i] - ref[i]));
+    assert_true(diff < 1e-8);
+    if (v[t].k == JL_SOLVER_JOR && !first_jor) {
+      first_jor = malloc(3 * sizeof(double) * (size_t)n);
+      memcpy(first_jor, lam, 3 * sizeof(double) * (size_t)n);
+    } else if (v[t].k == JL_SOLVER_JOR && !v[t].mf) {
+      /* JOR does not depend on the thread count, bit for bit */
+      assert_memory_equal(first_jor, lam, 3 * sizeof(double) * (size_t)n);
+    }
+  }
+  free(first_jor);
+  free(ref);
+  free(lam);
+  free_grid(gp);
+  free(gp);
+}
+
+/* A stack of h unit cubes (m 1) on a plane, 4 corner contacts per face. */
+static void make_box_stack(grid_problem *gp, int h) {
+  jl_error err = {0};
+  assert_int_equal(jl_scene_init(&gp->s, &err), JL_OK);
+  jl_body_spec b;
+  jl_body_spec_default(&b);
+  b.shape = JL_SHAPE_BOX;
+  b.size[0] = b.size[1] = b.size[2] = 0.5;
+  b.mass = 1.0;
+  for (int z = 0; z < h; ++z) {
+    b.pos[2] = 0.5 + z;
+    assert_true(jl_scene_add_body(&gp->s, &b, &err) >= 0);
+  }
+  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+  int plane = jl_scene_add_plane(&gp->s, p0, nz, 0, &err);
+  assert_int_equal(jl_contacts_init(&gp->c, 4 * h, &err), JL_OK);
+  jl_contacts *c = &gp->c;
+  int n = 0;
+  for (int z = 0; z < h; ++z)
+    for (int q = 0; q < 4; ++q) {
+      double x = (q & 1) ? 0.5 : -0.5, y = (q & 2) ? 0.5 : -0.5;
+      /* lower body first (the plane is always b) */
+      int a = z == 0 ? z : z - 1, bb = z == 0 ? plane : z;
+      double sz = z == 0 ? -1.0 : 1.0;
+      c->body_a[n] = a; c->body_b[n] = bb;
+      c->point[3 * n] = x; c->point[3 * n + 1] = y; c->point[3 * n + 2] = z;
+      c->normal[3 * n] = 0; c->normal[3 * n + 1] = 0; c->normal[3 * n + 2] = sz;
+      c->gap[n] = 0.0;
+      c->key[n] = (uint64_t)n;
+      gp->mu[n] = 0.5; gp->en[n] = 0.0; gp->et[n] = 0.0;
+      ++n;
+    }
+  c->count = n;
+  memset(gp->dv, 0, sizeof gp->dv);
+  for (int k = 0; k < h; ++k) gp->dv[6 * k + 2] = -9.81e-3;
+  jl_contact_law law = {gp->mu, gp->en, gp->et};
+  memset(&gp->p, 0, sizeof gp->p);
+  assert_int_equal(jl_contact_setup(&gp->p, &gp->s.bodies, c, &law, gp->dv, 1, 1, &err), JL_OK);
+}
+
+/* JOR with alpha 1 diverges on a box stack (four corner contacts per face
+ * each take the whole load); the solver must notice and halve alpha. Each
+ * face then carries the weight above it, split evenly by symmetry. */
+static void test_divergence_under_relaxes(void **state) {
+  (void)state;
+  grid_problem *gp = calloc(1, sizeof *gp);
+  int h = 10;
+  make_box_stack(gp, h);
+  double lam[3 * 64];
+  jl_prox_stats st;
+  solve(&gp->p, JL_SOLVER_JOR, 1.0, 0, JL_SOR_COLOURED, 1, lam, &st);
+  assert_true(st.restarts >= 1);
+  assert_true(st.alpha < 1.0);
+  for (int z = 0; z < h; ++z)
+    for (int q = 0; q < 4; ++q) {
+      assert_true(fabs(lam[3 * (4 * z + q)] - (h - z) * 9.81e-3 / 4) < 1e-8);
+      assert_true(fabs(lam[3 * (4 * z + q) + 1]) < 1e-8);
+    }
+  free_grid(gp);
+  free(gp);
+}
+
+static void test_colouring_proper(void **state) {
+  (void)state;
+  grid_problem *gp = calloc(1, sizeof *gp);
+  make_grid(gp, 12, 3, 0);
+  jl_colouring col = {0};
+  jl_error err = {0};
+  assert_int_equal(jl_contact_colour(&gp->p, 1, &col, &err), JL_OK);
+  const jl_contact_problem *p = &gp->p;
+  /* no two contacts of one colour share a dynamic body; ground contacts do not count */
+  for (int k = 0; k < p->nbodies; ++k)
+    for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e)
+      for (int f = e + 1; f < p->body_ptr[k + 1]; ++f)
+        assert_int_not_equal(col.colour[p->body_contact[e]], col.colour[p->body_contact[f]]);
+  /* each sphere has at most 6 contacts: greedy needs at most 2 * 6 - 1 colours */
+  assert_true(col.colours <= 11);
+  assert_int_equal(col.group_ptr[col.groups], p->n);
+  /* with a large minimum size everything lands in the one merged group */
+  assert_int_equal(jl_contact_colour(&gp->p, 1 << 30, &col, &err), JL_OK);
+  assert_int_equal(col.groups, 1);
+  assert_true(col.merged);
+  jl_colouring_free(&col);
+  free_grid(gp);
+  free(gp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_prox_projection),
+    cmocka_unit_test(test_delassus_hand_computed),
+    cmocka_unit_test(test_solvers_agree),
+    cmocka_unit_test(test_divergence_under_relaxes),
+    cmocka_unit_test(test_colouring_proper),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
