@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef JL_HAVE_FCLIB
 #include <fclib.h>
 
 int jl_fclib_write_local(const jl_fc_problem *p, const char *path, const char *title,
@@ -128,3 +129,20 @@ done:
   free(sol_r);
   return rc;
 }
+
+#else /* built without FCLib (meson -Dfclib=disabled, or libfclib-dev missing) */
+
+int jl_fclib_write_local(const jl_fc_problem *p, const char *path, const char *title,
+                         const char *description, jl_error *err) {
+  return jl_fclib_write_local_solved(p, NULL, path, title, description, err);
+}
+
+int jl_fclib_write_local_solved(const jl_fc_problem *p, const double *lambda, const char *path,
+                                const char *title, const char *description, jl_error *err) {
+  (void)p, (void)lambda, (void)title, (void)description;
+  return jl_error_set(err, JL_ERR_INPUT,
+                      "%s: this jostle was built without FCLib (libfclib-dev), so it cannot export",
+                      path);
+}
+
+#endif

@@ -13,7 +13,9 @@
 
 #include <assimp/cimport.h>
 #include <assimp/scene.h>
+#ifdef JL_HAVE_FCLIB
 #include <fclib.h>
+#endif
 
 #include "fclib_export.h"
 #include "math3d.h"
@@ -148,6 +150,7 @@ static void test_trajectory_glb(void **state) {
 
 /* Three contacts, contacts 0-1 and 1-2 coupled: the 9 x 9 W read back
  * equals the blocks, q and mu too. */
+#ifdef JL_HAVE_FCLIB
 static void test_fclib_roundtrip(void **state) {
   (void)state;
   int rowptr[4] = {0, 2, 5, 7};
@@ -222,11 +225,14 @@ static void test_fclib_roundtrip(void **state) {
   assert_int_equal(jl_fclib_write_local(&p, path, NULL, NULL, &err), JL_ERR_INTERNAL);
   assert_int_equal(access(path, F_OK), -1);
 }
+#endif
 
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_trajectory_glb),
+#ifdef JL_HAVE_FCLIB
     cmocka_unit_test(test_fclib_roundtrip),
+#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
