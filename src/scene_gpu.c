@@ -1,0 +1,158 @@
+/* Host side of the scene pipeline on the device: turns the launchers'
+ * messages (kernels/scene_*.cu) into jl_error values. */
+#include "scene_gpu.h"
+
+#include <string.h>
+
+#ifdef JL_HAVE_CUDA
+int jl_cuda_scene_create(jl_scene_gpu **out, int ordinal, char *msg, int msg_len);
+void jl_cuda_scene_destroy(jl_scene_gpu *g);
+size_t jl_cuda_scene_bytes(const jl_scene_gpu *g);
+int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg, int msg_len);
+int jl_cuda_scene_get_bodies(jl_scene_gpu *g, jl_bodies *b, char *msg, int msg_len);
+int jl_cuda_scene_half_step(jl_scene_gpu *g, double half_dt, char *msg, int msg_len);
+int jl_cuda_scene_free_velocity(jl_scene_gpu *g, const double gravity[3], double dt, double *dv,
+                                char *msg, int msg_len);
+int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *st, char *msg,
+                          int msg_len);
+int jl_cuda_scene_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, char *msg, int msg_len);
+int jl_cuda_scene_get_contacts(jl_scene_gpu *g, jl_contacts *out, char *msg, int msg_len);
+int jl_cuda_scene_contact_count(const jl_scene_gpu *g);
+int jl_cuda_scene_jor(jl_scene_gpu *g, const jl_contact_problem *p, double alpha, double tol_abs,
+                      double tol_rel, int max_iter, int check_every, double *lambda,
+                      int *iterations, double *residual, int *converged, int *restarts,
+                      double *alpha_out, char *msg, int msg_len);
+
+/* Runs a launcher call with a message buffer; a failure becomes JL_ERR_DEVICE
+ * (or JL_ERR_NOMEM when the device ran out of memory). */
+#define JL_GPU_CALL(err, what, call)                                                    \
+  do {                                                                                  \
+    char msg[JL_ERROR_MSG_MAX - 64];                                                    \
+    int msg_len = (int)sizeof msg;                                                      \
+    msg[0] = '\0';                                                                      \
+    if ((call) != 0) {                                                                  \
+      int code_ = strstr(msg, "out of memory") ? JL_ERR_NOMEM : JL_ERR_DEVICE;           \
+      return jl_error_set(err, code_, "%s: %s", what, msg);                             \
+    }                                                                                   \
+  } while (0)
+
+int jl_scene_gpu_create(jl_scene_gpu **out, const jl_device *dev, jl_error *err) {
+  *out = NULL;
+  if (!dev || dev->kind != JL_DEVICE_CUDA)
+    return jl_error_set(err, JL_ERR_DEVICE, "scene on the GPU: no CUDA device selected");
+  JL_GPU_CALL(err, "scene on the GPU", jl_cuda_scene_create(out, dev->cuda_ordinal, msg, msg_len));
+  return JL_OK;
+}
+
+void jl_scene_gpu_destroy(jl_scene_gpu *g) { jl_cuda_scene_destroy(g); }
+
+size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) { return jl_cuda_scene_bytes(g); }
+
+int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
+  JL_GPU_CALL(err, "upload bodies", jl_cuda_scene_set_bodies(g, b, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_get_bodies(jl_scene_gpu *g, jl_bodies *b, jl_error *err) {
+  JL_GPU_CALL(err, "download bodies", jl_cuda_scene_get_bodies(g, b, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_half_step(jl_scene_gpu *g, double half_dt, jl_error *err) {
+  JL_GPU_CALL(err, "integration", jl_cuda_scene_half_step(g, half_dt, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_free_velocity(jl_scene_gpu *g, const double gravity[3], double dt, double *dv,
+                               jl_error *err) {
+  JL_GPU_CALL(err, "free velocity", jl_cuda_scene_free_velocity(g, gravity, dt, dv, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *st, jl_error *err) {
+  JL_GPU_CALL(err, "collision detection", jl_cuda_scene_collide(g, margin, st, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, jl_error *err) {
+  JL_GPU_CALL(err, "download pairs", jl_cuda_scene_get_pairs(g, pair_a, pair_b, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_get_contacts(jl_scene_gpu *g, jl_contacts *out, jl_error *err) {
+  int rc = jl_contacts_reserve(out, jl_cuda_scene_contact_count(g), err);
+  if (rc != JL_OK) return rc;
+  JL_GPU_CALL(err, "download contacts", jl_cuda_scene_get_contacts(g, out, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,
+                     int check_every, double *lambda, jl_prox_stats *st, jl_error *err) {
+  memset(st, 0, sizeof *st);
+  st->alpha = o->alpha;
+  if (p->n <= 0) {
+    st->converged = 1;
+    return JL_OK;
+  }
+  if (!(o->alpha > 0.0) || o->max_iter < 1)
+    return jl_error_set(err, JL_ERR_INPUT, "solver: alpha must be > 0 and max_iter >= 1");
+  for (int i = 0; i < p->n; ++i)
+    if (!(p->diag[2 * i] > 0.0) || !(p->diag[2 * i + 1] > 0.0))
+      return jl_error_set(err, JL_ERR_INTERNAL, "contact %d has no dynamic body", i);
+  JL_GPU_CALL(err, "JOR on the device",
+              jl_cuda_scene_jor(g, p, o->alpha, o->tol_abs, o->tol_rel, o->max_iter, check_every,
+                                lambda, &st->iterations, &st->residual, &st->converged,
+                                &st->restarts, &st->alpha, msg, msg_len));
+  return JL_OK;
+}
+
+#else /* built without CUDA */
+
+int jl_scene_gpu_create(jl_scene_gpu **out, const jl_device *dev, jl_error *err) {
+  (void)dev;
+  *out = NULL;
+  return jl_error_set(err, JL_ERR_DEVICE, "scene on the GPU: jostle was built without CUDA");
+}
+void jl_scene_gpu_destroy(jl_scene_gpu *g) { (void)g; }
+size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) {
+  (void)g;
+  return 0;
+}
+#define JL_NO_CUDA(err) jl_error_set(err, JL_ERR_DEVICE, "jostle was built without CUDA")
+int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
+  (void)g, (void)b;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_get_bodies(jl_scene_gpu *g, jl_bodies *b, jl_error *err) {
+  (void)g, (void)b;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_half_step(jl_scene_gpu *g, double half_dt, jl_error *err) {
+  (void)g, (void)half_dt;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_free_velocity(jl_scene_gpu *g, const double gravity[3], double dt, double *dv,
+                               jl_error *err) {
+  (void)g, (void)gravity, (void)dt, (void)dv;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *st, jl_error *err) {
+  (void)g, (void)margin;
+  memset(st, 0, sizeof *st);
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, jl_error *err) {
+  (void)g, (void)pair_a, (void)pair_b;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_get_contacts(jl_scene_gpu *g, jl_contacts *out, jl_error *err) {
+  (void)g, (void)out;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,
+                     int check_every, double *lambda, jl_prox_stats *st, jl_error *err) {
+  (void)g, (void)p, (void)o, (void)check_every, (void)lambda;
+  memset(st, 0, sizeof *st);
+  return JL_NO_CUDA(err);
+}
+#endif
