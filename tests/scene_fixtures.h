@@ -1,0 +1,111 @@
+/* Scenes for the twin and GPU tests of the scene pipeline: a cluster of
+ * overlapping spheres and rotated boxes (every shape pair, face and edge
+ * contacts), resting on a plane and on a large static box (kept out of the
+ * grid), with a wall plane and static spheres (static pairs excluded). */
+#ifndef JL_SCENE_FIXTURES_H
+#define JL_SCENE_FIXTURES_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "contact_setup.h"
+#include "integrate.h"
+#include "scene.h"
+
+static double fx_uniform(uint64_t *s) {
+  /* splitmix64: a fixed sequence, the same on every machine */
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* side^3 dynamic bodies on a jittered lattice of spacing 0.9 (spheres r 0.5
+ * and boxes of half extents 0.4, 0.3, 0.35 alternating, random orientations
+ * and velocities); returns 0 or -1. */
+static int fx_mixed_scene(jl_scene *s, int side, uint64_t seed, int with_planes, int with_large) {
+  jl_error err = {0};
+  if (jl_scene_init(s, &err) != JL_OK) return -1;
+  jl_body_spec b;
+  jl_body_spec_default(&b);
+  uint64_t r = seed;
+  if (with_planes) {
+    double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+    if (jl_scene_add_plane(s, p0, nz, 0, &err) < 0) return -1;
+    double p1[3] = {-0.3, 0, 0}, nx[3] = {1, 0, 0};
+    if (jl_scene_add_plane(s, p1, nx, 0, &err) < 0) return -1;
+  }
+  if (with_large) {
+    b.shape = JL_SHAPE_BOX;
+    b.is_static = 1;
+    b.size[0] = 30.0;
+    b.size[1] = 30.0;
+    b.size[2] = 0.5;
+    b.pos[0] = 5.0;
+    b.pos[1] = 5.0;
+    b.pos[2] = -0.45;
+    if (jl_scene_add_body(s, &b, &err) < 0) return -1;
+    /* static spheres touching the large box: static pairs, never reported */
+    for (int k = 0; k < 3; ++k) {
+      jl_body_spec_default(&b);
+      b.is_static = 1;
+      b.size[0] = 0.5;
+      b.pos[0] = 0.9 * side + 0.6 * k;
+      b.pos[1] = 0.2;
+      b.pos[2] = 0.3;
+      if (jl_scene_add_body(s, &b, &err) < 0) return -1;
+    }
+  }
+  for (int x = 0; x < side; ++x)
+    for (int y = 0; y < side; ++y)
+      for (int z = 0; z < side; ++z) {
+        jl_body_spec_default(&b);
+        int box = (x + y + z) & 1;
+        b.shape = box ? JL_SHAPE_BOX : JL_SHAPE_SPHERE;
+        if (box) {
+          b.size[0] = 0.4;
+          b.size[1] = 0.3;
+          b.size[2] = 0.35;
+        } else {
+          b.size[0] = 0.5;
+        }
+        b.mass = 0.5 + fx_uniform(&r);
+        b.pos[0] = 0.9 * x + 0.1 * (fx_uniform(&r) - 0.5);
+        b.pos[1] = 0.9 * y + 0.1 * (fx_uniform(&r) - 0.5);
+        b.pos[2] = 0.35 + 0.9 * z + 0.1 * (fx_uniform(&r) - 0.5);
+        double q[4];
+        for (int k = 0; k < 4; ++k) q[k] = fx_uniform(&r) - 0.5;
+        if ((x + 2 * y + 3 * z) % 5 == 0) { /* some boxes axis-aligned: face contacts */
+          q[0] = 1.0;
+          q[1] = q[2] = q[3] = 0.0;
+        }
+        for (int k = 0; k < 4; ++k) b.quat[k] = q[k];
+        for (int k = 0; k < 3; ++k) {
+          b.vel[k] = fx_uniform(&r) - 0.5;
+          b.omega[k] = 4.0 * (fx_uniform(&r) - 0.5);
+        }
+        if (jl_scene_add_body(s, &b, &err) < 0) return -1;
+      }
+  return 0;
+}
+
+/* The contact problem of contacts c (laws from the scene's materials, the
+ * free velocity from integrate.h), as the stepper builds it; 0 or -1. */
+static int fx_problem(const jl_scene *s, const jl_contacts *c, jl_contact_problem *p, double *law,
+                      double *dv) {
+  jl_error err = {0};
+  int n = c->count;
+  jl_integrate_free_velocity(&s->bodies, s->gravity, s->dt, dv);
+  double *mu = law, *en = law + n, *et = law + 2 * n;
+  for (int i = 0; i < n; ++i) {
+    int m = s->bodies.material[c->body_a[i]] * JL_MATERIALS_MAX + s->bodies.material[c->body_b[i]];
+    mu[i] = s->mu[m];
+    en[i] = s->eps_n[m];
+    et[i] = s->eps_t[m];
+  }
+  jl_contact_law cl = {mu, en, et};
+  return jl_contact_setup(p, &s->bodies, c, &cl, dv, 0, 1, &err) == JL_OK ? 0 : -1;
+}
+
+#endif
