@@ -12,7 +12,7 @@
 #include "integrate.h"
 #include "scene.h"
 
-static double fx_uniform(uint64_t *s) {
+static inline double fx_uniform(uint64_t *s) {
   /* splitmix64: a fixed sequence, the same on every machine */
   uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -24,7 +24,7 @@ static double fx_uniform(uint64_t *s) {
 /* side^3 dynamic bodies on a jittered lattice of spacing 0.9 (spheres r 0.5
  * and boxes of half extents 0.4, 0.3, 0.35 alternating, random orientations
  * and velocities); returns 0 or -1. */
-static int fx_mixed_scene(jl_scene *s, int side, uint64_t seed, int with_planes, int with_large) {
+static inline int fx_mixed_scene(jl_scene *s, int side, uint64_t seed, int with_planes, int with_large) {
   jl_error err = {0};
   if (jl_scene_init(s, &err) != JL_OK) return -1;
   jl_body_spec b;
@@ -92,7 +92,7 @@ static int fx_mixed_scene(jl_scene *s, int side, uint64_t seed, int with_planes,
 
 /* The contact problem of contacts c (laws from the scene's materials, the
  * free velocity from integrate.h), as the stepper builds it; 0 or -1. */
-static int fx_problem(const jl_scene *s, const jl_contacts *c, jl_contact_problem *p, double *law,
+static inline int fx_problem(const jl_scene *s, const jl_contacts *c, jl_contact_problem *p, double *law,
                       double *dv) {
   jl_error err = {0};
   int n = c->count;
