@@ -13,17 +13,13 @@
 #include "scene_arena.cuh"
 
 #include "broad_math.h"
+#include "grid_pairs.h"
 #include "collide.h"
 #include "narrow_phase.h"
 #include "scene_gpu.h"
 
-// As in broad_phase.c: bodies spanning more cells stay out of the grid.
-#define JL_GPU_LARGE_CELLS 512
-
 // The bounds reduction keeps 7 values per thread in shared memory: fewer threads.
 #define JL_BOUNDS_THREADS 512
-
-enum { JL_GK_GRID = 0, JL_GK_LARGE = 1, JL_GK_PLANE = 2 };
 
 struct jl_bp_summary {
   double sum;              // sum of the dynamic bodies' largest box edges
@@ -31,11 +27,6 @@ struct jl_bp_summary {
   long long bad;           // first body with a non-finite box, or LLONG_MAX
   double lo[3], hi[3];     // bounds of the grid bodies
   long long grid;
-};
-
-struct jl_grid {
-  double cell, origin[3];
-  int bits[3];
 };
 
 struct jl_gbodies {        // read-only view of the body arrays
@@ -54,7 +45,7 @@ __global__ void jl_bp_aabb_kernel(jl_gbodies b, double margin, double *aabb, uin
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= b.n) return;
   if (b.shape[i] == JL_SHAPE_PLANE) {
-    kind[i] = JL_GK_PLANE;
+    kind[i] = JL_GP_PLANE;
     return;
   }
   jl_bm_aabb(b.shape, b.size, b.pos, b.quat, i, margin, aabb + 6 * (size_t)i);
@@ -119,11 +110,8 @@ __global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, double c
     flag_plane[i] = 1;
     return;
   }
-  const double *x = aabb + 6 * (size_t)i;
-  double cells = 1.0;
-  for (int k = 0; k < 3; ++k) cells *= (x[3 + k] - x[k]) / cell + 2.0;
-  int large = cells > JL_GPU_LARGE_CELLS;
-  kind[i] = large ? JL_GK_LARGE : JL_GK_GRID;
+  int large = jl_gp_kind(aabb + 6 * (size_t)i, cell) == JL_GP_LARGE;
+  kind[i] = large ? JL_GP_LARGE : JL_GP_GRID;
   flag_large[i] = large;
   flag_plane[i] = 0;
 }
@@ -142,7 +130,7 @@ __global__ void jl_bp_reduce_bounds_kernel(int n, const double *aabb, const uint
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   long long cnt = 0;
   for (int i = t; i < n; i += blockDim.x) {
-    if (kind[i] != JL_GK_GRID) continue;
+    if (kind[i] != JL_GP_GRID) continue;
     const double *x = aabb + 6 * (size_t)i;
     for (int k = 0; k < 3; ++k) {
       lo[k] = fmin(lo[k], x[k]);
@@ -175,24 +163,12 @@ __global__ void jl_bp_reduce_bounds_kernel(int n, const double *aabb, const uint
   }
 }
 
-__device__ static inline uint64_t jl_cell_key(const jl_grid &gr, int x, int y, int z) {
-  return (uint64_t)x | ((uint64_t)y << gr.bits[0]) | ((uint64_t)z << (gr.bits[0] + gr.bits[1]));
-}
-
 __global__ void jl_bp_count_cells_kernel(int n, const double *aabb, const uint8_t *kind,
                                          jl_grid gr, int *cell_range, long long *count) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i > n) return;
   long long c = 0;
-  if (i < n && kind[i] == JL_GK_GRID) {
-    const double *x = aabb + 6 * (size_t)i;
-    int *r = cell_range + 6 * (size_t)i;
-    for (int k = 0; k < 3; ++k) {
-      r[k] = (int)floor((x[k] - gr.origin[k]) / gr.cell);
-      r[3 + k] = (int)floor((x[3 + k] - gr.origin[k]) / gr.cell);
-    }
-    c = (long long)(r[3] - r[0] + 1) * (r[4] - r[1] + 1) * (r[5] - r[2] + 1);
-  }
+  if (i < n && kind[i] == JL_GP_GRID) c = jl_gp_cells(&gr, aabb + 6 * (size_t)i, cell_range + 6 * (size_t)i);
   count[i] = c;
 }
 
@@ -200,17 +176,8 @@ __global__ void jl_bp_fill_kernel(int n, const uint8_t *kind, jl_grid gr, const 
                                   const long long *start, uint64_t *keys, int *vals,
                                   int *entry_body) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n || kind[i] != JL_GK_GRID) return;
-  long long o = start[i];
-  const int *c = cell_range + 6 * (size_t)i;
-  for (int z = c[2]; z <= c[5]; ++z)
-    for (int y = c[1]; y <= c[4]; ++y)
-      for (int x = c[0]; x <= c[3]; ++x) {
-        keys[o] = jl_cell_key(gr, x, y, z);
-        vals[o] = (int)o;
-        entry_body[o] = i;
-        o++;
-      }
+  if (i >= n || kind[i] != JL_GP_GRID) return;
+  jl_gp_fill(&gr, cell_range + 6 * (size_t)i, i, start[i], keys, vals, entry_body);
 }
 
 __global__ void jl_bp_run_flag_kernel(long long m, const uint64_t *keys, int *flag) {
@@ -232,76 +199,16 @@ __global__ void jl_bp_run_write_kernel(long long m, const int *flag, const int *
   sorted_body[e] = entry_body[en];
 }
 
-struct jl_bp_view {
-  jl_gbodies b;
-  double margin;
-  const double *aabb;
-  const uint8_t *kind;
-  const int *cell_range, *entry_run, *sorted_body, *large, *planes;
-  const long long *entry_start, *cell_start;
-  int n_large, n_planes;
-};
-
-// Partners of body u (see broad_phase.h): grid partners v > u found in the
-// cell of the boxes' low intersection corner; every large body (once per
-// pair: by the grid body, or by the lower large one) and every plane. With
-// out == NULL only counts; the pairs are written as (min << 32 | max).
-__device__ static long long jl_bp_partners(const jl_bp_view &w, int u, uint64_t *out) {
-  long long cnt = 0;
-  uint8_t ku = w.kind[u];
-  if (ku == JL_GK_PLANE) return 0;
-  const uint8_t *st = w.b.is_static;
-  const double *bu = w.aabb + 6 * (size_t)u;
-  if (ku == JL_GK_GRID) {
-    const int *cu = w.cell_range + 6 * (size_t)u;
-    long long e = w.entry_start[u];
-    for (int z = cu[2]; z <= cu[5]; ++z)
-      for (int y = cu[1]; y <= cu[4]; ++y)
-        for (int x = cu[0]; x <= cu[3]; ++x, ++e) {
-          int r = w.entry_run[e];
-          for (long long p = w.cell_start[r], pe = w.cell_start[r + 1]; p < pe; ++p) {
-            int v = w.sorted_body[p];
-            if (v <= u || (st[u] && st[v])) continue;
-            const int *cv = w.cell_range + 6 * (size_t)v;
-            if ((cu[0] > cv[0] ? cu[0] : cv[0]) != x || (cu[1] > cv[1] ? cu[1] : cv[1]) != y ||
-                (cu[2] > cv[2] ? cu[2] : cv[2]) != z)
-              continue;
-            if (jl_bm_overlap(bu, w.aabb + 6 * (size_t)v)) {
-              if (out) out[cnt] = ((uint64_t)(uint32_t)u << 32) | (uint32_t)v;
-              cnt++;
-            }
-          }
-        }
-  }
-  for (int l = 0; l < w.n_large; ++l) {
-    int L = w.large[l];
-    if (L == u || (ku == JL_GK_LARGE && L < u) || (st[u] && st[L])) continue;
-    if (!jl_bm_overlap(bu, w.aabb + 6 * (size_t)L)) continue;
-    int lo = u < L ? u : L, hi = u < L ? L : u;
-    if (out) out[cnt] = ((uint64_t)(uint32_t)lo << 32) | (uint32_t)hi;
-    cnt++;
-  }
-  if (!st[u])
-    for (int l = 0; l < w.n_planes; ++l) {
-      int P = w.planes[l];
-      if (!jl_bm_near_plane(w.b.pos, w.b.size, P, bu, w.margin)) continue;
-      int lo = u < P ? u : P, hi = u < P ? P : u;
-      if (out) out[cnt] = ((uint64_t)(uint32_t)lo << 32) | (uint32_t)hi;
-      cnt++;
-    }
-  return cnt;
+__global__ void jl_bp_pair_count_kernel(jl_gp_view w, long long *count) {
+  int u = blockIdx.x * blockDim.x + threadIdx.x;
+  if (u > w.n) return;
+  count[u] = u < w.n ? jl_gp_partners(&w, u, nullptr) : 0;
 }
 
-__global__ void jl_bp_pair_count_kernel(jl_bp_view w, long long *count) {
+__global__ void jl_bp_pair_write_kernel(jl_gp_view w, const long long *start, uint64_t *pairs) {
   int u = blockIdx.x * blockDim.x + threadIdx.x;
-  if (u > w.b.n) return;
-  count[u] = u < w.b.n ? jl_bp_partners(w, u, nullptr) : 0;
-}
-
-__global__ void jl_bp_pair_write_kernel(jl_bp_view w, const long long *start, uint64_t *pairs) {
-  int u = blockIdx.x * blockDim.x + threadIdx.x;
-  if (u >= w.b.n) return;
-  jl_bp_partners(w, u, pairs + start[u]);
+  if (u >= w.n) return;
+  jl_gp_partners(&w, u, pairs + start[u]);
 }
 
 __global__ void jl_bp_pair_split_kernel(int m, const uint64_t *pairs, int *a, int *b) {
@@ -479,8 +386,11 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
   st->large = n_large;
   st->planes = n_planes;
 
-  jl_bp_view w = {};
-  w.b = b;
+  jl_gp_view w = {};
+  w.n = n;
+  w.is_static = b.is_static;
+  w.pos = b.pos;
+  w.size = b.size;
   w.margin = margin;
   w.aabb = aabb;
   w.kind = kind;
@@ -495,23 +405,8 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
   JL_CUDA_TRY(cudaGetLastError());
   JL_CUDA_TRY(cudaMemcpy(&sum, sum_d, sizeof sum, cudaMemcpyDeviceToHost));
   if (sum.grid > 0) {
-    // Cell coordinates must fit 63 key bits and an int; coarsen the grid if not (as the CPU).
     jl_grid gr;
-    gr.cell = cell;
-    for (;;) {
-      int total = 0, fits = 1;
-      for (int k = 0; k < 3; ++k) {
-        gr.origin[k] = sum.lo[k];
-        double cells = floor((sum.hi[k] - sum.lo[k]) / gr.cell) + 1.0;
-        if (cells > 1e9) fits = 0;
-        int bits = 1;
-        while (bits < 62 && ldexp(1.0, bits) < cells) bits++;
-        gr.bits[k] = bits;
-        total += bits;
-      }
-      if (fits && total <= 63) break;
-      gr.cell *= 2.0;
-    }
+    jl_gp_grid_params(cell, sum.lo, sum.hi, &gr);
     st->cell = gr.cell;
     long long *ecount = jl_dp<long long>(g->entry_count), *estart = jl_dp<long long>(g->entry_start);
     jl_bp_count_cells_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(

@@ -16,6 +16,7 @@
 #include "broad_math.h"
 #include "broad_phase.h"
 #include "collide.h"
+#include "grid_pairs.h"
 #include "integrate.h"
 #include "prox_math.h"
 #include "scene.h"
@@ -149,6 +150,67 @@ static void test_broad_math_matches_cpu(void **state) {
   jl_scene_free(&s);
 }
 
+/* The device broad phase's algorithm (grid_twin.c, grid_pairs.h) finds the
+ * CPU's pairs: same set, same order. */
+static void compare_pairs(const jl_scene *s, double margin, int min_pairs) {
+  jl_error err = {0};
+  jl_broad_phase bp;
+  assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
+  assert_int_equal(jl_broad_phase_run(&s->bodies, margin, 2, &bp, &err), JL_OK);
+  uint64_t *pairs = NULL;
+  long long count = -1;
+  assert_int_equal(jl_grid_twin_pairs(&s->bodies, margin, &pairs, &count, &err), JL_OK);
+  assert_int_equal(count, bp.pair_count);
+  assert_true(count >= min_pairs);
+  for (long long p = 0; p < count; ++p) {
+    assert_int_equal((int)(pairs[p] >> 32), bp.pair_a[p]);
+    assert_int_equal((int)(uint32_t)pairs[p], bp.pair_b[p]);
+  }
+  free(pairs);
+  jl_broad_phase_free(&bp);
+}
+
+static void test_grid_twin_pairs_match_cpu(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(&s, 8, 21, 1, 1), 0);
+  compare_pairs(&s, 0.02, 4000);
+  compare_pairs(&s, 0.0, 3000);
+  jl_scene_free(&s);
+  assert_int_equal(fx_mixed_scene(&s, 5, 9, 0, 0), 0);
+  compare_pairs(&s, 0.1, 500);
+  jl_scene_free(&s);
+  /* only static bodies: no pairs */
+  assert_int_equal(fx_mixed_scene(&s, 2, 4, 1, 1), 0);
+  for (int k = 0; k < s.bodies.count; ++k) s.bodies.is_static[k] = 1;
+  compare_pairs(&s, 0.02, 0);
+  jl_scene_free(&s);
+  /* spheres touching exactly, on a plane: boundary cases of the cells */
+  assert_int_equal(jl_scene_init(&s, &err), JL_OK);
+  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+  assert_true(jl_scene_add_plane(&s, p0, nz, 0, &err) >= 0);
+  jl_body_spec b;
+  jl_body_spec_default(&b);
+  b.mass = 1.0;
+  int counts[3] = {9, 9, 9};
+  double origin[3] = {0, 0, 0.5};
+  assert_int_equal(jl_scene_gen_sphere_grid(&s, &b, 0.5, counts, 1.0, origin, &err), JL_OK);
+  compare_pairs(&s, 0.0, 3 * 8 * 81 + 81);
+  /* and a long thin box that the grid leaves out (large), lying across them */
+  jl_body_spec_default(&b);
+  b.shape = JL_SHAPE_BOX;
+  b.size[0] = 100.0;
+  b.size[1] = 0.2;
+  b.size[2] = 0.2;
+  b.pos[0] = 4.0;
+  b.pos[1] = 4.0;
+  b.pos[2] = 4.0;
+  assert_true(jl_scene_add_body(&s, &b, &err) >= 0);
+  compare_pairs(&s, 0.0, 3 * 8 * 81 + 81 + 18);
+  jl_scene_free(&s);
+}
+
 /* JOR twin against jl_prox_solve's matrix-free JOR on a real contact problem. */
 static void compare_jor(double alpha, double tol, int max_iter, int threads, int expect_restart) {
   jl_scene s;
@@ -227,6 +289,7 @@ int main(void) {
     cmocka_unit_test(test_quat_advance_rotation),
     cmocka_unit_test(test_free_velocity_gyroscopic),
     cmocka_unit_test(test_broad_math_matches_cpu),
+    cmocka_unit_test(test_grid_twin_pairs_match_cpu),
     cmocka_unit_test(test_jor_twin_converges_like_cpu),
     cmocka_unit_test(test_jor_twin_fixed_iterations),
     cmocka_unit_test(test_jor_twin_restarts_like_cpu),
