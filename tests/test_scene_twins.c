@@ -22,6 +22,7 @@
 #include "scene.h"
 #include "scene_fixtures.h"
 #include "scene_step.h"
+#include "setup_math.h"
 
 static void copy_bodies(const jl_bodies *from, jl_bodies *to) {
   jl_error err = {0};
@@ -211,6 +212,84 @@ static void test_grid_twin_pairs_match_cpu(void **state) {
   jl_scene_free(&s);
 }
 
+/* Two materials with restitution, so c and mu vary per contact. */
+static void add_materials(jl_scene *s) {
+  jl_error err = {0};
+  int m = jl_scene_add_material(s, "bouncy", 500.0, &err);
+  assert_int_equal(m, 1);
+  jl_scene_set_pair(s, 0, 1, 0.3, 0.5, 0.1);
+  jl_scene_set_pair(s, 1, 1, 0.8, 0.9, 0.2);
+  for (int k = 0; k < s->bodies.count; ++k)
+    if (k % 3 == 1) s->bodies.material[k] = 1;
+}
+
+static void assert_problems_equal(const jl_contact_problem *x, const jl_contact_problem *y, int g) {
+  int n = x->n, nb = x->nbodies;
+  size_t sn = (size_t)n;
+  assert_int_equal(n, y->n);
+  assert_int_equal(nb, y->nbodies);
+  assert_memory_equal(x->ka, y->ka, sn * sizeof(int));
+  assert_memory_equal(x->kb, y->kb, sn * sizeof(int));
+  assert_memory_equal(x->frame, y->frame, 9 * sn * sizeof(double));
+  assert_memory_equal(x->wa, y->wa, 18 * sn * sizeof(double));
+  assert_memory_equal(x->wb, y->wb, 18 * sn * sizeof(double));
+  assert_memory_equal(x->mwa, y->mwa, 18 * sn * sizeof(double));
+  assert_memory_equal(x->mwb, y->mwb, 18 * sn * sizeof(double));
+  assert_memory_equal(x->c, y->c, 3 * sn * sizeof(double));
+  assert_memory_equal(x->mu, y->mu, sn * sizeof(double));
+  assert_memory_equal(x->diag, y->diag, 2 * sn * sizeof(double));
+  assert_memory_equal(x->body_ptr, y->body_ptr, ((size_t)nb + 1) * sizeof(int));
+  assert_memory_equal(x->body_contact, y->body_contact, (size_t)x->body_ptr[nb] * sizeof(int));
+  if (!g) return;
+  assert_true(x->has_g && y->has_g);
+  assert_int_equal(x->nnz, y->nnz);
+  assert_memory_equal(x->rowptr, y->rowptr, (sn + 1) * sizeof(int));
+  assert_memory_equal(x->col, y->col, (size_t)x->nnz * sizeof(int));
+  assert_memory_equal(x->blocks, y->blocks, 9 * (size_t)x->nnz * sizeof(double));
+}
+
+/* setup_math.h + the device's steps (setup_twin.c) against jl_contact_setup. */
+static void test_setup_twin_matches_cpu(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(&s, 5, 13, 1, 1), 0);
+  add_materials(&s);
+  jl_broad_phase bp;
+  jl_contacts c;
+  assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
+  assert_int_equal(jl_contacts_init(&c, 64, &err), JL_OK);
+  assert_int_equal(jl_collide(&s.bodies, 0.02, 1, &bp, &c, &err), JL_OK);
+  int n = c.count;
+  assert_true(n > 200);
+  double *law = malloc(3 * sizeof(double) * (size_t)n);
+  double *dv = malloc(6 * sizeof(double) * (size_t)s.bodies.count);
+  assert_true(law && dv);
+  jl_contact_problem ref, twin;
+  memset(&ref, 0, sizeof ref);
+  memset(&twin, 0, sizeof twin);
+  assert_int_equal(fx_problem(&s, &c, &ref, law, dv), 0);  /* without G */
+  assert_int_equal(jl_setup_twin(&twin, &s.bodies, &c, s.mu, s.eps_n, s.eps_t, JL_MATERIALS_MAX,
+                                 dv, 0, &err), JL_OK);
+  assert_problems_equal(&ref, &twin, 0);
+  jl_contact_law cl = {law, law + n, law + 2 * n};
+  assert_int_equal(jl_contact_setup(&ref, &s.bodies, &c, &cl, dv, 1, 2, &err), JL_OK);
+  assert_int_equal(jl_setup_twin(&twin, &s.bodies, &c, s.mu, s.eps_n, s.eps_t, JL_MATERIALS_MAX,
+                                 dv, 1, &err), JL_OK);
+  assert_problems_equal(&ref, &twin, 1);
+  /* the laws did vary: restitution shows in c, friction in mu */
+  int bouncy = 0;
+  for (int i = 0; i < n; ++i) bouncy += twin.mu[i] != 0.5;
+  assert_true(bouncy > 10 && bouncy < n);
+  jl_contact_problem_free(&ref);
+  jl_contact_problem_free(&twin);
+  free(law);
+  free(dv);
+  jl_contacts_free(&c);
+  jl_broad_phase_free(&bp);
+  jl_scene_free(&s);
+}
+
 /* JOR twin against jl_prox_solve's matrix-free JOR on a real contact problem. */
 static void compare_jor(double alpha, double tol, int max_iter, int threads, int expect_restart) {
   jl_scene s;
@@ -290,6 +369,7 @@ int main(void) {
     cmocka_unit_test(test_free_velocity_gyroscopic),
     cmocka_unit_test(test_broad_math_matches_cpu),
     cmocka_unit_test(test_grid_twin_pairs_match_cpu),
+    cmocka_unit_test(test_setup_twin_matches_cpu),
     cmocka_unit_test(test_jor_twin_converges_like_cpu),
     cmocka_unit_test(test_jor_twin_fixed_iterations),
     cmocka_unit_test(test_jor_twin_restarts_like_cpu),
