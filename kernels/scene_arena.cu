@@ -23,7 +23,9 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->pair_key_alt, &g->pair_a, &g->pair_b, &g->summary, &g->fault, &g->np_count,
                     &g->np_start, &g->c_a, &g->c_b, &g->c_point, &g->c_normal, &g->c_gap,
                     &g->c_key, &g->p_ka, &g->p_kb, &g->p_wa, &g->p_wb, &g->p_mwa, &g->p_mwb,
-                    &g->p_c, &g->p_mu, &g->p_diag, &g->p_body_ptr, &g->p_body_contact, &g->lam0,
+                    &g->p_c, &g->p_mu, &g->p_diag, &g->p_body_ptr, &g->p_body_contact, &g->p_frame, &g->p_keys,
+                    &g->p_keys_alt, &g->p_row_count, &g->p_row_start, &g->p_rowptr, &g->p_col,
+                    &g->p_blocks, &g->law_table, &g->lam0,
                     &g->lam1, &g->lam_init, &g->du, &g->res, &g->ok, &g->state, &g->temp};
   for (jl_dbuf *b : all) cudaFree(b->p);
   delete g;

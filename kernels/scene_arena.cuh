@@ -47,6 +47,9 @@ struct jl_scene_gpu {
   int contacts = 0;
   // JOR prox: the contact problem (contact_setup.h) and the iterates
   jl_dbuf p_ka, p_kb, p_wa, p_wb, p_mwa, p_mwb, p_c, p_mu, p_diag, p_body_ptr, p_body_contact;
+  jl_dbuf p_frame, p_keys, p_keys_alt, p_row_count, p_row_start, p_rowptr, p_col, p_blocks;
+  jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
+  int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
   jl_dbuf temp;            // CUB scratch
 };
@@ -103,5 +106,23 @@ template <typename T> static inline T *jl_dp(const jl_dbuf &b) { return (T *)b.p
     temp_bytes_ = g->temp.cap;                                                           \
     { void *d_temp = temp_; size_t &tb = temp_bytes_; JL_CUDA_TRY(call_with_temp); }      \
   } while (0)
+
+// Per-contact and per-body arrays of a problem of n contacts and nb bodies.
+static inline int jl_reserve_problem(jl_scene_gpu *g, int n, int nb, char *msg, int msg_len) {
+  size_t sn = (size_t)(n > 0 ? n : 1), snb = (size_t)(nb > 0 ? nb : 1);
+  JL_RESERVE(p_ka, sn * sizeof(int), "contact bodies");
+  JL_RESERVE(p_kb, sn * sizeof(int), "contact bodies");
+  JL_RESERVE(p_frame, 9 * sn * sizeof(double), "contact frames");
+  JL_RESERVE(p_wa, 18 * sn * sizeof(double), "W rows");
+  JL_RESERVE(p_wb, 18 * sn * sizeof(double), "W rows");
+  JL_RESERVE(p_mwa, 18 * sn * sizeof(double), "M^-1 W rows");
+  JL_RESERVE(p_mwb, 18 * sn * sizeof(double), "M^-1 W rows");
+  JL_RESERVE(p_c, 3 * sn * sizeof(double), "free terms");
+  JL_RESERVE(p_mu, sn * sizeof(double), "friction");
+  JL_RESERVE(p_diag, 2 * sn * sizeof(double), "Delassus diagonals");
+  JL_RESERVE(p_body_ptr, (snb + 1) * sizeof(int), "body contact lists");
+  JL_RESERVE(p_body_contact, 2 * sn * sizeof(int), "body contact lists");
+  return 0;
+}
 
 #endif

@@ -99,27 +99,45 @@ struct jl_state_and_buf {
   int result_buf;
 };
 
-extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, const jl_contact_problem *p, double alpha,
-                                 double tol_abs, double tol_rel, int max_iter, int check_every,
-                                 double *lambda, int *iterations, double *residual,
-                                 int *converged, int *restarts, double *alpha_out, char *msg,
-                                 int msg_len) {
+// Copies a problem set up on the host into the arena (the device setup writes the same arrays).
+extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
+                                         int msg_len) {
   int n = p->n, nb = p->nbodies;
+  g->p_n = 0;
+  g->p_nb = 0;
+  g->p_has_g = 0;
+  g->p_nnz = 0;
+  if (jl_reserve_problem(g, n, nb, msg, msg_len)) return -1;
+  size_t sn = (size_t)n, snb = (size_t)nb, ne = (size_t)p->body_ptr[nb];
+  cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
+  if (n > 0) {
+    JL_CUDA_TRY(cudaMemcpy(g->p_ka.p, p->ka, sn * sizeof(int), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_kb.p, p->kb, sn * sizeof(int), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_frame.p, p->frame, 9 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_wa.p, p->wa, 18 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_wb.p, p->wb, 18 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_mwa.p, p->mwa, 18 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_mwb.p, p->mwb, 18 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_c.p, p->c, 3 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_mu.p, p->mu, sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_diag.p, p->diag, 2 * sn * sizeof(double), h2d));
+  }
+  JL_CUDA_TRY(cudaMemcpy(g->p_body_ptr.p, p->body_ptr, (snb + 1) * sizeof(int), h2d));
+  if (ne > 0) JL_CUDA_TRY(cudaMemcpy(g->p_body_contact.p, p->body_contact, ne * sizeof(int), h2d));
+  g->p_n = n;
+  g->p_nb = nb;
+  return 0;
+}
+
+// JOR on the problem in the arena, from lambda's contents; result in lambda.
+extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel,
+                                 int max_iter, int check_every, double *lambda, int *iterations,
+                                 double *residual, int *converged, int *restarts,
+                                 double *alpha_out, char *msg, int msg_len) {
+  int n = g->p_n, nb = g->p_nb;
   size_t sn = (size_t)n, snb = (size_t)nb;
   if (n <= 0) return 0;
   if (check_every < 1) check_every = 1;
-  size_t ne = (size_t)p->body_ptr[nb];
-  JL_RESERVE(p_ka, sn * sizeof(int), "contact bodies");
-  JL_RESERVE(p_kb, sn * sizeof(int), "contact bodies");
-  JL_RESERVE(p_wa, 18 * sn * sizeof(double), "W rows");
-  JL_RESERVE(p_wb, 18 * sn * sizeof(double), "W rows");
-  JL_RESERVE(p_mwa, 18 * sn * sizeof(double), "M^-1 W rows");
-  JL_RESERVE(p_mwb, 18 * sn * sizeof(double), "M^-1 W rows");
-  JL_RESERVE(p_c, 3 * sn * sizeof(double), "free terms");
-  JL_RESERVE(p_mu, sn * sizeof(double), "friction");
-  JL_RESERVE(p_diag, 2 * sn * sizeof(double), "Delassus diagonals");
-  JL_RESERVE(p_body_ptr, (snb + 1) * sizeof(int), "body contact lists");
-  JL_RESERVE(p_body_contact, (ne > 0 ? ne : 1) * sizeof(int), "body contact lists");
   JL_RESERVE(lam0, 3 * sn * sizeof(double), "impulses");
   JL_RESERVE(lam1, 3 * sn * sizeof(double), "impulses");
   JL_RESERVE(lam_init, 3 * sn * sizeof(double), "impulses");
@@ -128,17 +146,6 @@ extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, const jl_contact_problem *p, d
   JL_RESERVE(ok, sn * sizeof(int), "tolerance flags");
   JL_RESERVE(state, sizeof(jl_state_and_buf), "solver state");
   cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
-  JL_CUDA_TRY(cudaMemcpy(g->p_ka.p, p->ka, sn * sizeof(int), h2d));
-  JL_CUDA_TRY(cudaMemcpy(g->p_kb.p, p->kb, sn * sizeof(int), h2d));
-  JL_CUDA_TRY(cudaMemcpy(g->p_wa.p, p->wa, 18 * sn * sizeof(double), h2d));
-  JL_CUDA_TRY(cudaMemcpy(g->p_wb.p, p->wb, 18 * sn * sizeof(double), h2d));
-  JL_CUDA_TRY(cudaMemcpy(g->p_mwa.p, p->mwa, 18 * sn * sizeof(double), h2d));
-  JL_CUDA_TRY(cudaMemcpy(g->p_mwb.p, p->mwb, 18 * sn * sizeof(double), h2d));
-  JL_CUDA_TRY(cudaMemcpy(g->p_c.p, p->c, 3 * sn * sizeof(double), h2d));
-  JL_CUDA_TRY(cudaMemcpy(g->p_mu.p, p->mu, sn * sizeof(double), h2d));
-  JL_CUDA_TRY(cudaMemcpy(g->p_diag.p, p->diag, 2 * sn * sizeof(double), h2d));
-  JL_CUDA_TRY(cudaMemcpy(g->p_body_ptr.p, p->body_ptr, (snb + 1) * sizeof(int), h2d));
-  if (ne > 0) JL_CUDA_TRY(cudaMemcpy(g->p_body_contact.p, p->body_contact, ne * sizeof(int), h2d));
   JL_CUDA_TRY(cudaMemcpy(g->lam0.p, lambda, 3 * sn * sizeof(double), h2d));
   JL_CUDA_TRY(cudaMemcpy(g->lam_init.p, lambda, 3 * sn * sizeof(double), h2d));
 

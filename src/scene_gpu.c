@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "setup_math.h"
+
 #ifdef JL_HAVE_CUDA
 int jl_cuda_scene_create(jl_scene_gpu **out, int ordinal, char *msg, int msg_len);
 void jl_cuda_scene_destroy(jl_scene_gpu *g);
@@ -18,10 +20,15 @@ int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *
 int jl_cuda_scene_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, char *msg, int msg_len);
 int jl_cuda_scene_get_contacts(jl_scene_gpu *g, jl_contacts *out, char *msg, int msg_len);
 int jl_cuda_scene_contact_count(const jl_scene_gpu *g);
-int jl_cuda_scene_jor(jl_scene_gpu *g, const jl_contact_problem *p, double alpha, double tol_abs,
-                      double tol_rel, int max_iter, int check_every, double *lambda,
-                      int *iterations, double *residual, int *converged, int *restarts,
-                      double *alpha_out, char *msg, int msg_len);
+int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
+                              int msg_len);
+int jl_cuda_scene_jor(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
+                      int check_every, double *lambda, int *iterations, double *residual,
+                      int *converged, int *restarts, double *alpha_out, char *msg, int msg_len);
+int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
+                        const double *eps_t_table, int build_g, char *msg, int msg_len);
+void jl_cuda_scene_problem_size(const jl_scene_gpu *g, int *n, int *nb, int *nnz, int *has_g);
+int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p, char *msg, int msg_len);
 
 /* Runs a launcher call with a message buffer; a failure becomes JL_ERR_DEVICE
  * (or JL_ERR_NOMEM when the device ran out of memory). */
@@ -86,21 +93,48 @@ int jl_scene_gpu_get_contacts(jl_scene_gpu *g, jl_contacts *out, jl_error *err) 
   return JL_OK;
 }
 
+int jl_scene_gpu_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
+                       const double *eps_t_table, int build_g, jl_error *err) {
+  JL_GPU_CALL(err, "contact setup on the device",
+              jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, build_g, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, jl_error *err) {
+  JL_GPU_CALL(err, "upload the contact problem", jl_cuda_scene_set_problem(g, p, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_contact_problem *p, jl_error *err) {
+  int n, nb, nnz, has_g;
+  jl_cuda_scene_problem_size(g, &n, &nb, &nnz, &has_g);
+  int rc = jl_setup_reserve(p, n, nb, has_g ? nnz : 0, err);
+  if (rc != JL_OK) return rc;
+  JL_GPU_CALL(err, "download the contact problem", jl_cuda_scene_get_problem(g, p, msg, msg_len));
+  return JL_OK;
+}
+
 int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,
                      int check_every, double *lambda, jl_prox_stats *st, jl_error *err) {
   memset(st, 0, sizeof *st);
   st->alpha = o->alpha;
-  if (p->n <= 0) {
+  if (!(o->alpha > 0.0) || o->max_iter < 1)
+    return jl_error_set(err, JL_ERR_INPUT, "solver: alpha must be > 0 and max_iter >= 1");
+  if (p) {
+    for (int i = 0; i < p->n; ++i)
+      if (!(p->diag[2 * i] > 0.0) || !(p->diag[2 * i + 1] > 0.0))
+        return jl_error_set(err, JL_ERR_INTERNAL, "contact %d has no dynamic body", i);
+    int rc = jl_scene_gpu_set_problem(g, p, err);
+    if (rc != JL_OK) return rc;
+  }
+  int n, nb, nnz, has_g;
+  jl_cuda_scene_problem_size(g, &n, &nb, &nnz, &has_g);
+  if (n <= 0) {
     st->converged = 1;
     return JL_OK;
   }
-  if (!(o->alpha > 0.0) || o->max_iter < 1)
-    return jl_error_set(err, JL_ERR_INPUT, "solver: alpha must be > 0 and max_iter >= 1");
-  for (int i = 0; i < p->n; ++i)
-    if (!(p->diag[2 * i] > 0.0) || !(p->diag[2 * i + 1] > 0.0))
-      return jl_error_set(err, JL_ERR_INTERNAL, "contact %d has no dynamic body", i);
   JL_GPU_CALL(err, "JOR on the device",
-              jl_cuda_scene_jor(g, p, o->alpha, o->tol_abs, o->tol_rel, o->max_iter, check_every,
+              jl_cuda_scene_jor(g, o->alpha, o->tol_abs, o->tol_rel, o->max_iter, check_every,
                                 lambda, &st->iterations, &st->residual, &st->converged,
                                 &st->restarts, &st->alpha, msg, msg_len));
   return JL_OK;
@@ -147,6 +181,19 @@ int jl_scene_gpu_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, jl_error *
 }
 int jl_scene_gpu_get_contacts(jl_scene_gpu *g, jl_contacts *out, jl_error *err) {
   (void)g, (void)out;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
+                       const double *eps_t_table, int build_g, jl_error *err) {
+  (void)g, (void)mu_table, (void)eps_n_table, (void)eps_t_table, (void)build_g;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, jl_error *err) {
+  (void)g, (void)p;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_contact_problem *p, jl_error *err) {
+  (void)g, (void)p;
   return JL_NO_CUDA(err);
 }
 int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,

@@ -7,6 +7,7 @@
  *   integration      == jl_integrate_half_step / jl_integrate_free_velocity
  *   broad phase      == jl_broad_phase_run's pairs (same set, same (a, b) order)
  *   narrow phase     == jl_collide's contacts (same order, same bits)
+ *   contact setup    == jl_setup_twin (frames, W, c, body CSR, G in block CSR)
  *   JOR prox         == jl_jor_twin_solve (matrix-free Jacobi, no atomics)
  * Only counts and summaries cross to the host during a step (entries, pairs,
  * contacts, solver state every check_every iterations). Built without CUDA,
@@ -62,8 +63,21 @@ int jl_scene_gpu_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, jl_error *
 /* The last collide's contacts into out (grown as needed). */
 int jl_scene_gpu_get_contacts(jl_scene_gpu *g, jl_contacts *out, jl_error *err);
 
-/* Matrix-free JOR prox of problem p (set up on the host, copied over), from
- * lambda's contents; result in lambda. The stop test (prox_solver.h) runs on
+/* Contact setup of the last collide's contacts (all of them) with the
+ * bodies and dv_free in the arena (jl_scene_gpu_free_velocity first); laws
+ * from the material tables [m_a * JL_MATERIALS_MAX + m_b] (jl_scene's mu,
+ * eps_n, eps_t). build_g: also the Delassus blocks. The problem stays on
+ * the device for jl_scene_gpu_jor(g, NULL, ...). */
+int jl_scene_gpu_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
+                       const double *eps_t_table, int build_g, jl_error *err);
+/* Copies a problem set up on the host to the device (replaces the device's). */
+int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, jl_error *err);
+/* The device's problem into p (grown as needed). */
+int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_contact_problem *p, jl_error *err);
+
+/* Matrix-free JOR prox of problem p (set up on the host, copied over; NULL:
+ * the problem already on the device), from lambda's contents; result in
+ * lambda. The stop test (prox_solver.h) runs on
  * the device after every iteration; the host reads it every check_every
  * iterations (later launches of a stopped solve do nothing, so the
  * iterations equal the twin's). Uses o->alpha, tol_abs, tol_rel, max_iter. */

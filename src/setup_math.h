@@ -167,6 +167,9 @@ int jl_setup_twin(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *
                   const double *mu_table, const double *eps_n_table, const double *eps_t_table,
                   int materials_max, const double *dv_free, int build_g, jl_error *err);
 
+/* Room in p for n contacts, nbodies bodies and nnz blocks of G (setup_twin.c). */
+int jl_setup_reserve(jl_contact_problem *p, int n, int nbodies, int nnz, jl_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,6 +31,18 @@ static int jl_twin_reserve(jl_contact_problem *p, int n, int nbodies, jl_error *
   return JL_OK;
 }
 
+int jl_setup_reserve(jl_contact_problem *p, int n, int nbodies, int nnz, jl_error *err) {
+  int rc = jl_twin_reserve(p, n > 0 ? n : 1, nbodies, err);
+  if (rc) return rc;
+  if (nnz > p->nnz_cap) {
+    int cap = nnz + nnz / 2 + 16;
+    JL_TWIN_GROW(p->col, cap);
+    JL_TWIN_GROW(p->blocks, 9 * (size_t)cap);
+    p->nnz_cap = cap;
+  }
+  return JL_OK;
+}
+
 static int jl_u64_cmp(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
