@@ -23,6 +23,7 @@
 #include "scene_fixtures.h"
 #include "scene_step.h"
 #include "setup_math.h"
+#include "step_twin.h"
 
 static void copy_bodies(const jl_bodies *from, jl_bodies *to) {
   jl_error err = {0};
@@ -362,6 +363,54 @@ static void test_jor_twin_restarts_like_cpu(void **state) {
   compare_jor(1.9, 1e-9, 2000, 2, 1);
 }
 
+/* The device step's schedule (step_twin.c) against jl_stepper_step with
+ * matrix-free JOR and warm starts: the same bodies bit for bit each step. */
+static void test_step_twin_matches_stepper(void **state) {
+  (void)state;
+  jl_scene s, t;
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(&s, 4, 8, 1, 1), 0);
+  assert_int_equal(fx_mixed_scene(&t, 4, 8, 1, 1), 0);
+  add_materials(&s);
+  add_materials(&t);
+  jl_scene *both[2] = {&s, &t};
+  for (int k = 0; k < 2; ++k) {
+    both[k]->solver.kind = JL_SOLVER_JOR;
+    both[k]->solver.matrix_free = 1;
+    both[k]->solver.alpha = 0.3;
+    both[k]->solver.tol_abs = both[k]->solver.tol_rel = 1e-6;
+    both[k]->solver.max_iter = 300;
+    both[k]->solver.warm_start = 1;
+    both[k]->contact_tol = 1e-3;
+  }
+  jl_stepper st;
+  assert_int_equal(jl_stepper_init(&st, &s, 2, &err), JL_OK);
+  jl_step_twin tw;
+  memset(&tw, 0, sizeof tw);
+  size_t n = (size_t)s.bodies.count;
+  int warm_hits = 0;
+  for (int step = 0; step < 25; ++step) {
+    jl_step_stats a;
+    jl_step_twin_stats b;
+    assert_int_equal(jl_stepper_step(&st, &a, &err), JL_OK);
+    assert_int_equal(jl_step_twin_step(&tw, &t, &b, &err), JL_OK);
+    assert_int_equal(a.contacts, b.contacts);
+    assert_int_equal(a.iterations, b.iterations);
+    assert_true(a.max_penetration == b.max_penetration);
+    assert_memory_equal(s.bodies.pos, t.bodies.pos, 3 * n * sizeof(double));
+    assert_memory_equal(s.bodies.quat, t.bodies.quat, 4 * n * sizeof(double));
+    assert_memory_equal(s.bodies.vel, t.bodies.vel, 3 * n * sizeof(double));
+    assert_memory_equal(s.bodies.omega, t.bodies.omega, 3 * n * sizeof(double));
+    assert_true(b.contacts > 50);
+    warm_hits += step > 0 && b.iterations < 300;
+  }
+  assert_true(warm_hits > 0);
+  jl_stepper_free(&st);
+  jl_step_twin_free(&tw);
+  jl_scene_free(&s);
+  jl_scene_free(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_integrate_matches_stepper),
@@ -373,6 +422,7 @@ int main(void) {
     cmocka_unit_test(test_jor_twin_converges_like_cpu),
     cmocka_unit_test(test_jor_twin_fixed_iterations),
     cmocka_unit_test(test_jor_twin_restarts_like_cpu),
+    cmocka_unit_test(test_step_twin_matches_stepper),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
