@@ -25,7 +25,9 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->c_key, &g->p_ka, &g->p_kb, &g->p_wa, &g->p_wb, &g->p_mwa, &g->p_mwb,
                     &g->p_c, &g->p_mu, &g->p_diag, &g->p_body_ptr, &g->p_body_contact, &g->p_frame, &g->p_keys,
                     &g->p_keys_alt, &g->p_row_count, &g->p_row_start, &g->p_rowptr, &g->p_col,
-                    &g->p_blocks, &g->law_table, &g->lam0,
+                    &g->p_blocks, &g->law_table, &g->cf_a, &g->cf_b, &g->cf_point,
+                    &g->cf_normal, &g->cf_gap, &g->cf_key, &g->c_flag, &g->c_scan, &g->w_imp,
+                    &g->idx, &g->idx_alt, &g->prev_key, &g->prev_imp, &g->lam0,
                     &g->lam1, &g->lam_init, &g->du, &g->res, &g->ok, &g->state, &g->temp};
   for (jl_dbuf *b : all) cudaFree(b->p);
   delete g;

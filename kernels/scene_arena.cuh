@@ -51,6 +51,10 @@ struct jl_scene_gpu {
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
+  // the device step: closed-contact filter, warm-start memory (keys sorted, world impulses)
+  jl_dbuf cf_a, cf_b, cf_point, cf_normal, cf_gap, cf_key, c_flag, c_scan;
+  jl_dbuf w_imp, idx, idx_alt, prev_key, prev_imp;
+  int prev_n = 0;
   jl_dbuf temp;            // CUB scratch
 };
 
@@ -106,6 +110,12 @@ template <typename T> static inline T *jl_dp(const jl_dbuf &b) { return (T *)b.p
     temp_bytes_ = g->temp.cap;                                                           \
     { void *d_temp = temp_; size_t &tb = temp_bytes_; JL_CUDA_TRY(call_with_temp); }      \
   } while (0)
+
+// kernels/scene_prox.cu: JOR on the problem in the arena, for the host API and the device step.
+int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len);
+int jl_scene_jor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
+                      int check_every, const double **result, jl_pm_state *out, char *msg,
+                      int msg_len);
 
 // Per-contact and per-body arrays of a problem of n contacts and nb bodies.
 static inline int jl_reserve_problem(jl_scene_gpu *g, int n, int nb, char *msg, int msg_len) {

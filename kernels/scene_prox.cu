@@ -134,21 +134,47 @@ extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, double alpha, double tol_abs, 
                                  int max_iter, int check_every, double *lambda, int *iterations,
                                  double *residual, int *converged, int *restarts,
                                  double *alpha_out, char *msg, int msg_len) {
-  int n = g->p_n, nb = g->p_nb;
-  size_t sn = (size_t)n, snb = (size_t)nb;
+  int n = g->p_n;
+  size_t sn = (size_t)n;
   if (n <= 0) return 0;
-  if (check_every < 1) check_every = 1;
-  JL_RESERVE(lam0, 3 * sn * sizeof(double), "impulses");
-  JL_RESERVE(lam1, 3 * sn * sizeof(double), "impulses");
-  JL_RESERVE(lam_init, 3 * sn * sizeof(double), "impulses");
-  JL_RESERVE(du, 6 * (snb > 0 ? snb : 1) * sizeof(double), "body velocity changes");
-  JL_RESERVE(res, sn * sizeof(double), "residuals");
-  JL_RESERVE(ok, sn * sizeof(int), "tolerance flags");
-  JL_RESERVE(state, sizeof(jl_state_and_buf), "solver state");
+  if (jl_scene_jor_reserve(g, msg, msg_len)) return -1;
   cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
   JL_CUDA_TRY(cudaMemcpy(g->lam0.p, lambda, 3 * sn * sizeof(double), h2d));
   JL_CUDA_TRY(cudaMemcpy(g->lam_init.p, lambda, 3 * sn * sizeof(double), h2d));
+  const double *result = nullptr;
+  jl_pm_state fin;
+  if (jl_scene_jor_core(g, alpha, tol_abs, tol_rel, max_iter, check_every, &result, &fin, msg,
+                        msg_len))
+    return -1;
+  JL_CUDA_TRY(cudaMemcpy(lambda, result, 3 * sn * sizeof(double), cudaMemcpyDeviceToHost));
+  *iterations = fin.iterations;
+  *residual = fin.residual;
+  *converged = fin.converged;
+  *restarts = fin.restarts;
+  *alpha_out = fin.alpha;
+  return 0;
+}
 
+// Room for the iterates of the problem in the arena.
+int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len) {
+  size_t sn = (size_t)(g->p_n > 0 ? g->p_n : 1), snb = (size_t)(g->p_nb > 0 ? g->p_nb : 1);
+  JL_RESERVE(lam0, 3 * sn * sizeof(double), "impulses");
+  JL_RESERVE(lam1, 3 * sn * sizeof(double), "impulses");
+  JL_RESERVE(lam_init, 3 * sn * sizeof(double), "impulses");
+  JL_RESERVE(du, 6 * snb * sizeof(double), "body velocity changes");
+  JL_RESERVE(res, sn * sizeof(double), "residuals");
+  JL_RESERVE(ok, sn * sizeof(int), "tolerance flags");
+  JL_RESERVE(state, sizeof(jl_state_and_buf), "solver state");
+  return 0;
+}
+
+// JOR from the impulses in lam0 (lam_init holds the same); *result: the
+// buffer with the final impulses; *out: the final state.
+int jl_scene_jor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
+                      int check_every, const double **result, jl_pm_state *out, char *msg,
+                      int msg_len) {
+  int n = g->p_n, nb = g->p_nb;
+  if (check_every < 1) check_every = 1;
   jl_jor_problem q;
   q.n = n;
   q.nb = nb;
@@ -203,12 +229,7 @@ extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, double alpha, double tol_abs, 
     snprintf(msg, (size_t)msg_len, "JOR on the device did not stop after %d iterations", max_iter);
     return -1;
   }
-  JL_CUDA_TRY(cudaMemcpy(lambda, buf[host.result_buf], 3 * sn * sizeof(double),
-                         cudaMemcpyDeviceToHost));
-  *iterations = host.s.iterations;
-  *residual = host.s.residual;
-  *converged = host.s.converged;
-  *restarts = host.s.restarts;
-  *alpha_out = host.s.alpha;
+  *result = buf[host.result_buf];
+  *out = host.s;
   return 0;
 }

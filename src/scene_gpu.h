@@ -23,6 +23,7 @@
 #include "error.h"
 #include "prox_solver.h"
 #include "rigid_body.h"
+#include "scene.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,6 +84,21 @@ int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_contact_problem *p, jl_error *e
  * iterations equal the twin's). Uses o->alpha, tol_abs, tol_rel, max_iter. */
 int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,
                      int check_every, double *lambda, jl_prox_stats *st, jl_error *err);
+
+/* Summary of one device step. */
+typedef struct jl_gpu_step_stats {
+  int contacts;            /* closed contacts solved */
+  int iterations, converged, restarts;
+  double max_penetration;
+} jl_gpu_step_stats;
+
+/* One Moreau midpoint step of the bodies in the arena (jl_scene_gpu_set_bodies
+ * once, jl_scene_gpu_get_bodies to look), as jl_stepper_step does it with
+ * matrix-free JOR (the scene's solver must be JOR): equal to the CPU twin
+ * jl_step_twin_step bit for bit. Warm starts come from the previous device
+ * step's impulses, kept on the device. */
+int jl_scene_gpu_step(jl_scene_gpu *g, const jl_scene *s, int check_every, jl_gpu_step_stats *st,
+                      jl_error *err);
 
 #ifdef __cplusplus
 }
