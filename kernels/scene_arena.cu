@@ -35,6 +35,8 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
 
 extern "C" size_t jl_cuda_scene_bytes(const jl_scene_gpu *g) { return g ? g->bytes : 0; }
 
+extern "C" void jl_cuda_scene_set_limit(jl_scene_gpu *g, size_t bytes) { g->limit = bytes; }
+
 extern "C" int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg,
                                         int msg_len) {
   size_t n = (size_t)(b->count > 0 ? b->count : 0);

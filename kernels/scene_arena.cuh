@@ -31,6 +31,7 @@ static inline int jl_scene_blocks(long long n) {
 struct jl_scene_gpu {
   int ordinal = 0;
   size_t bytes = 0;        // held by the buffers below
+  size_t limit = 0;        // most bytes the arena may hold (0: what the device has)
   // bodies, structure-of-arrays (rigid_body.h)
   int nb = 0;
   jl_dbuf shape, is_static, material, size, pos, quat, vel, omega, inv_mass, inv_inertia, dv;
@@ -70,21 +71,29 @@ static inline int jl_dbuf_reserve(jl_scene_gpu *g, jl_dbuf *b, size_t need, cons
     b->p = nullptr;
     b->cap = 0;
   }
-  cudaError_t e = cudaMalloc(&b->p, want);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky-free allocation error
-    e = cudaMalloc(&b->p, need);
+  if (g->limit && g->bytes + want > g->limit) want = need;
+  cudaError_t e = cudaErrorMemoryAllocation;
+  if (!g->limit || g->bytes + want <= g->limit) e = cudaMalloc(&b->p, want);
+  if (e != cudaSuccess && want > need) {
+    (void)cudaGetLastError();  // clear the (non-sticky) allocation error
     want = need;
+    e = cudaMalloc(&b->p, want);
   }
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     b->p = nullptr;
     size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
-    snprintf(msg, (size_t)msg_len,
-             "device out of memory for %s: the scene needs %zu bytes more on the device "
-             "(%zu held by the arena, %zu free of %zu)",
-             what, need, g->bytes, free_b, total_b);
+    if (g->limit)
+      snprintf(msg, (size_t)msg_len,
+               "device out of memory for %s: needs %zu bytes, %zu in all with the %zu the "
+               "arena holds (limit %zu)",
+               what, need, g->bytes + need, g->bytes, g->limit);
+    else
+      snprintf(msg, (size_t)msg_len,
+               "device out of memory for %s: needs %zu bytes, %zu in all with the %zu the "
+               "arena holds (device: %zu free of %zu)",
+               what, need, g->bytes + need, g->bytes, free_b, total_b);
     return -1;
   }
   b->cap = want;

@@ -52,7 +52,7 @@ __global__ void jl_bp_aabb_kernel(jl_gbodies b, double margin, double *aabb, uin
 }
 
 // One block: the cell edge's inputs (sum of edges, dynamic count, first bad box).
-__global__ void jl_bp_reduce_cell_kernel(jl_gbodies b, const double *aabb, jl_bp_summary *out) {
+__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_bp_reduce_cell_kernel(jl_gbodies b, const double *aabb, jl_bp_summary *out) {
   __shared__ double s_sum[JL_SCENE_REDUCE_THREADS];
   __shared__ long long s_dyn[JL_SCENE_REDUCE_THREADS], s_bad[JL_SCENE_REDUCE_THREADS];
   int t = threadIdx.x;
@@ -122,7 +122,7 @@ __global__ void jl_compact_kernel(int n, const int *flag, const int *scan, int *
 }
 
 // One block: bounds of the grid bodies (min / max are exact in any order).
-__global__ void jl_bp_reduce_bounds_kernel(int n, const double *aabb, const uint8_t *kind,
+__global__ void __launch_bounds__(JL_BOUNDS_THREADS) jl_bp_reduce_bounds_kernel(int n, const double *aabb, const uint8_t *kind,
                                            jl_bp_summary *out) {
   __shared__ double s_lo[3][JL_BOUNDS_THREADS], s_hi[3][JL_BOUNDS_THREADS];
   __shared__ long long s_n[JL_BOUNDS_THREADS];

@@ -50,7 +50,7 @@ __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double
 // One block: max residual (no NaN: non-finite residuals are INFINITY, so the
 // max is exact in any order), all ok, then the stop rule. result_buf: which
 // iterate buffer holds the newest impulses when the solve stops.
-__global__ void jl_jor_decide_kernel(int n, const double *res, const int *ok, int max_iter,
+__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_jor_decide_kernel(int n, const double *res, const int *ok, int max_iter,
                                      int dst_index, jl_pm_state *state, int *result_buf) {
   __shared__ double s_res[JL_SCENE_REDUCE_THREADS];
   __shared__ int s_ok[JL_SCENE_REDUCE_THREADS];

@@ -53,7 +53,7 @@ __global__ void jl_step_scatter_kernel(int n, const int *flag, const int *scan,
 }
 
 // One block: max(0, max -gap) (a max is exact in any order).
-__global__ void jl_step_max_pen_kernel(int n, const double *gap, double *out) {
+__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_step_max_pen_kernel(int n, const double *gap, double *out) {
   __shared__ double s_m[JL_SCENE_REDUCE_THREADS];
   int t = threadIdx.x;
   double m = 0.0;

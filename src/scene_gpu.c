@@ -10,6 +10,7 @@
 int jl_cuda_scene_create(jl_scene_gpu **out, int ordinal, char *msg, int msg_len);
 void jl_cuda_scene_destroy(jl_scene_gpu *g);
 size_t jl_cuda_scene_bytes(const jl_scene_gpu *g);
+void jl_cuda_scene_set_limit(jl_scene_gpu *g, size_t bytes);
 int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg, int msg_len);
 int jl_cuda_scene_get_bodies(jl_scene_gpu *g, jl_bodies *b, char *msg, int msg_len);
 int jl_cuda_scene_half_step(jl_scene_gpu *g, double half_dt, char *msg, int msg_len);
@@ -60,6 +61,8 @@ int jl_scene_gpu_create(jl_scene_gpu **out, const jl_device *dev, jl_error *err)
 void jl_scene_gpu_destroy(jl_scene_gpu *g) { jl_cuda_scene_destroy(g); }
 
 size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) { return jl_cuda_scene_bytes(g); }
+
+void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { jl_cuda_scene_set_limit(g, bytes); }
 
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
   JL_GPU_CALL(err, "upload bodies", jl_cuda_scene_set_bodies(g, b, msg, msg_len));
@@ -174,6 +177,7 @@ size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) {
   (void)g;
   return 0;
 }
+void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { (void)g, (void)bytes; }
 #define JL_NO_CUDA(err) jl_error_set(err, JL_ERR_DEVICE, "jostle was built without CUDA")
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
   (void)g, (void)b;

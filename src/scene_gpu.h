@@ -44,6 +44,9 @@ int jl_scene_gpu_create(jl_scene_gpu **out, const jl_device *dev, jl_error *err)
 void jl_scene_gpu_destroy(jl_scene_gpu *g);
 /* Bytes of device memory the arena holds now. */
 size_t jl_scene_gpu_bytes(const jl_scene_gpu *g);
+/* Caps the arena at bytes (0: no cap but the device's memory); a stage that
+ * would need more fails with JL_ERR_NOMEM saying how many bytes it needed. */
+void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes);
 
 /* Copies every body array to the device (grows the arena). */
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err);

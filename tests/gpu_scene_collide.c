@@ -114,6 +114,32 @@ static void test_arena_grows_and_is_reused(void **state) {
   jl_scene_free(&big);
 }
 
+/* A capped arena: the stage that does not fit fails with JL_ERR_NOMEM and
+ * says what it needed; without the cap the same scene runs. */
+static void test_memory_limit_reports_bytes(void **state) {
+  (void)state;
+  jl_error err = {0};
+  jl_scene s;
+  assert_int_equal(fx_mixed_scene(&s, 8, 21, 1, 1), 0);
+  jl_scene_gpu *g = new_gpu();
+  jl_scene_gpu_set_limit(g, 1000);
+  assert_int_equal(jl_scene_gpu_set_bodies(g, &s.bodies, &err), JL_ERR_NOMEM);
+  assert_non_null(strstr(err.msg, "out of memory"));
+  assert_non_null(strstr(err.msg, "bytes"));
+  jl_scene_gpu_set_limit(g, 0);
+  assert_int_equal(jl_scene_gpu_set_bodies(g, &s.bodies, &err), JL_OK);
+  size_t held = jl_scene_gpu_bytes(g);
+  jl_scene_gpu_set_limit(g, held + 4096);  /* the bodies fit, the broad phase does not */
+  jl_gpu_collide_stats st;
+  assert_int_equal(jl_scene_gpu_collide(g, 0.02, &st, &err), JL_ERR_NOMEM);
+  assert_non_null(strstr(err.msg, "needs"));
+  assert_true(jl_scene_gpu_bytes(g) <= held + 4096);
+  jl_scene_gpu_set_limit(g, 0);
+  assert_true(compare_scene(g, &s, 0.02) > 1000);
+  jl_scene_gpu_destroy(g);
+  jl_scene_free(&s);
+}
+
 /* Edge cases: only static bodies (no pairs); a lone sphere on the planes
  * with no grid neighbours; a dense grid of touching spheres. */
 static void test_edge_scenes(void **state) {
@@ -161,6 +187,7 @@ int main(void) {
     cmocka_unit_test(test_mixed_scene_with_planes_and_large_box),
     cmocka_unit_test(test_arena_grows_and_is_reused),
     cmocka_unit_test(test_edge_scenes),
+    cmocka_unit_test(test_memory_limit_reports_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else
