@@ -87,6 +87,10 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   int *body_ptr = jl_dp<int>(g->p_body_ptr), *body_contact = jl_dp<int>(g->p_body_contact);
   if (n == 0) {
     JL_CUDA_TRY(cudaMemset(body_ptr, 0, ((size_t)nb + 1) * sizeof(int)));
+    if (build_g) {  // an empty G: rowptr = {0}
+      JL_RESERVE(p_rowptr, sizeof(int), "Delassus rows");
+      JL_CUDA_TRY(cudaMemset(g->p_rowptr.p, 0, sizeof(int)));
+    }
     g->p_nb = nb;
     g->p_has_g = build_g;
     return 0;
@@ -162,7 +166,10 @@ extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p,
   p->nnz = g->p_nnz;
   p->has_g = g->p_has_g;
   JL_CUDA_TRY(cudaMemcpy(p->body_ptr, g->p_body_ptr.p, (snb + 1) * sizeof(int), d2h));
-  if (sn == 0) return 0;
+  if (sn == 0) {
+    if (g->p_has_g) p->rowptr[0] = 0;
+    return 0;
+  }
   JL_CUDA_TRY(cudaMemcpy(p->ka, g->p_ka.p, sn * sizeof(int), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->kb, g->p_kb.p, sn * sizeof(int), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->frame, g->p_frame.p, 9 * sn * sizeof(double), d2h));
