@@ -2,15 +2,18 @@
  * structure-of-arrays in a device arena that is preallocated, reused across
  * steps and grown when a step needs more (an out-of-memory error says how
  * many bytes were needed). Each stage has a CPU twin with the same
- * arithmetic (integrate.h, broad_math.h + narrow_phase.h, prox_math.h), and
- * the results equal the CPU path's bit for bit where the order allows:
+ * arithmetic (integrate.h, broad_math.h + grid_pairs.h + narrow_phase.h,
+ * setup_math.h, prox_math.h, step_math.h), and the results equal the CPU
+ * path's bit for bit:
  *   integration      == jl_integrate_half_step / jl_integrate_free_velocity
  *   broad phase      == jl_broad_phase_run's pairs (same set, same (a, b) order)
  *   narrow phase     == jl_collide's contacts (same order, same bits)
  *   contact setup    == jl_setup_twin (frames, W, c, body CSR, G in block CSR)
  *   JOR prox         == jl_jor_twin_solve (matrix-free Jacobi, no atomics)
+ *   whole step       == jl_stepper_step with matrix-free JOR (jl_step_twin_step)
  * Only counts and summaries cross to the host during a step (entries, pairs,
- * contacts, solver state every check_every iterations). Built without CUDA,
+ * contacts, blocks, max penetration, solver state every check_every
+ * iterations). Built without CUDA,
  * every call returns JL_ERR_DEVICE. */
 #ifndef JL_SCENE_GPU_H
 #define JL_SCENE_GPU_H
