@@ -22,7 +22,7 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->cell_start, &g->pair_count, &g->pair_start, &g->pair_key,
                     &g->pair_key_alt, &g->pair_a, &g->pair_b, &g->summary, &g->fault, &g->np_count,
                     &g->np_start, &g->c_a, &g->c_b, &g->c_point, &g->c_normal, &g->c_gap,
-                    &g->c_key, &g->p_ka, &g->p_kb, &g->p_wa, &g->p_wb, &g->p_mwa, &g->p_mwb,
+                    &g->c_key, &g->p_ka, &g->p_kb, &g->p_rx, &g->p_irx, &g->p_im,
                     &g->p_c, &g->p_mu, &g->p_diag, &g->p_body_ptr, &g->p_body_contact, &g->p_frame, &g->p_keys,
                     &g->p_keys_alt, &g->p_row_count, &g->p_row_start, &g->p_rowptr, &g->p_col,
                     &g->p_blocks, &g->law_table, &g->cf_a, &g->cf_b, &g->cf_point,

@@ -47,7 +47,7 @@ struct jl_scene_gpu {
   jl_dbuf np_count, np_start, c_a, c_b, c_point, c_normal, c_gap, c_key;
   int contacts = 0;
   // JOR prox: the contact problem (contact_setup.h) and the iterates
-  jl_dbuf p_ka, p_kb, p_wa, p_wb, p_mwa, p_mwb, p_c, p_mu, p_diag, p_body_ptr, p_body_contact;
+  jl_dbuf p_ka, p_kb, p_rx, p_irx, p_im, p_c, p_mu, p_diag, p_body_ptr, p_body_contact;
   jl_dbuf p_frame, p_keys, p_keys_alt, p_row_count, p_row_start, p_rowptr, p_col, p_blocks;
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
@@ -132,10 +132,9 @@ static inline int jl_reserve_problem(jl_scene_gpu *g, int n, int nb, char *msg, 
   JL_RESERVE(p_ka, sn * sizeof(int), "contact bodies");
   JL_RESERVE(p_kb, sn * sizeof(int), "contact bodies");
   JL_RESERVE(p_frame, 9 * sn * sizeof(double), "contact frames");
-  JL_RESERVE(p_wa, 18 * sn * sizeof(double), "W rows");
-  JL_RESERVE(p_wb, 18 * sn * sizeof(double), "W rows");
-  JL_RESERVE(p_mwa, 18 * sn * sizeof(double), "M^-1 W rows");
-  JL_RESERVE(p_mwb, 18 * sn * sizeof(double), "M^-1 W rows");
+  JL_RESERVE(p_rx, 18 * sn * sizeof(double), "lever rows");
+  JL_RESERVE(p_irx, 18 * sn * sizeof(double), "inertia lever rows");
+  JL_RESERVE(p_im, 2 * sn * sizeof(double), "inverse masses");
   JL_RESERVE(p_c, 3 * sn * sizeof(double), "free terms");
   JL_RESERVE(p_mu, sn * sizeof(double), "friction");
   JL_RESERVE(p_diag, 2 * sn * sizeof(double), "Delassus diagonals");

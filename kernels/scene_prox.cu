@@ -12,13 +12,12 @@
 
 #include "scene_arena.cuh"
 
-#include "contact_setup.h"
 #include "prox_math.h"
 
 struct jl_jor_problem {
   int n, nb;
   const int *ka, *kb, *body_ptr, *body_contact;
-  const double *wa, *wb, *mwa, *mwb, *c, *mu, *diag;
+  const double *frame, *rx, *irx, *im, *c, *mu, *diag;
   double tol_rel, tol_abs;
   int max_iter;
 };
@@ -30,7 +29,8 @@ __global__ void jl_jor_du_kernel(jl_jor_problem p, const double *lam, double *du
   if (state->state != want) return;
   int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= p.nb) return;
-  jl_pm_du_body(k, p.body_ptr, p.body_contact, p.ka, p.mwa, p.mwb, lam, du + 6 * (size_t)k);
+  jl_pm_du_body(k, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam,
+                du + 6 * (size_t)k);
 }
 
 __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double *dst,
@@ -40,7 +40,7 @@ __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= p.n) return;
   double xi[3];
-  jl_pm_xi_mf(i, p.c, p.ka, p.kb, p.wa, p.wb, du, xi);
+  jl_pm_xi_mf(i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
   int good = 1;
   res[i] = jl_pm_update(xi, src + 3 * (size_t)i, state->alpha, p.diag + 2 * (size_t)i, p.mu[i],
                         p.tol_rel, p.tol_abs, dst + 3 * (size_t)i, &good);
@@ -100,7 +100,7 @@ struct jl_state_and_buf {
 };
 
 // Copies a problem set up on the host into the arena (the device setup writes the same arrays).
-extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
+extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, char *msg,
                                          int msg_len) {
   int n = p->n, nb = p->nbodies;
   g->p_n = 0;
@@ -114,10 +114,9 @@ extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_probl
     JL_CUDA_TRY(cudaMemcpy(g->p_ka.p, p->ka, sn * sizeof(int), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_kb.p, p->kb, sn * sizeof(int), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_frame.p, p->frame, 9 * sn * sizeof(double), h2d));
-    JL_CUDA_TRY(cudaMemcpy(g->p_wa.p, p->wa, 18 * sn * sizeof(double), h2d));
-    JL_CUDA_TRY(cudaMemcpy(g->p_wb.p, p->wb, 18 * sn * sizeof(double), h2d));
-    JL_CUDA_TRY(cudaMemcpy(g->p_mwa.p, p->mwa, 18 * sn * sizeof(double), h2d));
-    JL_CUDA_TRY(cudaMemcpy(g->p_mwb.p, p->mwb, 18 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_rx.p, p->rx, 18 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_irx.p, p->irx, 18 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_im.p, p->im, 2 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_c.p, p->c, 3 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_mu.p, p->mu, sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_diag.p, p->diag, 2 * sn * sizeof(double), h2d));
@@ -182,10 +181,10 @@ int jl_scene_jor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   q.kb = jl_dp<int>(g->p_kb);
   q.body_ptr = jl_dp<int>(g->p_body_ptr);
   q.body_contact = jl_dp<int>(g->p_body_contact);
-  q.wa = jl_dp<double>(g->p_wa);
-  q.wb = jl_dp<double>(g->p_wb);
-  q.mwa = jl_dp<double>(g->p_mwa);
-  q.mwb = jl_dp<double>(g->p_mwb);
+  q.frame = jl_dp<double>(g->p_frame);
+  q.rx = jl_dp<double>(g->p_rx);
+  q.irx = jl_dp<double>(g->p_irx);
+  q.im = jl_dp<double>(g->p_im);
   q.c = jl_dp<double>(g->p_c);
   q.mu = jl_dp<double>(g->p_mu);
   q.diag = jl_dp<double>(g->p_diag);

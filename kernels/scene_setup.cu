@@ -47,8 +47,8 @@ __global__ void jl_setup_row_count_kernel(int n, const int *ka, const int *kb, c
 }
 
 __global__ void jl_setup_row_fill_kernel(int n, const int *ka, const int *kb, const int *body_ptr,
-                                         const int *body_contact, const double *wa,
-                                         const double *wb, const double *mwa, const double *mwb,
+                                         const int *body_contact, const double *frame,
+                                         const double *rx, const double *irx, const double *im,
                                          const long long *start, int *rowptr, int *col,
                                          double *blocks) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -58,7 +58,7 @@ __global__ void jl_setup_row_fill_kernel(int n, const int *ka, const int *kb, co
   int *cols = col + start[i];
   int m = jl_sm_row_columns(ka, kb, body_ptr, body_contact, i, cols);
   for (int e = 0; e < m; ++e)
-    jl_sm_block(ka, kb, wa, wb, mwa, mwb, i, cols[e], blocks + 9 * (size_t)(start[i] + e));
+    jl_sm_block(ka, kb, frame, rx, irx, im, i, cols[e], blocks + 9 * (size_t)(start[i] + e));
 }
 
 extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
@@ -99,9 +99,8 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                     jl_dp<double>(g->vel), jl_dp<double>(g->omega), jl_dp<double>(g->inv_mass),
                     jl_dp<double>(g->inv_inertia)};
   jl_sm_problem p = {jl_dp<int>(g->p_ka), jl_dp<int>(g->p_kb), jl_dp<double>(g->p_frame),
-                     jl_dp<double>(g->p_wa), jl_dp<double>(g->p_wb), jl_dp<double>(g->p_mwa),
-                     jl_dp<double>(g->p_mwb), jl_dp<double>(g->p_c), jl_dp<double>(g->p_mu),
-                     jl_dp<double>(g->p_diag)};
+                     jl_dp<double>(g->p_rx), jl_dp<double>(g->p_irx), jl_dp<double>(g->p_im),
+                     jl_dp<double>(g->p_c), jl_dp<double>(g->p_mu), jl_dp<double>(g->p_diag)};
   jl_setup_contact_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
       n, b, jl_dp<int>(g->material), jl_dp<int>(g->c_a), jl_dp<int>(g->c_b),
       jl_dp<double>(g->c_point), jl_dp<double>(g->c_normal), law, (int)law_n,
@@ -139,7 +138,7 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   JL_RESERVE(p_col, snz * sizeof(int), "Delassus columns");
   JL_RESERVE(p_blocks, 9 * snz * sizeof(double), "Delassus blocks");
   jl_setup_row_fill_kernel<<<jl_scene_blocks((long long)n + 1), JL_SCENE_BLOCK>>>(
-      n, p.ka, p.kb, body_ptr, body_contact, p.wa, p.wb, p.mwa, p.mwb, start,
+      n, p.ka, p.kb, body_ptr, body_contact, p.frame, p.rx, p.irx, p.im, start,
       jl_dp<int>(g->p_rowptr), jl_dp<int>(g->p_col), jl_dp<double>(g->p_blocks));
   JL_CUDA_TRY(cudaGetLastError());
   g->p_nnz = (int)nnz;
@@ -157,7 +156,7 @@ extern "C" void jl_cuda_scene_problem_size(const jl_scene_gpu *g, int *n, int *n
 }
 
 // Copies the problem into p (the wrapper made room: jl_setup_reserve).
-extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p, char *msg,
+extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_gpu_problem *p, char *msg,
                                          int msg_len) {
   size_t sn = (size_t)g->p_n, snb = (size_t)g->p_nb, nz = (size_t)g->p_nnz;
   cudaMemcpyKind d2h = cudaMemcpyDeviceToHost;
@@ -173,10 +172,9 @@ extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p,
   JL_CUDA_TRY(cudaMemcpy(p->ka, g->p_ka.p, sn * sizeof(int), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->kb, g->p_kb.p, sn * sizeof(int), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->frame, g->p_frame.p, 9 * sn * sizeof(double), d2h));
-  JL_CUDA_TRY(cudaMemcpy(p->wa, g->p_wa.p, 18 * sn * sizeof(double), d2h));
-  JL_CUDA_TRY(cudaMemcpy(p->wb, g->p_wb.p, 18 * sn * sizeof(double), d2h));
-  JL_CUDA_TRY(cudaMemcpy(p->mwa, g->p_mwa.p, 18 * sn * sizeof(double), d2h));
-  JL_CUDA_TRY(cudaMemcpy(p->mwb, g->p_mwb.p, 18 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->rx, g->p_rx.p, 18 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->irx, g->p_irx.p, 18 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->im, g->p_im.p, 2 * sn * sizeof(double), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->c, g->p_c.p, 3 * sn * sizeof(double), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->mu, g->p_mu.p, sn * sizeof(double), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->diag, g->p_diag.p, 2 * sn * sizeof(double), d2h));

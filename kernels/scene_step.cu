@@ -80,11 +80,13 @@ __global__ void jl_step_warm_kernel(int n, int warm, const uint64_t *key, const 
 
 __global__ void jl_step_end_velocity_kernel(int nb, const uint8_t *is_static, const double *dv,
                                             const int *body_ptr, const int *body_contact,
-                                            const int *ka, const double *mwa, const double *mwb,
+                                            const int *ka, const double *frame,
+                                            const double *irx, const double *im,
                                             const double *lam, double *vel, double *omega) {
   int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= nb) return;
-  jl_st_end_velocity_body(k, is_static, dv, body_ptr, body_contact, ka, mwa, mwb, lam, vel, omega);
+  jl_st_end_velocity_body(k, is_static, dv, body_ptr, body_contact, ka, frame, irx, im, lam, vel,
+                          omega);
 }
 
 __global__ void jl_step_world_kernel(int n, const double *frame, const double *lam,
@@ -183,8 +185,9 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   if (nb > 0) {
     jl_step_end_velocity_kernel<<<jl_scene_blocks(nb), JL_SCENE_BLOCK>>>(
         nb, jl_dp<uint8_t>(g->is_static), jl_dp<double>(g->dv), jl_dp<int>(g->p_body_ptr),
-        jl_dp<int>(g->p_body_contact), jl_dp<int>(g->p_ka), jl_dp<double>(g->p_mwa),
-        jl_dp<double>(g->p_mwb), lam ? lam : jl_dp<double>(g->lam0), jl_dp<double>(g->vel),
+        jl_dp<int>(g->p_body_contact), jl_dp<int>(g->p_ka), jl_dp<double>(g->p_frame),
+        jl_dp<double>(g->p_irx), jl_dp<double>(g->p_im), lam ? lam : jl_dp<double>(g->lam0),
+        jl_dp<double>(g->vel),
         jl_dp<double>(g->omega));
     JL_CUDA_TRY(cudaGetLastError());
   }

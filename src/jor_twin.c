@@ -25,12 +25,13 @@ static int jl_twin_reserve(jl_prox_ws *ws, int n, int nb, jl_error *err) {
   return JL_OK;
 }
 
-static void jl_twin_du(const jl_contact_problem *p, const double *lam, double *du) {
+static void jl_twin_du(const jl_gpu_problem *p, const double *lam, double *du) {
   for (int k = 0; k < p->nbodies; ++k)
-    jl_pm_du_body(k, p->body_ptr, p->body_contact, p->ka, p->mwa, p->mwb, lam, du + 6 * (size_t)k);
+    jl_pm_du_body(k, p->body_ptr, p->body_contact, p->ka, p->frame, p->irx, p->im, lam,
+                  du + 6 * (size_t)k);
 }
 
-int jl_jor_twin_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *lambda,
+int jl_jor_twin_solve(const jl_gpu_problem *p, const jl_prox_opts *o, double *lambda,
                       jl_prox_ws *ws, jl_prox_stats *st, jl_error *err) {
   memset(st, 0, sizeof *st);
   st->alpha = o->alpha;
@@ -56,7 +57,7 @@ int jl_jor_twin_solve(const jl_contact_problem *p, const jl_prox_opts *o, double
     int ok = 1;
     for (int i = 0; i < n; ++i) {
       double xi[3];
-      jl_pm_xi_mf(i, p->c, p->ka, p->kb, p->wa, p->wb, ws->du, xi);
+      jl_pm_xi_mf(i, p->c, p->ka, p->kb, p->frame, p->rx, ws->du, xi);
       double r = jl_pm_update(xi, src + 3 * (size_t)i, s.alpha, p->diag + 2 * (size_t)i, p->mu[i],
                               o->tol_rel, o->tol_abs, dst + 3 * (size_t)i, &ok);
       if (!(r <= res)) res = r;

@@ -1,7 +1,7 @@
 /* Per-contact and per-body arithmetic of the prox solvers (prox_solver.c),
  * shared by the CPU twin (jor_twin.c) and the CUDA JOR kernels
  * (kernels/scene_prox.cu), so both give the same bits. Arrays are those of
- * jl_contact_problem (contact_setup.h). */
+ * jl_gpu_problem (setup_math.h: contact_setup.h's compact layout). */
 #ifndef JL_PROX_MATH_H
 #define JL_PROX_MATH_H
 
@@ -10,14 +10,11 @@
 
 #include "hd.h"
 #include "prox_solver.h"
+#include "setup_math.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-JL_HD static inline double jl_pm_dot6(const double *a, const double *b) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
 
 /* xi_i = c_i + sum_e G_ie lam_e over row i of the block CSR. */
 JL_HD static inline void jl_pm_xi_g(int i, const double *c, const int *rowptr, const int *col,
@@ -37,7 +34,7 @@ JL_HD static inline void jl_pm_xi_g(int i, const double *c, const int *rowptr, c
 
 /* Matrix-free: xi_i = c_i + W_ia^T du_a + W_ib^T du_b (du: 6 per body). */
 JL_HD static inline void jl_pm_xi_mf(int i, const double *c, const int *ka, const int *kb,
-                                     const double *wa, const double *wb, const double *du,
+                                     const double *frame, const double *rx, const double *du,
                                      double xi[3]) {
   const double *ci = c + 3 * (size_t)i;
   xi[0] = ci[0];
@@ -45,22 +42,20 @@ JL_HD static inline void jl_pm_xi_mf(int i, const double *c, const int *ka, cons
   xi[2] = ci[2];
   int a = ka[i], b = kb[i];
   for (int d = 0; d < 3; ++d) {
-    if (a >= 0) xi[d] += jl_pm_dot6(wa + 18 * (size_t)i + 6 * d, du + 6 * (size_t)a);
-    if (b >= 0) xi[d] += jl_pm_dot6(wb + 18 * (size_t)i + 6 * d, du + 6 * (size_t)b);
+    if (a >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 0, d, du + 6 * (size_t)a);
+    if (b >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 1, d, du + 6 * (size_t)b);
   }
 }
 
 /* du_k = sum over body k's contacts (ascending, body CSR) of (M^-1 W_ik) lam_i:
  * a fixed summation order, so the per-body sum needs no atomics. */
 JL_HD static inline void jl_pm_du_body(int k, const int *body_ptr, const int *body_contact,
-                                       const int *ka, const double *mwa, const double *mwb,
-                                       const double *lam, double out[6]) {
+                                       const int *ka, const double *frame, const double *irx,
+                                       const double *im, const double *lam, double out[6]) {
   double acc[6] = {0, 0, 0, 0, 0, 0};
   for (int e = body_ptr[k]; e < body_ptr[k + 1]; ++e) {
     int i = body_contact[e];
-    const double *mw = ka[i] == k ? mwa + 18 * (size_t)i : mwb + 18 * (size_t)i;
-    const double *l = lam + 3 * (size_t)i;
-    for (int m = 0; m < 6; ++m) acc[m] += mw[m] * l[0] + mw[6 + m] * l[1] + mw[12 + m] * l[2];
+    jl_sm_mw_add(frame, irx, im, i, ka[i] == k ? 0 : 1, lam + 3 * (size_t)i, acc);
   }
   for (int m = 0; m < 6; ++m) out[m] = acc[m];
 }
@@ -130,7 +125,7 @@ JL_HD static inline void jl_pm_decide(jl_pm_state *s, double res, int ok, int ma
  * device's schedule (update all contacts from lam into lam2, rebuild du per
  * body, decide, swap), sequential. ws must hold 3 n doubles in lam2 and init
  * and 6 nbodies in du; the result ends in lambda. */
-int jl_jor_twin_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *lambda,
+int jl_jor_twin_solve(const jl_gpu_problem *p, const jl_prox_opts *o, double *lambda,
                       jl_prox_ws *ws, jl_prox_stats *st, jl_error *err);
 
 #ifdef __cplusplus

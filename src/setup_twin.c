@@ -13,12 +13,20 @@
     (ptr) = q_;                                                                        \
   } while (0)
 
-static int jl_twin_reserve(jl_contact_problem *p, int n, int nbodies, jl_error *err) {
+void jl_gpu_problem_free(jl_gpu_problem *p) {
+  if (!p) return;
+  free(p->ka); free(p->kb); free(p->frame); free(p->rx); free(p->irx); free(p->im);
+  free(p->c); free(p->mu); free(p->diag); free(p->body_ptr); free(p->body_contact);
+  free(p->rowptr); free(p->col); free(p->blocks);
+  memset(p, 0, sizeof *p);
+}
+
+static int jl_twin_reserve(jl_gpu_problem *p, int n, int nbodies, jl_error *err) {
   if (n > p->cap) {
     int cap = n + n / 2 + 16;
     JL_TWIN_GROW(p->ka, cap); JL_TWIN_GROW(p->kb, cap); JL_TWIN_GROW(p->frame, 9 * (size_t)cap);
-    JL_TWIN_GROW(p->wa, 18 * (size_t)cap); JL_TWIN_GROW(p->wb, 18 * (size_t)cap);
-    JL_TWIN_GROW(p->mwa, 18 * (size_t)cap); JL_TWIN_GROW(p->mwb, 18 * (size_t)cap);
+    JL_TWIN_GROW(p->rx, 18 * (size_t)cap); JL_TWIN_GROW(p->irx, 18 * (size_t)cap);
+    JL_TWIN_GROW(p->im, 2 * (size_t)cap);
     JL_TWIN_GROW(p->c, 3 * (size_t)cap); JL_TWIN_GROW(p->mu, cap);
     JL_TWIN_GROW(p->diag, 2 * (size_t)cap); JL_TWIN_GROW(p->rowptr, cap + 1);
     JL_TWIN_GROW(p->body_contact, 2 * (size_t)cap);
@@ -31,7 +39,7 @@ static int jl_twin_reserve(jl_contact_problem *p, int n, int nbodies, jl_error *
   return JL_OK;
 }
 
-int jl_setup_reserve(jl_contact_problem *p, int n, int nbodies, int nnz, jl_error *err) {
+int jl_setup_reserve(jl_gpu_problem *p, int n, int nbodies, int nnz, jl_error *err) {
   int rc = jl_twin_reserve(p, n > 0 ? n : 1, nbodies, err);
   if (rc) return rc;
   if (nnz > p->nnz_cap) {
@@ -48,7 +56,7 @@ static int jl_u64_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int jl_setup_twin(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *c,
+int jl_setup_twin(jl_gpu_problem *p, const jl_bodies *b, const jl_contacts *c,
                   const double *mu_table, const double *eps_n_table, const double *eps_t_table,
                   int materials_max, const double *dv_free, int build_g, jl_error *err) {
   int n = c->count, nb = b->count;
@@ -59,7 +67,7 @@ int jl_setup_twin(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *
   p->has_g = 0;
   p->nnz = 0;
   jl_sm_bodies sb = {b->is_static, b->pos, b->quat, b->vel, b->omega, b->inv_mass, b->inv_inertia};
-  jl_sm_problem sp = {p->ka, p->kb, p->frame, p->wa, p->wb, p->mwa, p->mwb, p->c, p->mu, p->diag};
+  jl_sm_problem sp = {p->ka, p->kb, p->frame, p->rx, p->irx, p->im, p->c, p->mu, p->diag};
   for (int i = 0; i < n; ++i) {
     int a = c->body_a[i], bb = c->body_b[i];
     int m = b->material[a] * materials_max + b->material[bb];
@@ -94,7 +102,7 @@ int jl_setup_twin(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *
     int *cols = p->col + p->rowptr[i];
     int m = jl_sm_row_columns(p->ka, p->kb, p->body_ptr, p->body_contact, i, cols);
     for (int e = 0; e < m; ++e)
-      jl_sm_block(p->ka, p->kb, p->wa, p->wb, p->mwa, p->mwb, i, cols[e],
+      jl_sm_block(p->ka, p->kb, p->frame, p->rx, p->irx, p->im, i, cols[e],
                   p->blocks + 9 * (size_t)(p->rowptr[i] + e));
   }
   p->has_g = 1;

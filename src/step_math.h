@@ -9,6 +9,7 @@
 
 #include "hd.h"
 #include "rigid_body.h"
+#include "setup_math.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,17 +51,15 @@ JL_HD static inline void jl_st_world_impulse(const double *f, const double *l, d
 JL_HD static inline void jl_st_end_velocity_body(int k, const uint8_t *is_static,
                                                  const double *dv_free, const int *body_ptr,
                                                  const int *body_contact, const int *ka,
-                                                 const double *mwa, const double *mwb,
-                                                 const double *lambda, double *vel,
-                                                 double *omega) {
+                                                 const double *frame, const double *irx,
+                                                 const double *im, const double *lambda,
+                                                 double *vel, double *omega) {
   if (is_static[k]) return;
   double acc[6];
   for (int m = 0; m < 6; ++m) acc[m] = dv_free[6 * (size_t)k + m];
   for (int e = body_ptr[k]; e < body_ptr[k + 1]; ++e) {
     int i = body_contact[e];
-    const double *mw = ka[i] == k ? mwa + 18 * (size_t)i : mwb + 18 * (size_t)i;
-    const double *l = lambda + 3 * (size_t)i;
-    for (int m = 0; m < 6; ++m) acc[m] += mw[m] * l[0] + mw[6 + m] * l[1] + mw[12 + m] * l[2];
+    jl_sm_mw_add(frame, irx, im, i, ka[i] == k ? 0 : 1, lambda + 3 * (size_t)i, acc);
   }
   for (int d = 0; d < 3; ++d) {
     vel[3 * (size_t)k + d] += acc[d];

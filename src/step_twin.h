@@ -11,7 +11,7 @@
 
 #include "broad_phase.h"
 #include "contact.h"
-#include "contact_setup.h"
+#include "setup_math.h"
 #include "error.h"
 #include "prox_solver.h"
 #include "scene.h"
@@ -23,7 +23,7 @@ extern "C" {
 typedef struct jl_step_twin {
   jl_broad_phase bp;
   jl_contacts contacts;    /* closed contacts of the last step */
-  jl_contact_problem prob;
+  jl_gpu_problem prob;
   jl_prox_ws ws;
   double *lambda, *dv;
   int contact_cap, body_cap;

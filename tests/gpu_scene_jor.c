@@ -1,6 +1,6 @@
 /* gpu suite: JOR prox on the device (kernels/scene_prox.cu) against its CPU
- * twin (jl_jor_twin_solve, which test_scene_twins holds equal to
- * jl_prox_solve's matrix-free JOR): the same impulses bit for bit (the
+ * twin (jl_jor_twin_solve, which test_scene_twins holds to jl_prox_solve's
+ * matrix-free JOR): the same impulses bit for bit (the
  * stated tolerance is zero: the arithmetic is shared and IEEE, no FMA, no
  * atomics), the same iterations, restarts and residual, whatever the host's
  * check interval; two device runs give identical bytes. The problem comes
@@ -26,8 +26,8 @@
 typedef struct jor_case {
   jl_scene s;
   jl_contacts c;
-  jl_contact_problem p;
-  double *law, *dv;
+  jl_gpu_problem p;
+  double *dv;
   jl_scene_gpu *g;
 } jor_case;
 
@@ -44,17 +44,15 @@ static void make_case(jor_case *k, int side) {
   assert_int_equal(jl_contacts_init(&k->c, 16, &err), JL_OK);
   assert_int_equal(jl_scene_gpu_get_contacts(k->g, &k->c, &err), JL_OK);
   assert_true(k->c.count > 100);
-  k->law = malloc(3 * sizeof(double) * (size_t)k->c.count);
   k->dv = malloc(6 * sizeof(double) * (size_t)k->s.bodies.count);
-  assert_true(k->law && k->dv);
-  assert_int_equal(fx_problem(&k->s, &k->c, &k->p, k->law, k->dv), 0);
+  assert_non_null(k->dv);
+  assert_int_equal(fx_gpu_problem(&k->s, &k->c, &k->p, k->dv, 0), 0);
 }
 
 static void free_case(jor_case *k) {
   jl_scene_gpu_destroy(k->g);
-  jl_contact_problem_free(&k->p);
+  jl_gpu_problem_free(&k->p);
   jl_contacts_free(&k->c);
-  free(k->law);
   free(k->dv);
   jl_scene_free(&k->s);
 }

@@ -7,9 +7,11 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "contact_setup.h"
 #include "integrate.h"
+#include "setup_math.h"
 #include "scene.h"
 
 static inline double fx_uniform(uint64_t *s) {
@@ -106,6 +108,65 @@ static inline int fx_problem(const jl_scene *s, const jl_contacts *c, jl_contact
   }
   jl_contact_law cl = {mu, en, et};
   return jl_contact_setup(p, &s->bodies, c, &cl, dv, 0, 1, &err) == JL_OK ? 0 : -1;
+}
+
+/* The twin's problem (setup_twin.c) for the same contacts; 0 or -1. */
+static inline int fx_gpu_problem(const jl_scene *s, const jl_contacts *c, jl_gpu_problem *p,
+                                 double *dv, int build_g) {
+  jl_error err = {0};
+  jl_integrate_free_velocity(&s->bodies, s->gravity, s->dt, dv);
+  return jl_setup_twin(p, &s->bodies, c, s->mu, s->eps_n, s->eps_t, JL_MATERIALS_MAX, dv, build_g,
+                       &err) == JL_OK ? 0 : -1;
+}
+
+static inline double fx_rel(double x, double y) {
+  double d = x > y ? x - y : y - x, m = (x > 0 ? x : -x) + (y > 0 ? y : -y);
+  return d == 0.0 ? 0.0 : d / (m > 1e-300 ? m : 1e-300);
+}
+
+/* The reference problem against the twin's, through the fields both layouts
+ * have: -1 when the structure differs (bodies, frames, body CSR, G's
+ * pattern: these must be equal), else the largest relative difference of c,
+ * mu, diag and G's blocks (0 when bit for bit). */
+static inline double fx_problem_diff(const jl_contact_problem *r, const jl_gpu_problem *t, int g) {
+  if (r->n != t->n || r->nbodies != t->nbodies) return -1.0;
+  size_t n = (size_t)r->n, nb = (size_t)r->nbodies;
+  if (memcmp(r->ka, t->ka, n * sizeof(int)) || memcmp(r->kb, t->kb, n * sizeof(int)) ||
+      memcmp(r->frame, t->frame, 9 * n * sizeof(double)) ||
+      memcmp(r->body_ptr, t->body_ptr, (nb + 1) * sizeof(int)) ||
+      memcmp(r->body_contact, t->body_contact, (size_t)r->body_ptr[nb] * sizeof(int)))
+    return -1.0;
+  double worst = 0.0, d;
+  for (size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 3; ++k)
+      if ((d = fx_rel(r->c[3 * i + k], t->c[3 * i + k])) > worst) worst = d;
+    for (int k = 0; k < 2; ++k)
+      if ((d = fx_rel(r->diag[2 * i + k], t->diag[2 * i + k])) > worst) worst = d;
+    if ((d = fx_rel(r->mu[i], t->mu[i])) > worst) worst = d;
+  }
+  if (!g) return worst;
+  if (!r->has_g || !t->has_g || r->nnz != t->nnz ||
+      memcmp(r->rowptr, t->rowptr, (n + 1) * sizeof(int)) ||
+      memcmp(r->col, t->col, (size_t)r->nnz * sizeof(int)))
+    return -1.0;
+  for (size_t e = 0; e < 9 * (size_t)r->nnz; ++e) {
+    /* relative to the block's diagonal scale: off-diagonal entries can cancel to ~0 */
+    double scale = fabs(r->blocks[e - e % 9]) + fabs(r->blocks[e - e % 9 + 4]) + 1e-300;
+    double x = r->blocks[e], y = t->blocks[e];
+    if ((d = (x > y ? x - y : y - x) / scale) > worst) worst = d;
+  }
+  return worst;
+}
+
+/* Largest difference of two arrays relative to the larger one's max |x|. */
+static inline double fx_array_diff(const double *x, const double *y, size_t n) {
+  double worst = 0.0, scale = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    double d = x[i] > y[i] ? x[i] - y[i] : y[i] - x[i];
+    if (d > worst) worst = d;
+    if (fabs(x[i]) > scale) scale = fabs(x[i]);
+  }
+  return worst == 0.0 ? 0.0 : worst / (scale > 0.0 ? scale : 1.0);
 }
 
 #endif

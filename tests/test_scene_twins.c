@@ -25,6 +25,12 @@
 #include "setup_math.h"
 #include "step_twin.h"
 
+/* The twins compute with contact_setup.h's compact rows (setup_math.h); a
+ * reference that still stores full W rows rounds differently, so the twins
+ * are held to it within these bounds (0 differences once both compute alike). */
+#define JL_TWIN_TOL 1e-12      /* relative, setup values */
+#define JL_TWIN_ITER_SLACK 2   /* a stop test at the tolerance's edge may move */
+
 static void copy_bodies(const jl_bodies *from, jl_bodies *to) {
   jl_error err = {0};
   assert_int_equal(jl_bodies_init(to, from->count, &err), JL_OK);
@@ -224,31 +230,6 @@ static void add_materials(jl_scene *s) {
     if (k % 3 == 1) s->bodies.material[k] = 1;
 }
 
-static void assert_problems_equal(const jl_contact_problem *x, const jl_contact_problem *y, int g) {
-  int n = x->n, nb = x->nbodies;
-  size_t sn = (size_t)n;
-  assert_int_equal(n, y->n);
-  assert_int_equal(nb, y->nbodies);
-  assert_memory_equal(x->ka, y->ka, sn * sizeof(int));
-  assert_memory_equal(x->kb, y->kb, sn * sizeof(int));
-  assert_memory_equal(x->frame, y->frame, 9 * sn * sizeof(double));
-  assert_memory_equal(x->wa, y->wa, 18 * sn * sizeof(double));
-  assert_memory_equal(x->wb, y->wb, 18 * sn * sizeof(double));
-  assert_memory_equal(x->mwa, y->mwa, 18 * sn * sizeof(double));
-  assert_memory_equal(x->mwb, y->mwb, 18 * sn * sizeof(double));
-  assert_memory_equal(x->c, y->c, 3 * sn * sizeof(double));
-  assert_memory_equal(x->mu, y->mu, sn * sizeof(double));
-  assert_memory_equal(x->diag, y->diag, 2 * sn * sizeof(double));
-  assert_memory_equal(x->body_ptr, y->body_ptr, ((size_t)nb + 1) * sizeof(int));
-  assert_memory_equal(x->body_contact, y->body_contact, (size_t)x->body_ptr[nb] * sizeof(int));
-  if (!g) return;
-  assert_true(x->has_g && y->has_g);
-  assert_int_equal(x->nnz, y->nnz);
-  assert_memory_equal(x->rowptr, y->rowptr, (sn + 1) * sizeof(int));
-  assert_memory_equal(x->col, y->col, (size_t)x->nnz * sizeof(int));
-  assert_memory_equal(x->blocks, y->blocks, 9 * (size_t)x->nnz * sizeof(double));
-}
-
 /* setup_math.h + the device's steps (setup_twin.c) against jl_contact_setup. */
 static void test_setup_twin_matches_cpu(void **state) {
   (void)state;
@@ -266,24 +247,31 @@ static void test_setup_twin_matches_cpu(void **state) {
   double *law = malloc(3 * sizeof(double) * (size_t)n);
   double *dv = malloc(6 * sizeof(double) * (size_t)s.bodies.count);
   assert_true(law && dv);
-  jl_contact_problem ref, twin;
+  jl_contact_problem ref;
+  jl_gpu_problem twin;
   memset(&ref, 0, sizeof ref);
   memset(&twin, 0, sizeof twin);
   assert_int_equal(fx_problem(&s, &c, &ref, law, dv), 0);  /* without G */
   assert_int_equal(jl_setup_twin(&twin, &s.bodies, &c, s.mu, s.eps_n, s.eps_t, JL_MATERIALS_MAX,
                                  dv, 0, &err), JL_OK);
-  assert_problems_equal(&ref, &twin, 0);
+  double d0 = fx_problem_diff(&ref, &twin, 0);
   jl_contact_law cl = {law, law + n, law + 2 * n};
   assert_int_equal(jl_contact_setup(&ref, &s.bodies, &c, &cl, dv, 1, 2, &err), JL_OK);
   assert_int_equal(jl_setup_twin(&twin, &s.bodies, &c, s.mu, s.eps_n, s.eps_t, JL_MATERIALS_MAX,
                                  dv, 1, &err), JL_OK);
-  assert_problems_equal(&ref, &twin, 1);
+  double d1 = fx_problem_diff(&ref, &twin, 1);
+  print_message("setup twin vs jl_contact_setup: largest relative difference %g (c, diag), %g (G)\n",
+                d0, d1);
+  /* same structure; values to rounding (bit for bit once the reference
+   * computes with contact_setup.h's compact rows, as setup_math.h does) */
+  assert_true(d0 >= 0.0 && d0 <= JL_TWIN_TOL);
+  assert_true(d1 >= 0.0 && d1 <= JL_TWIN_TOL);
   /* the laws did vary: restitution shows in c, friction in mu */
   int bouncy = 0;
   for (int i = 0; i < n; ++i) bouncy += twin.mu[i] != 0.5;
   assert_true(bouncy > 10 && bouncy < n);
   jl_contact_problem_free(&ref);
-  jl_contact_problem_free(&twin);
+  jl_gpu_problem_free(&twin);
   free(law);
   free(dv);
   jl_contacts_free(&c);
@@ -292,7 +280,8 @@ static void test_setup_twin_matches_cpu(void **state) {
 }
 
 /* JOR twin against jl_prox_solve's matrix-free JOR on a real contact problem. */
-static void compare_jor(double alpha, double tol, int max_iter, int threads, int expect_restart) {
+static void compare_jor(double alpha, double tol, int max_iter, int threads, int expect_restart,
+                        double impulse_tol) {
   jl_scene s;
   jl_error err = {0};
   assert_int_equal(fx_mixed_scene(&s, 4, 3, 1, 1), 0);
@@ -308,8 +297,11 @@ static void compare_jor(double alpha, double tol, int max_iter, int threads, int
   double *l1 = calloc(3 * (size_t)n, sizeof(double)), *l2 = calloc(3 * (size_t)n, sizeof(double));
   assert_true(law && dv && l1 && l2);
   jl_contact_problem p;
+  jl_gpu_problem tp;
   memset(&p, 0, sizeof p);
+  memset(&tp, 0, sizeof tp);
   assert_int_equal(fx_problem(&s, &c, &p, law, dv), 0);
+  assert_int_equal(fx_gpu_problem(&s, &c, &tp, dv, 0), 0);
   for (int i = 0; i < n; ++i) /* a warm start that is not zero */
     l1[3 * i] = l2[3 * i] = 1e-3 * (i % 7);
   jl_prox_opts o;
@@ -325,18 +317,21 @@ static void compare_jor(double alpha, double tol, int max_iter, int threads, int
   jl_prox_ws w1 = {0}, w2 = {0};
   jl_prox_stats s1, s2;
   assert_int_equal(jl_prox_solve(&p, &o, l1, &w1, &s1, &err), JL_OK);
-  assert_int_equal(jl_jor_twin_solve(&p, &o, l2, &w2, &s2, &err), JL_OK);
-  assert_int_equal(s1.iterations, s2.iterations);
+  assert_int_equal(jl_jor_twin_solve(&tp, &o, l2, &w2, &s2, &err), JL_OK);
+  double d = fx_array_diff(l1, l2, 3 * (size_t)n);
+  print_message("JOR twin vs jl_prox_solve: iterations %d / %d, largest difference %g of max |L|\n",
+                s1.iterations, s2.iterations, d);
   assert_int_equal(s1.converged, s2.converged);
   assert_int_equal(s1.restarts, s2.restarts);
-  assert_true(s1.residual == s2.residual && s1.alpha == s2.alpha);
-  assert_memory_equal(l1, l2, 3 * sizeof(double) * (size_t)n);
+  assert_true(abs(s1.iterations - s2.iterations) <= JL_TWIN_ITER_SLACK);
+  assert_true(d <= impulse_tol);
   if (tol == 0.0) assert_int_equal(s2.iterations, max_iter);
   if (expect_restart) assert_true(s2.restarts > 0);
   if (tol > 0.0 && !expect_restart) assert_true(s2.converged && s2.iterations > 10);
   jl_prox_ws_free(&w1);
   jl_prox_ws_free(&w2);
   jl_contact_problem_free(&p);
+  jl_gpu_problem_free(&tp);
   free(law);
   free(dv);
   free(l1);
@@ -348,19 +343,19 @@ static void compare_jor(double alpha, double tol, int max_iter, int threads, int
 
 static void test_jor_twin_converges_like_cpu(void **state) {
   (void)state;
-  compare_jor(0.3, 1e-7, 3000, 1, 0);
-  compare_jor(0.3, 1e-7, 3000, 3, 0);
+  compare_jor(0.3, 1e-7, 3000, 1, 0, 1e-12);
+  compare_jor(0.3, 1e-7, 3000, 3, 0, 1e-12);
 }
 
 static void test_jor_twin_fixed_iterations(void **state) {
   (void)state;
-  compare_jor(0.5, 0.0, 37, 2, 0);
+  compare_jor(0.5, 0.0, 37, 2, 0, 1e-12);
 }
 
 static void test_jor_twin_restarts_like_cpu(void **state) {
   (void)state;
   /* alpha 1.9 makes Jacobi diverge on this coupled pile: both halve it alike */
-  compare_jor(1.9, 1e-9, 2000, 2, 1);
+  compare_jor(1.9, 1e-9, 2000, 2, 1, 1e-12);
 }
 
 /* The device step's schedule (step_twin.c) against jl_stepper_step with
@@ -389,22 +384,29 @@ static void test_step_twin_matches_stepper(void **state) {
   memset(&tw, 0, sizeof tw);
   size_t n = (size_t)s.bodies.count;
   int warm_hits = 0;
+  double worst[4] = {0, 0, 0, 0};
   for (int step = 0; step < 25; ++step) {
     jl_step_stats a;
     jl_step_twin_stats b;
     assert_int_equal(jl_stepper_step(&st, &a, &err), JL_OK);
     assert_int_equal(jl_step_twin_step(&tw, &t, &b, &err), JL_OK);
     assert_int_equal(a.contacts, b.contacts);
-    assert_int_equal(a.iterations, b.iterations);
-    assert_true(a.max_penetration == b.max_penetration);
-    assert_memory_equal(s.bodies.pos, t.bodies.pos, 3 * n * sizeof(double));
-    assert_memory_equal(s.bodies.quat, t.bodies.quat, 4 * n * sizeof(double));
-    assert_memory_equal(s.bodies.vel, t.bodies.vel, 3 * n * sizeof(double));
-    assert_memory_equal(s.bodies.omega, t.bodies.omega, 3 * n * sizeof(double));
+    assert_true(abs(a.iterations - b.iterations) <= JL_TWIN_ITER_SLACK);
+    double dp = fx_array_diff(s.bodies.pos, t.bodies.pos, 3 * n);
+    double dq = fx_array_diff(s.bodies.quat, t.bodies.quat, 4 * n);
+    double du = fx_array_diff(s.bodies.vel, t.bodies.vel, 3 * n);
+    double dw = fx_array_diff(s.bodies.omega, t.bodies.omega, 3 * n);
+    if (dp > worst[0]) worst[0] = dp;
+    if (dq > worst[1]) worst[1] = dq;
+    if (du > worst[2]) worst[2] = du;
+    if (dw > worst[3]) worst[3] = dw;
+    assert_true(dp <= 1e-12 && dq <= 1e-12 && du <= 1e-12 && dw <= 1e-12);
     assert_true(b.contacts > 50);
     warm_hits += step > 0 && b.iterations < 300;
   }
   assert_true(warm_hits > 0);
+  print_message("step twin vs jl_stepper_step, 25 steps: largest relative difference pos %g "
+                "quat %g vel %g omega %g\n", worst[0], worst[1], worst[2], worst[3]);
   jl_stepper_free(&st);
   jl_step_twin_free(&tw);
   jl_scene_free(&s);
