@@ -68,7 +68,8 @@ int jl_scene_gpu_free_velocity(jl_scene_gpu *g, const double gravity[3], double 
 int jl_scene_gpu_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *st, jl_error *err);
 /* The last collide's candidate pairs (st->pairs each). */
 int jl_scene_gpu_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, jl_error *err);
-/* The last collide's contacts into out (grown as needed). */
+/* The last collide's contacts into out (grown as needed); after
+ * jl_scene_gpu_step, the step's closed contacts in solver order. */
 int jl_scene_gpu_get_contacts(jl_scene_gpu *g, jl_contacts *out, jl_error *err);
 
 /* Contact setup of the last collide's contacts (all of them) with the
