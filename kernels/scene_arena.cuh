@@ -122,9 +122,9 @@ template <typename T> static inline T *jl_dp(const jl_dbuf &b) { return (T *)b.p
 
 // kernels/scene_prox.cu: JOR on the problem in the arena, for the host API and the device step.
 int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len);
-int jl_scene_jor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
-                      int check_every, const double **result, jl_pm_state *out, char *msg,
-                      int msg_len);
+int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
+                      int max_iter, int check_every, const double **result, jl_pm_state *out,
+                      char *msg, int msg_len);
 
 // Per-contact and per-body arrays of a problem of n contacts and nb bodies.
 static inline int jl_reserve_problem(jl_scene_gpu *g, int n, int nb, char *msg, int msg_len) {

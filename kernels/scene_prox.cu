@@ -18,6 +18,9 @@ struct jl_jor_problem {
   int n, nb;
   const int *ka, *kb, *body_ptr, *body_contact;
   const double *frame, *rx, *irx, *im, *c, *mu, *diag;
+  int on_g;                // xi from G (block CSR) instead of du
+  const int *rowptr, *col;
+  const double *blocks;
   double tol_rel, tol_abs;
   int max_iter;
 };
@@ -26,7 +29,7 @@ struct jl_jor_problem {
 __global__ void jl_jor_du_kernel(jl_jor_problem p, const double *lam, double *du,
                                  const jl_pm_state *state, int mode) {
   int want = mode == 0 ? JL_PM_RUN : JL_PM_RESTART;
-  if (state->state != want) return;
+  if (p.on_g || state->state != want) return;
   int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= p.nb) return;
   jl_pm_du_body(k, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam,
@@ -40,7 +43,10 @@ __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= p.n) return;
   double xi[3];
-  jl_pm_xi_mf(i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
+  if (p.on_g)
+    jl_pm_xi_g(i, p.c, p.rowptr, p.col, p.blocks, src, xi);
+  else
+    jl_pm_xi_mf(i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
   int good = 1;
   res[i] = jl_pm_update(xi, src + 3 * (size_t)i, state->alpha, p.diag + 2 * (size_t)i, p.mu[i],
                         p.tol_rel, p.tol_abs, dst + 3 * (size_t)i, &good);
@@ -123,14 +129,27 @@ extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_gpu_problem *
   }
   JL_CUDA_TRY(cudaMemcpy(g->p_body_ptr.p, p->body_ptr, (snb + 1) * sizeof(int), h2d));
   if (ne > 0) JL_CUDA_TRY(cudaMemcpy(g->p_body_contact.p, p->body_contact, ne * sizeof(int), h2d));
+  if (p->has_g) {
+    size_t nz = (size_t)p->nnz;
+    JL_RESERVE(p_rowptr, (sn + 1) * sizeof(int), "Delassus rows");
+    JL_RESERVE(p_col, (nz > 0 ? nz : 1) * sizeof(int), "Delassus columns");
+    JL_RESERVE(p_blocks, 9 * (nz > 0 ? nz : 1) * sizeof(double), "Delassus blocks");
+    JL_CUDA_TRY(cudaMemcpy(g->p_rowptr.p, p->rowptr, (sn + 1) * sizeof(int), h2d));
+    if (nz > 0) {
+      JL_CUDA_TRY(cudaMemcpy(g->p_col.p, p->col, nz * sizeof(int), h2d));
+      JL_CUDA_TRY(cudaMemcpy(g->p_blocks.p, p->blocks, 9 * nz * sizeof(double), h2d));
+    }
+    g->p_nnz = p->nnz;
+    g->p_has_g = 1;
+  }
   g->p_n = n;
   g->p_nb = nb;
   return 0;
 }
 
 // JOR on the problem in the arena, from lambda's contents; result in lambda.
-extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel,
-                                 int max_iter, int check_every, double *lambda, int *iterations,
+extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, double alpha, double tol_abs,
+                                 double tol_rel, int max_iter, int check_every, double *lambda, int *iterations,
                                  double *residual, int *converged, int *restarts,
                                  double *alpha_out, char *msg, int msg_len) {
   int n = g->p_n;
@@ -142,8 +161,8 @@ extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, double alpha, double tol_abs, 
   JL_CUDA_TRY(cudaMemcpy(g->lam_init.p, lambda, 3 * sn * sizeof(double), h2d));
   const double *result = nullptr;
   jl_pm_state fin;
-  if (jl_scene_jor_core(g, alpha, tol_abs, tol_rel, max_iter, check_every, &result, &fin, msg,
-                        msg_len))
+  if (jl_scene_jor_core(g, on_g, alpha, tol_abs, tol_rel, max_iter, check_every, &result, &fin,
+                        msg, msg_len))
     return -1;
   JL_CUDA_TRY(cudaMemcpy(lambda, result, 3 * sn * sizeof(double), cudaMemcpyDeviceToHost));
   *iterations = fin.iterations;
@@ -169,10 +188,14 @@ int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len) {
 
 // JOR from the impulses in lam0 (lam_init holds the same); *result: the
 // buffer with the final impulses; *out: the final state.
-int jl_scene_jor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
-                      int check_every, const double **result, jl_pm_state *out, char *msg,
-                      int msg_len) {
+int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
+                      int max_iter, int check_every, const double **result, jl_pm_state *out,
+                      char *msg, int msg_len) {
   int n = g->p_n, nb = g->p_nb;
+  if (on_g && !g->p_has_g) {
+    snprintf(msg, (size_t)msg_len, "JOR on G without the Delassus matrix on the device");
+    return -1;
+  }
   if (check_every < 1) check_every = 1;
   jl_jor_problem q;
   q.n = n;
@@ -188,6 +211,10 @@ int jl_scene_jor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   q.c = jl_dp<double>(g->p_c);
   q.mu = jl_dp<double>(g->p_mu);
   q.diag = jl_dp<double>(g->p_diag);
+  q.on_g = on_g;
+  q.rowptr = jl_dp<int>(g->p_rowptr);
+  q.col = jl_dp<int>(g->p_col);
+  q.blocks = jl_dp<double>(g->p_blocks);
   q.tol_rel = tol_rel;
   q.tol_abs = tol_abs;
   q.max_iter = max_iter;

@@ -175,7 +175,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
         jl_dp<double>(g->lam0), jl_dp<double>(g->lam_init));
     JL_CUDA_TRY(cudaGetLastError());
     jl_pm_state fin;
-    if (jl_scene_jor_core(g, alpha, tol_abs, tol_rel, max_iter, check_every, &lam, &fin, msg,
+    if (jl_scene_jor_core(g, 0, alpha, tol_abs, tol_rel, max_iter, check_every, &lam, &fin, msg,
                           msg_len))
       return -1;
     *iterations = fin.iterations;

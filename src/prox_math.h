@@ -121,10 +121,10 @@ JL_HD static inline void jl_pm_decide(jl_pm_state *s, double res, int ok, int ma
   }
 }
 
-/* CPU twin of the device JOR (jor_twin.c): matrix-free Jacobi prox with the
- * device's schedule (update all contacts from lam into lam2, rebuild du per
- * body, decide, swap), sequential. ws must hold 3 n doubles in lam2 and init
- * and 6 nbodies in du; the result ends in lambda. */
+/* CPU twin of the device JOR (jor_twin.c): Jacobi prox with the device's
+ * schedule (update all contacts from lam into lam2, rebuild du per body when
+ * matrix-free, decide, swap), sequential; on G (block CSR, p->has_g) when
+ * o->matrix_free is 0. ws grows as needed; the result ends in lambda. */
 int jl_jor_twin_solve(const jl_gpu_problem *p, const jl_prox_opts *o, double *lambda,
                       jl_prox_ws *ws, jl_prox_stats *st, jl_error *err);
 

@@ -23,8 +23,8 @@ int jl_cuda_scene_get_contacts(jl_scene_gpu *g, jl_contacts *out, char *msg, int
 int jl_cuda_scene_contact_count(const jl_scene_gpu *g);
 int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, char *msg,
                               int msg_len);
-int jl_cuda_scene_jor(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
-                      int check_every, double *lambda, int *iterations, double *residual,
+int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
+                      int max_iter, int check_every, double *lambda, int *iterations, double *residual,
                       int *converged, int *restarts, double *alpha_out, char *msg, int msg_len);
 int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
                         const double *eps_t_table, int build_g, char *msg, int msg_len);
@@ -143,9 +143,10 @@ int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_gpu_problem *p, const jl_prox_opt
     return JL_OK;
   }
   JL_GPU_CALL(err, "JOR on the device",
-              jl_cuda_scene_jor(g, o->alpha, o->tol_abs, o->tol_rel, o->max_iter, check_every,
-                                lambda, &st->iterations, &st->residual, &st->converged,
-                                &st->restarts, &st->alpha, msg, msg_len));
+              jl_cuda_scene_jor(g, !o->matrix_free, o->alpha, o->tol_abs, o->tol_rel,
+                                o->max_iter, check_every, lambda, &st->iterations,
+                                &st->residual, &st->converged, &st->restarts, &st->alpha, msg,
+                                msg_len));
   return JL_OK;
 }
 

@@ -9,7 +9,7 @@
  *   broad phase      == jl_broad_phase_run's pairs (same set, same (a, b) order)
  *   narrow phase     == jl_collide's contacts (same order, same bits)
  *   contact setup    == jl_setup_twin (frames, W, c, body CSR, G in block CSR)
- *   JOR prox         == jl_jor_twin_solve (matrix-free Jacobi, no atomics)
+ *   JOR prox         == jl_jor_twin_solve (matrix-free or on G, no atomics)
  *   whole step       == jl_stepper_step with matrix-free JOR (jl_step_twin_step)
  * Only counts and summaries cross to the host during a step (entries, pairs,
  * contacts, blocks, max penetration, solver state every check_every
@@ -84,9 +84,10 @@ int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, jl_error 
 /* The device's problem into p (grown as needed). */
 int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_gpu_problem *p, jl_error *err);
 
-/* Matrix-free JOR prox of problem p (set up on the host, copied over; NULL:
- * the problem already on the device), from lambda's contents; result in
- * lambda. The stop test (prox_solver.h) runs on
+/* JOR prox of problem p (set up on the host, copied over; NULL: the problem
+ * already on the device), from lambda's contents; result in lambda.
+ * Matrix-free, or on G (block CSR, no per-body sums) when o->matrix_free is
+ * 0 and the problem has G. The stop test (prox_solver.h) runs on
  * the device after every iteration; the host reads it every check_every
  * iterations (later launches of a stopped solve do nothing, so the
  * iterations equal the twin's). Uses o->alpha, tol_abs, tol_rel, max_iter. */

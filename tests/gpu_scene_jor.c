@@ -1,6 +1,6 @@
 /* gpu suite: JOR prox on the device (kernels/scene_prox.cu) against its CPU
  * twin (jl_jor_twin_solve, which test_scene_twins holds to jl_prox_solve's
- * matrix-free JOR): the same impulses bit for bit (the
+ * JOR), matrix-free and on G: the same impulses bit for bit (the
  * stated tolerance is zero: the arithmetic is shared and IEEE, no FMA, no
  * atomics), the same iterations, restarts and residual, whatever the host's
  * check interval; two device runs give identical bytes. The problem comes
@@ -31,7 +31,7 @@ typedef struct jor_case {
   jl_scene_gpu *g;
 } jor_case;
 
-static void make_case(jor_case *k, int side) {
+static void make_case(jor_case *k, int side, int build_g) {
   jl_error err = {0};
   memset(k, 0, sizeof *k);
   assert_int_equal(fx_mixed_scene(&k->s, side, 3, 1, 1), 0);
@@ -46,7 +46,7 @@ static void make_case(jor_case *k, int side) {
   assert_true(k->c.count > 100);
   k->dv = malloc(6 * sizeof(double) * (size_t)k->s.bodies.count);
   assert_non_null(k->dv);
-  assert_int_equal(fx_gpu_problem(&k->s, &k->c, &k->p, k->dv, 0), 0);
+  assert_int_equal(fx_gpu_problem(&k->s, &k->c, &k->p, k->dv, build_g), 0);
 }
 
 static void free_case(jor_case *k) {
@@ -58,7 +58,7 @@ static void free_case(jor_case *k) {
 }
 
 static void compare(jor_case *k, double alpha, double tol, int max_iter, int check_every,
-                    int expect_converged) {
+                    int expect_converged, int on_g) {
   jl_error err = {0};
   int n = k->p.n;
   double *l_cpu = malloc(3 * sizeof(double) * (size_t)n), *l_gpu = malloc(3 * sizeof(double) * (size_t)n);
@@ -68,7 +68,7 @@ static void compare(jor_case *k, double alpha, double tol, int max_iter, int che
   jl_prox_opts o;
   jl_prox_opts_default(&o);
   o.kind = JL_SOLVER_JOR;
-  o.matrix_free = 1;
+  o.matrix_free = !on_g;
   o.alpha = alpha;
   o.tol_abs = tol;
   o.tol_rel = tol;
@@ -105,25 +105,27 @@ static void compare(jor_case *k, double alpha, double tol, int max_iter, int che
 static void test_jor_converged_matches_twin(void **state) {
   (void)state;
   jor_case k;
-  make_case(&k, 5);
-  compare(&k, 0.3, 1e-7, 5000, 1, 1);
-  compare(&k, 0.3, 1e-7, 5000, 16, 1);  /* the host looks less often: same stop */
+  make_case(&k, 5, 1);
+  compare(&k, 0.3, 1e-7, 5000, 1, 1, 0);
+  compare(&k, 0.3, 1e-7, 5000, 16, 1, 0);  /* the host looks less often: same stop */
+  compare(&k, 0.3, 1e-7, 5000, 16, 1, 1);  /* on G */
   free_case(&k);
 }
 
 static void test_jor_fixed_iterations_matches_twin(void **state) {
   (void)state;
   jor_case k;
-  make_case(&k, 5);
-  compare(&k, 0.4, 0.0, 50, 7, 0);
+  make_case(&k, 5, 1);
+  compare(&k, 0.4, 0.0, 50, 7, 0, 0);
+  compare(&k, 0.4, 0.0, 50, 7, 0, 1);
   free_case(&k);
 }
 
 static void test_jor_restarts_match_twin(void **state) {
   (void)state;
   jor_case k;
-  make_case(&k, 6);
-  compare(&k, 1.9, 1e-9, 1500, 10, 0);  /* diverges: alpha halved on both alike */
+  make_case(&k, 6, 0);
+  compare(&k, 1.9, 1e-9, 1500, 10, 0, 0);  /* diverges: alpha halved on both alike */
   free_case(&k);
 }
 #endif

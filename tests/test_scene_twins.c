@@ -281,7 +281,7 @@ static void test_setup_twin_matches_cpu(void **state) {
 
 /* JOR twin against jl_prox_solve's matrix-free JOR on a real contact problem. */
 static void compare_jor(double alpha, double tol, int max_iter, int threads, int expect_restart,
-                        double impulse_tol) {
+                        double impulse_tol, int on_g) {
   jl_scene s;
   jl_error err = {0};
   assert_int_equal(fx_mixed_scene(&s, 4, 3, 1, 1), 0);
@@ -301,13 +301,14 @@ static void compare_jor(double alpha, double tol, int max_iter, int threads, int
   memset(&p, 0, sizeof p);
   memset(&tp, 0, sizeof tp);
   assert_int_equal(fx_problem(&s, &c, &p, law, dv), 0);
-  assert_int_equal(fx_gpu_problem(&s, &c, &tp, dv, 0), 0);
+  if (on_g) assert_int_equal(jl_contact_build_g(&p, 1, &err), JL_OK);
+  assert_int_equal(fx_gpu_problem(&s, &c, &tp, dv, on_g), 0);
   for (int i = 0; i < n; ++i) /* a warm start that is not zero */
     l1[3 * i] = l2[3 * i] = 1e-3 * (i % 7);
   jl_prox_opts o;
   jl_prox_opts_default(&o);
   o.kind = JL_SOLVER_JOR;
-  o.matrix_free = 1;
+  o.matrix_free = !on_g;
   o.alpha = alpha;
   o.tol_abs = tol;
   o.tol_rel = tol;
@@ -343,19 +344,22 @@ static void compare_jor(double alpha, double tol, int max_iter, int threads, int
 
 static void test_jor_twin_converges_like_cpu(void **state) {
   (void)state;
-  compare_jor(0.3, 1e-7, 3000, 1, 0, 1e-12);
-  compare_jor(0.3, 1e-7, 3000, 3, 0, 1e-12);
+  compare_jor(0.3, 1e-7, 3000, 1, 0, 1e-12, 0);
+  compare_jor(0.3, 1e-7, 3000, 3, 0, 1e-12, 0);
+  compare_jor(0.3, 1e-7, 3000, 2, 0, 1e-12, 1);  /* on G */
 }
 
 static void test_jor_twin_fixed_iterations(void **state) {
   (void)state;
-  compare_jor(0.5, 0.0, 37, 2, 0, 1e-12);
+  compare_jor(0.5, 0.0, 37, 2, 0, 1e-12, 0);
+  compare_jor(0.5, 0.0, 37, 1, 0, 1e-12, 1);
 }
 
 static void test_jor_twin_restarts_like_cpu(void **state) {
   (void)state;
   /* alpha 1.9 makes Jacobi diverge on this coupled pile: both halve it alike */
-  compare_jor(1.9, 1e-9, 2000, 2, 1, 1e-12);
+  compare_jor(1.9, 1e-9, 2000, 2, 1, 1e-12, 0);
+  compare_jor(1.9, 1e-9, 2000, 2, 1, 1e-12, 1);
 }
 
 /* The device step's schedule (step_twin.c) against jl_stepper_step with
