@@ -1,0 +1,261 @@
+// JOR prox on the device, matrix-free: one thread per contact updates its
+// impulses from the previous iterate and the per-body velocity changes du;
+// du is then rebuilt with one thread per body summing its contacts in
+// ascending order (body CSR of the problem): a fixed order and no
+// floating-point atomics, so a run is bitwise reproducible and equals the
+// CPU twin (src/jor_twin.c; arithmetic in src/prox_math.h). The stop test
+// (residual, tolerance, divergence restarts) runs in a one-block kernel
+// after every iteration; the host reads the state every check_every
+// iterations, and launches after a stop return at once.
+#include <cmath>
+#include <cstring>
+
+#include "scene_arena.cuh"
+
+#include "prox_math.h"
+
+struct jl_jor_problem {
+  int n, nb;
+  const int *ka, *kb, *body_ptr, *body_contact;
+  const double *frame, *rx, *irx, *im, *c, *mu, *diag;
+  int on_g;                // xi from G (block CSR) instead of du
+  const int *rowptr, *col;
+  const double *blocks;
+  double tol_rel, tol_abs;
+  int max_iter;
+};
+
+// mode 0: part of an iteration (state RUN); mode 1: after a restart (state RESTART).
+__global__ void jl_jor_du_kernel(jl_jor_problem p, const double *lam, double *du,
+                                 const jl_pm_state *state, int mode) {
+  int want = mode == 0 ? JL_PM_RUN : JL_PM_RESTART;
+  if (p.on_g || state->state != want) return;
+  int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= p.nb) return;
+  jl_pm_du_body(k, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam,
+                du + 6 * (size_t)k);
+}
+
+__global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double *dst,
+                                     const double *du, double *res, int *ok,
+                                     const jl_pm_state *state) {
+  if (state->state != JL_PM_RUN) return;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= p.n) return;
+  double xi[3];
+  if (p.on_g)
+    jl_pm_xi_g(i, p.c, p.rowptr, p.col, p.blocks, src, xi);
+  else
+    jl_pm_xi_mf(i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
+  int good = 1;
+  res[i] = jl_pm_update(xi, src + 3 * (size_t)i, state->alpha, p.diag + 2 * (size_t)i, p.mu[i],
+                        p.tol_rel, p.tol_abs, dst + 3 * (size_t)i, &good);
+  ok[i] = good;
+}
+
+// One block: max residual (no NaN: non-finite residuals are INFINITY, so the
+// max is exact in any order), all ok, then the stop rule. result_buf: which
+// iterate buffer holds the newest impulses when the solve stops.
+__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_jor_decide_kernel(int n, const double *res, const int *ok, int max_iter,
+                                     int dst_index, jl_pm_state *state, int *result_buf) {
+  __shared__ double s_res[JL_SCENE_REDUCE_THREADS];
+  __shared__ int s_ok[JL_SCENE_REDUCE_THREADS];
+  if (state->state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
+  int t = threadIdx.x;
+  double r = 0.0;
+  int good = 1;
+  for (int i = t; i < n; i += blockDim.x) {
+    if (!(res[i] <= r)) r = res[i];
+    good &= ok[i];
+  }
+  s_res[t] = r;
+  s_ok[t] = good;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (t < h) {
+      if (!(s_res[t + h] <= s_res[t])) s_res[t] = s_res[t + h];
+      s_ok[t] &= s_ok[t + h];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    jl_pm_decide(state, s_res[0], s_ok[0], max_iter);
+    *result_buf = dst_index;
+  }
+}
+
+__global__ void jl_jor_restart_copy_kernel(int n, const double *init, double *lam,
+                                           const jl_pm_state *state) {
+  if (state->state != JL_PM_RESTART) return;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 3 * n) return;
+  lam[i] = init[i];
+}
+
+__global__ void jl_jor_resume_kernel(jl_pm_state *state) {
+  if (state->state == JL_PM_RESTART) state->state = JL_PM_RUN;
+}
+
+__global__ void jl_jor_init_kernel(jl_pm_state *state, double alpha) {
+  jl_pm_state_init(state, alpha);
+}
+
+struct jl_state_and_buf {
+  jl_pm_state s;
+  int result_buf;
+};
+
+// Copies a problem set up on the host into the arena (the device setup writes the same arrays).
+extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, char *msg,
+                                         int msg_len) {
+  int n = p->n, nb = p->nbodies;
+  g->p_n = 0;
+  g->p_nb = 0;
+  g->p_has_g = 0;
+  g->p_nnz = 0;
+  if (jl_reserve_problem(g, n, nb, msg, msg_len)) return -1;
+  size_t sn = (size_t)n, snb = (size_t)nb, ne = (size_t)p->body_ptr[nb];
+  cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
+  if (n > 0) {
+    JL_CUDA_TRY(cudaMemcpy(g->p_ka.p, p->ka, sn * sizeof(int), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_kb.p, p->kb, sn * sizeof(int), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_frame.p, p->frame, 9 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_rx.p, p->rx, 18 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_irx.p, p->irx, 18 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_im.p, p->im, 2 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_c.p, p->c, 3 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_mu.p, p->mu, sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_diag.p, p->diag, 2 * sn * sizeof(double), h2d));
+  }
+  JL_CUDA_TRY(cudaMemcpy(g->p_body_ptr.p, p->body_ptr, (snb + 1) * sizeof(int), h2d));
+  if (ne > 0) JL_CUDA_TRY(cudaMemcpy(g->p_body_contact.p, p->body_contact, ne * sizeof(int), h2d));
+  if (p->has_g) {
+    size_t nz = (size_t)p->nnz;
+    JL_RESERVE(p_rowptr, (sn + 1) * sizeof(int), "Delassus rows");
+    JL_RESERVE(p_col, (nz > 0 ? nz : 1) * sizeof(int), "Delassus columns");
+    JL_RESERVE(p_blocks, 9 * (nz > 0 ? nz : 1) * sizeof(double), "Delassus blocks");
+    JL_CUDA_TRY(cudaMemcpy(g->p_rowptr.p, p->rowptr, (sn + 1) * sizeof(int), h2d));
+    if (nz > 0) {
+      JL_CUDA_TRY(cudaMemcpy(g->p_col.p, p->col, nz * sizeof(int), h2d));
+      JL_CUDA_TRY(cudaMemcpy(g->p_blocks.p, p->blocks, 9 * nz * sizeof(double), h2d));
+    }
+    g->p_nnz = p->nnz;
+    g->p_has_g = 1;
+  }
+  g->p_n = n;
+  g->p_nb = nb;
+  return 0;
+}
+
+// JOR on the problem in the arena, from lambda's contents; result in lambda.
+extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, double alpha, double tol_abs,
+                                 double tol_rel, int max_iter, int check_every, double *lambda, int *iterations,
+                                 double *residual, int *converged, int *restarts,
+                                 double *alpha_out, char *msg, int msg_len) {
+  int n = g->p_n;
+  size_t sn = (size_t)n;
+  if (n <= 0) return 0;
+  if (jl_scene_jor_reserve(g, msg, msg_len)) return -1;
+  cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
+  JL_CUDA_TRY(cudaMemcpy(g->lam0.p, lambda, 3 * sn * sizeof(double), h2d));
+  JL_CUDA_TRY(cudaMemcpy(g->lam_init.p, lambda, 3 * sn * sizeof(double), h2d));
+  const double *result = nullptr;
+  jl_pm_state fin;
+  if (jl_scene_jor_core(g, on_g, alpha, tol_abs, tol_rel, max_iter, check_every, &result, &fin,
+                        msg, msg_len))
+    return -1;
+  JL_CUDA_TRY(cudaMemcpy(lambda, result, 3 * sn * sizeof(double), cudaMemcpyDeviceToHost));
+  *iterations = fin.iterations;
+  *residual = fin.residual;
+  *converged = fin.converged;
+  *restarts = fin.restarts;
+  *alpha_out = fin.alpha;
+  return 0;
+}
+
+// Room for the iterates of the problem in the arena.
+int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len) {
+  size_t sn = (size_t)(g->p_n > 0 ? g->p_n : 1), snb = (size_t)(g->p_nb > 0 ? g->p_nb : 1);
+  JL_RESERVE(lam0, 3 * sn * sizeof(double), "impulses");
+  JL_RESERVE(lam1, 3 * sn * sizeof(double), "impulses");
+  JL_RESERVE(lam_init, 3 * sn * sizeof(double), "impulses");
+  JL_RESERVE(du, 6 * snb * sizeof(double), "body velocity changes");
+  JL_RESERVE(res, sn * sizeof(double), "residuals");
+  JL_RESERVE(ok, sn * sizeof(int), "tolerance flags");
+  JL_RESERVE(state, sizeof(jl_state_and_buf), "solver state");
+  return 0;
+}
+
+// JOR from the impulses in lam0 (lam_init holds the same); *result: the
+// buffer with the final impulses; *out: the final state.
+int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
+                      int max_iter, int check_every, const double **result, jl_pm_state *out,
+                      char *msg, int msg_len) {
+  int n = g->p_n, nb = g->p_nb;
+  if (on_g && !g->p_has_g) {
+    snprintf(msg, (size_t)msg_len, "JOR on G without the Delassus matrix on the device");
+    return -1;
+  }
+  if (check_every < 1) check_every = 1;
+  jl_jor_problem q;
+  q.n = n;
+  q.nb = nb;
+  q.ka = jl_dp<int>(g->p_ka);
+  q.kb = jl_dp<int>(g->p_kb);
+  q.body_ptr = jl_dp<int>(g->p_body_ptr);
+  q.body_contact = jl_dp<int>(g->p_body_contact);
+  q.frame = jl_dp<double>(g->p_frame);
+  q.rx = jl_dp<double>(g->p_rx);
+  q.irx = jl_dp<double>(g->p_irx);
+  q.im = jl_dp<double>(g->p_im);
+  q.c = jl_dp<double>(g->p_c);
+  q.mu = jl_dp<double>(g->p_mu);
+  q.diag = jl_dp<double>(g->p_diag);
+  q.on_g = on_g;
+  q.rowptr = jl_dp<int>(g->p_rowptr);
+  q.col = jl_dp<int>(g->p_col);
+  q.blocks = jl_dp<double>(g->p_blocks);
+  q.tol_rel = tol_rel;
+  q.tol_abs = tol_abs;
+  q.max_iter = max_iter;
+  double *buf[2] = {jl_dp<double>(g->lam0), jl_dp<double>(g->lam1)};
+  double *du = jl_dp<double>(g->du), *res = jl_dp<double>(g->res);
+  int *ok = jl_dp<int>(g->ok);
+  jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
+  jl_pm_state *state = &sb->s;
+  int *result_buf = &sb->result_buf;
+  JL_CUDA_TRY(cudaMemset(result_buf, 0, sizeof(int)));
+  int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? nb : 1), lb = jl_scene_blocks(3LL * n);
+  jl_jor_init_kernel<<<1, 1>>>(state, alpha);
+  JL_CUDA_TRY(cudaGetLastError());
+  jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[0], du, state, 0);
+  JL_CUDA_TRY(cudaGetLastError());
+  jl_state_and_buf host;
+  memset(&host, 0, sizeof host);
+  int cur = 0;
+  // at most max_iter decisions; each one either stops or iterates on
+  for (int it = 0; it < max_iter; ++it) {
+    int nxt = 1 - cur;
+    jl_jor_update_kernel<<<cb, JL_SCENE_BLOCK>>>(q, buf[cur], buf[nxt], du, res, ok, state);
+    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[nxt], du, state, 0);
+    jl_jor_decide_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(n, res, ok, max_iter, nxt, state,
+                                                         result_buf);
+    jl_jor_restart_copy_kernel<<<lb, JL_SCENE_BLOCK>>>(n, jl_dp<double>(g->lam_init), buf[nxt],
+                                                       state);
+    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[nxt], du, state, 1);
+    jl_jor_resume_kernel<<<1, 1>>>(state);
+    JL_CUDA_TRY(cudaGetLastError());
+    cur = nxt;
+    if ((it + 1) % check_every == 0 || it + 1 == max_iter) {
+      JL_CUDA_TRY(cudaMemcpy(&host, sb, sizeof host, cudaMemcpyDeviceToHost));
+      if (host.s.state == JL_PM_STOP) break;
+    }
+  }
+  if (host.s.state != JL_PM_STOP) {
+    snprintf(msg, (size_t)msg_len, "JOR on the device did not stop after %d iterations", max_iter);
+    return -1;
+  }
+  *result = buf[host.result_buf];
+  *out = host.s;
+  return 0;
+}

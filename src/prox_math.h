@@ -1,0 +1,135 @@
+/* Per-contact and per-body arithmetic of the prox solvers (prox_solver.c),
+ * shared by the CPU twin (jor_twin.c) and the CUDA JOR kernels
+ * (kernels/scene_prox.cu), so both give the same bits. Arrays are those of
+ * jl_gpu_problem (setup_math.h: contact_setup.h's compact layout). */
+#ifndef JL_PROX_MATH_H
+#define JL_PROX_MATH_H
+
+#include <math.h>
+#include <stddef.h>
+
+#include "hd.h"
+#include "prox_solver.h"
+#include "setup_math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* xi_i = c_i + sum_e G_ie lam_e over row i of the block CSR. */
+JL_HD static inline void jl_pm_xi_g(int i, const double *c, const int *rowptr, const int *col,
+                                    const double *blocks, const double *lam, double xi[3]) {
+  const double *ci = c + 3 * (size_t)i;
+  xi[0] = ci[0];
+  xi[1] = ci[1];
+  xi[2] = ci[2];
+  for (int e = rowptr[i]; e < rowptr[i + 1]; ++e) {
+    const double *g = blocks + 9 * (size_t)e;
+    const double *l = lam + 3 * (size_t)col[e];
+    xi[0] += g[0] * l[0] + g[1] * l[1] + g[2] * l[2];
+    xi[1] += g[3] * l[0] + g[4] * l[1] + g[5] * l[2];
+    xi[2] += g[6] * l[0] + g[7] * l[1] + g[8] * l[2];
+  }
+}
+
+/* Matrix-free: xi_i = c_i + W_ia^T du_a + W_ib^T du_b (du: 6 per body). */
+JL_HD static inline void jl_pm_xi_mf(int i, const double *c, const int *ka, const int *kb,
+                                     const double *frame, const double *rx, const double *du,
+                                     double xi[3]) {
+  const double *ci = c + 3 * (size_t)i;
+  xi[0] = ci[0];
+  xi[1] = ci[1];
+  xi[2] = ci[2];
+  int a = ka[i], b = kb[i];
+  for (int d = 0; d < 3; ++d) {
+    if (a >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 0, d, du + 6 * (size_t)a);
+    if (b >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 1, d, du + 6 * (size_t)b);
+  }
+}
+
+/* du_k = sum over body k's contacts (ascending, body CSR) of (M^-1 W_ik) lam_i:
+ * a fixed summation order, so the per-body sum needs no atomics. */
+JL_HD static inline void jl_pm_du_body(int k, const int *body_ptr, const int *body_contact,
+                                       const int *ka, const double *frame, const double *irx,
+                                       const double *im, const double *lam, double out[6]) {
+  double acc[6] = {0, 0, 0, 0, 0, 0};
+  for (int e = body_ptr[k]; e < body_ptr[k + 1]; ++e) {
+    int i = body_contact[e];
+    jl_sm_mw_add(frame, irx, im, i, ka[i] == k ? 0 : 1, lam + 3 * (size_t)i, acc);
+  }
+  for (int m = 0; m < 6; ++m) out[m] = acc[m];
+}
+
+/* One prox update of contact i from old (its 3 impulses) into out; returns
+ * its residual max |out - old| (non-finite -> INFINITY) and sets *ok = 0
+ * when a component misses |d| <= |old| tol_rel + tol_abs. */
+JL_HD static inline double jl_pm_update(const double xi[3], const double old[3], double alpha,
+                                        const double diag[2], double mu, double tol_rel,
+                                        double tol_abs, double out[3], int *ok) {
+  double r_n = alpha / diag[0], r_t = alpha / diag[1];
+  jl_prox_contact(xi, old, r_n, r_t, mu, out);
+  double res = 0.0;
+  for (int k = 0; k < 3; ++k) {
+    double ad = fabs(out[k] - old[k]);
+    if (!(ad <= fabs(old[k]) * tol_rel + tol_abs)) *ok = 0;
+    if (!(ad <= res)) res = isfinite(ad) ? ad : INFINITY;
+  }
+  return res;
+}
+
+/* The stopping rule of prox_solver.c after one iteration with residual res
+ * (max over contacts) and ok (all within tolerance). */
+enum { JL_PM_RUN = 0, JL_PM_STOP = 1, JL_PM_RESTART = 2 };
+
+typedef struct jl_pm_state {
+  int state;               /* JL_PM_RUN | STOP | RESTART */
+  int iterations, converged, restarts, grow;
+  double residual, prev, min_res, alpha;
+} jl_pm_state;
+
+JL_HD static inline void jl_pm_state_init(jl_pm_state *s, double alpha) {
+  s->state = JL_PM_RUN;
+  s->iterations = s->converged = s->restarts = s->grow = 0;
+  s->residual = 0.0;
+  s->prev = INFINITY;
+  s->min_res = INFINITY;
+  s->alpha = alpha;
+}
+
+JL_HD static inline void jl_pm_decide(jl_pm_state *s, double res, int ok, int max_iter) {
+  s->iterations++;
+  s->residual = res;
+  s->grow = res > s->prev ? s->grow + 1 : 0;
+  s->prev = res;
+  if (res < s->min_res) s->min_res = res;
+  if (ok && isfinite(res)) {
+    s->converged = 1;
+    s->state = JL_PM_STOP;
+  } else if ((!isfinite(res) ||
+              (s->grow >= JL_PROX_DIVERGE_RUN && res > JL_PROX_DIVERGE_FACTOR * s->min_res)) &&
+             s->restarts < JL_PROX_MAX_RESTARTS) {
+    s->restarts++;
+    s->alpha *= 0.5;
+    s->grow = 0;
+    s->prev = INFINITY;
+    s->min_res = INFINITY;
+    s->state = JL_PM_RESTART;
+  } else if (s->iterations >= max_iter) {
+    s->state = JL_PM_STOP;
+  } else {
+    s->state = JL_PM_RUN;
+  }
+}
+
+/* CPU twin of the device JOR (jor_twin.c): Jacobi prox with the device's
+ * schedule (update all contacts from lam into lam2, rebuild du per body when
+ * matrix-free, decide, swap), sequential; on G (block CSR, p->has_g) when
+ * o->matrix_free is 0. ws grows as needed; the result ends in lambda. */
+int jl_jor_twin_solve(const jl_gpu_problem *p, const jl_prox_opts *o, double *lambda,
+                      jl_prox_ws *ws, jl_prox_stats *st, jl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

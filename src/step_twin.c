@@ -1,0 +1,127 @@
+/* CPU twin of the device time step: see step_twin.h. */
+#include "step_twin.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "collide.h"
+#include "integrate.h"
+#include "prox_math.h"
+#include "setup_math.h"
+#include "step_math.h"
+
+void jl_step_twin_free(jl_step_twin *t) {
+  if (!t) return;
+  jl_broad_phase_free(&t->bp);
+  jl_contacts_free(&t->contacts);
+  jl_gpu_problem_free(&t->prob);
+  jl_prox_ws_free(&t->ws);
+  free(t->lambda);
+  free(t->dv);
+  free(t->prev_key);
+  free(t->prev_imp);
+  memset(t, 0, sizeof *t);
+}
+
+typedef struct jl_key_index {
+  uint64_t key;
+  int i;
+} jl_key_index;
+
+static int jl_key_index_cmp(const void *a, const void *b) {
+  uint64_t x = ((const jl_key_index *)a)->key, y = ((const jl_key_index *)b)->key;
+  return (x > y) - (x < y);
+}
+
+int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_error *err) {
+  jl_bodies *b = &s->bodies;
+  int nb = b->count, rc;
+  double dt = s->dt;
+  memset(st, 0, sizeof *st);
+  if (s->solver.kind != JL_SOLVER_JOR)
+    return jl_error_set(err, JL_ERR_INPUT, "the device step solves with JOR only");
+  if (nb > t->body_cap) {
+    double *d = realloc(t->dv, 6 * sizeof(double) * (size_t)nb);
+    if (!d) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d bodies", nb);
+    t->dv = d;
+    t->body_cap = nb;
+  }
+  if (!t->contacts.capacity && (rc = jl_contacts_init(&t->contacts, 64, err))) return rc;
+  /* 1, 2: mid-point, free velocity */
+  jl_integrate_half_step(b, 0.5 * dt);
+  jl_integrate_free_velocity(b, s->gravity, dt, t->dv);
+  /* 3: contacts at the mid-point, closed ones kept in order */
+  double margin = s->contact_tol > 0 ? 2.0 * s->contact_tol : 1e-12;
+  if ((rc = jl_collide(b, margin, 1, &t->bp, &t->contacts, err))) return rc;
+  jl_contacts *c = &t->contacts;
+  int n = 0;
+  for (int i = 0; i < c->count; ++i) {
+    if (!jl_st_closed(c->gap[i], c->body_a[i], c->body_b[i], b->is_static, s->contact_tol)) continue;
+    if (-c->gap[i] > st->max_penetration) st->max_penetration = -c->gap[i];
+    c->body_a[n] = c->body_a[i];
+    c->body_b[n] = c->body_b[i];
+    memmove(c->point + 3 * (size_t)n, c->point + 3 * (size_t)i, 3 * sizeof(double));
+    memmove(c->normal + 3 * (size_t)n, c->normal + 3 * (size_t)i, 3 * sizeof(double));
+    c->gap[n] = c->gap[i];
+    c->key[n] = c->key[i];
+    ++n;
+  }
+  c->count = n;
+  /* 4: setup */
+  rc = jl_setup_twin(&t->prob, b, c, s->mu, s->eps_n, s->eps_t, JL_MATERIALS_MAX, t->dv, 0, err);
+  if (rc) return rc;
+  if (n > t->contact_cap) {
+    int cap = n + n / 2 + 16;
+    double *l = realloc(t->lambda, 3 * sizeof(double) * (size_t)cap);
+    if (!l) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+    t->lambda = l;
+    t->contact_cap = cap;
+  }
+  /* 5: warm start, JOR */
+  for (int i = 0; i < n; ++i) {
+    double *l = t->lambda + 3 * (size_t)i;
+    if (s->solver.warm_start)
+      jl_st_warm(c->key[i], t->prob.frame + 9 * (size_t)i, t->prev_key, t->prev_imp, t->prev_n, l);
+    else
+      l[0] = l[1] = l[2] = 0.0;
+  }
+  jl_prox_opts o = s->solver;
+  o.matrix_free = 1;
+  jl_prox_stats ps;
+  if ((rc = jl_jor_twin_solve(&t->prob, &o, t->lambda, &t->ws, &ps, err))) return rc;
+  /* 6, 7: end velocities, end positions */
+  const jl_gpu_problem *p = &t->prob;
+  for (int k = 0; k < nb; ++k)
+    jl_st_end_velocity_body(k, b->is_static, t->dv, p->body_ptr, p->body_contact, p->ka,
+                            p->frame, p->irx, p->im, t->lambda, b->vel, b->omega);
+  jl_integrate_half_step(b, 0.5 * dt);
+  /* warm-start memory: world impulses sorted by key */
+  if (n > t->prev_cap) {
+    int cap = n + n / 2 + 16;
+    uint64_t *k = realloc(t->prev_key, sizeof(uint64_t) * (size_t)cap);
+    if (k) t->prev_key = k;
+    double *q = realloc(t->prev_imp, 3 * sizeof(double) * (size_t)cap);
+    if (q) t->prev_imp = q;
+    if (!k || !q) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+    t->prev_cap = cap;
+  }
+  jl_key_index *ki = malloc(sizeof *ki * (size_t)(n > 0 ? n : 1));
+  if (!ki) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+  for (int i = 0; i < n; ++i) {
+    ki[i].key = c->key[i];
+    ki[i].i = i;
+  }
+  qsort(ki, (size_t)n, sizeof *ki, jl_key_index_cmp);  /* keys are unique per step */
+  for (int e = 0; e < n; ++e) {
+    int i = ki[e].i;
+    t->prev_key[e] = ki[e].key;
+    jl_st_world_impulse(p->frame + 9 * (size_t)i, t->lambda + 3 * (size_t)i, t->prev_imp + 3 * (size_t)e);
+  }
+  t->prev_n = n;
+  free(ki);
+  st->contacts = n;
+  st->iterations = ps.iterations;
+  st->converged = ps.converged;
+  st->restarts = ps.restarts;
+  return JL_OK;
+}

@@ -1,0 +1,139 @@
+/* gpu suite: whole Moreau steps on the device (kernels/scene_step.cu and the
+ * stages it calls) against the CPU reference stepper with matrix-free JOR
+ * and warm starts: after every step the bodies' positions, orientations and
+ * velocities equal the CPU twin's (jl_step_twin_step) bit for bit, as do the
+ * contacts, iterations and max penetration, and jl_stepper_step's to 1e-12
+ * relative (test_scene_twins: bit for bit once the reference computes with
+ * contact_setup.h's compact rows); a second device run from the same start
+ * gives identical bytes. Exit 77 without a device. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "device.h"
+#include "scene.h"
+#include "scene_fixtures.h"
+#include "scene_gpu.h"
+#include "scene_step.h"
+#include "step_twin.h"
+
+#ifdef JL_HAVE_CUDA
+static void setup_scene(jl_scene *s) {
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(s, 5, 8, 1, 1), 0);
+  assert_int_equal(jl_scene_add_material(s, "bouncy", 500.0, &err), 1);
+  jl_scene_set_pair(s, 0, 1, 0.3, 0.5, 0.1);
+  jl_scene_set_pair(s, 1, 1, 0.8, 0.9, 0.2);
+  for (int k = 0; k < s->bodies.count; ++k)
+    if (k % 3 == 1) s->bodies.material[k] = 1;
+  s->solver.kind = JL_SOLVER_JOR;
+  s->solver.matrix_free = 1;
+  s->solver.alpha = 0.3;
+  s->solver.tol_abs = s->solver.tol_rel = 1e-6;
+  s->solver.max_iter = 300;
+  s->solver.warm_start = 1;
+  s->contact_tol = 1e-3;
+}
+
+static void test_steps_match_cpu_stepper(void **state) {
+  (void)state;
+  jl_scene cpu, twin, gpu, again;
+  jl_error err = {0};
+  setup_scene(&cpu);
+  setup_scene(&twin);
+  setup_scene(&gpu);
+  setup_scene(&again);
+  jl_device dev;
+  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
+  jl_scene_gpu *g = NULL, *h = NULL;
+  assert_int_equal(jl_scene_gpu_create(&g, &dev, &err), JL_OK);
+  assert_int_equal(jl_scene_gpu_create(&h, &dev, &err), JL_OK);
+  assert_int_equal(jl_scene_gpu_set_bodies(g, &gpu.bodies, &err), JL_OK);
+  assert_int_equal(jl_scene_gpu_set_bodies(h, &again.bodies, &err), JL_OK);
+  jl_stepper st;
+  assert_int_equal(jl_stepper_init(&st, &cpu, 2, &err), JL_OK);
+  jl_step_twin tw;
+  memset(&tw, 0, sizeof tw);
+  size_t n = (size_t)cpu.bodies.count;
+  for (int step = 0; step < 30; ++step) {
+    jl_step_stats a;
+    jl_step_twin_stats t;
+    jl_gpu_step_stats b, c;
+    assert_int_equal(jl_stepper_step(&st, &a, &err), JL_OK);
+    assert_int_equal(jl_step_twin_step(&tw, &twin, &t, &err), JL_OK);
+    int rc = jl_scene_gpu_step(g, &gpu, 8, &b, &err);
+    if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, JL_OK);
+    assert_int_equal(jl_scene_gpu_step(h, &again, 1, &c, &err), JL_OK);
+    assert_int_equal(t.contacts, b.contacts);
+    assert_int_equal(t.iterations, b.iterations);
+    assert_int_equal(t.converged, b.converged);
+    assert_int_equal(t.restarts, b.restarts);
+    assert_true(t.max_penetration == b.max_penetration);
+    assert_int_equal(a.contacts, b.contacts);
+    assert_true(abs(a.iterations - b.iterations) <= 2);
+    assert_int_equal(b.iterations, c.iterations);
+    assert_true(b.contacts > 50);
+    assert_int_equal(jl_scene_gpu_get_bodies(g, &gpu.bodies, &err), JL_OK);
+    assert_int_equal(jl_scene_gpu_get_bodies(h, &again.bodies, &err), JL_OK);
+    assert_memory_equal(twin.bodies.pos, gpu.bodies.pos, 3 * n * sizeof(double));
+    assert_memory_equal(twin.bodies.quat, gpu.bodies.quat, 4 * n * sizeof(double));
+    assert_memory_equal(twin.bodies.vel, gpu.bodies.vel, 3 * n * sizeof(double));
+    assert_memory_equal(twin.bodies.omega, gpu.bodies.omega, 3 * n * sizeof(double));
+    assert_true(fx_array_diff(cpu.bodies.pos, gpu.bodies.pos, 3 * n) <= 1e-12);
+    assert_true(fx_array_diff(cpu.bodies.vel, gpu.bodies.vel, 3 * n) <= 1e-12);
+    assert_true(fx_array_diff(cpu.bodies.omega, gpu.bodies.omega, 3 * n) <= 1e-12);
+    assert_memory_equal(gpu.bodies.pos, again.bodies.pos, 3 * n * sizeof(double));
+    assert_memory_equal(gpu.bodies.vel, again.bodies.vel, 3 * n * sizeof(double));
+  }
+  jl_stepper_free(&st);
+  jl_step_twin_free(&tw);
+  jl_scene_gpu_destroy(g);
+  jl_scene_gpu_destroy(h);
+  jl_scene_free(&cpu);
+  jl_scene_free(&twin);
+  jl_scene_free(&gpu);
+  jl_scene_free(&again);
+}
+
+/* SOR is not on the device yet: a clear error, nothing stepped. */
+static void test_step_refuses_sor(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  setup_scene(&s);
+  s.solver.kind = JL_SOLVER_SOR;
+  jl_device dev;
+  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
+  jl_scene_gpu *g = NULL;
+  assert_int_equal(jl_scene_gpu_create(&g, &dev, &err), JL_OK);
+  assert_int_equal(jl_scene_gpu_set_bodies(g, &s.bodies, &err), JL_OK);
+  jl_gpu_step_stats b;
+  assert_int_equal(jl_scene_gpu_step(g, &s, 8, &b, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "JOR"));
+  jl_scene_gpu_destroy(g);
+  jl_scene_free(&s);
+}
+#endif
+
+int main(void) {
+#ifdef JL_HAVE_CUDA
+  if (jl_cuda_device_count() < 1) {
+    printf("no CUDA device: skipped\n");
+    return 77;
+  }
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_steps_match_cpu_stepper),
+    cmocka_unit_test(test_step_refuses_sor),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+#else
+  printf("built without CUDA: skipped\n");
+  return 77;
+#endif
+}

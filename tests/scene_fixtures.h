@@ -1,0 +1,172 @@
+/* Scenes for the twin and GPU tests of the scene pipeline: a cluster of
+ * overlapping spheres and rotated boxes (every shape pair, face and edge
+ * contacts), resting on a plane and on a large static box (kept out of the
+ * grid), with a wall plane and static spheres (static pairs excluded). */
+#ifndef JL_SCENE_FIXTURES_H
+#define JL_SCENE_FIXTURES_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "contact_setup.h"
+#include "integrate.h"
+#include "setup_math.h"
+#include "scene.h"
+
+static inline double fx_uniform(uint64_t *s) {
+  /* splitmix64: a fixed sequence, the same on every machine */
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* side^3 dynamic bodies on a jittered lattice of spacing 0.9 (spheres r 0.5
+ * and boxes of half extents 0.4, 0.3, 0.35 alternating, random orientations
+ * and velocities); returns 0 or -1. */
+static inline int fx_mixed_scene(jl_scene *s, int side, uint64_t seed, int with_planes, int with_large) {
+  jl_error err = {0};
+  if (jl_scene_init(s, &err) != JL_OK) return -1;
+  jl_body_spec b;
+  jl_body_spec_default(&b);
+  uint64_t r = seed;
+  if (with_planes) {
+    double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+    if (jl_scene_add_plane(s, p0, nz, 0, &err) < 0) return -1;
+    double p1[3] = {-0.3, 0, 0}, nx[3] = {1, 0, 0};
+    if (jl_scene_add_plane(s, p1, nx, 0, &err) < 0) return -1;
+  }
+  if (with_large) {
+    b.shape = JL_SHAPE_BOX;
+    b.is_static = 1;
+    b.size[0] = 30.0;
+    b.size[1] = 30.0;
+    b.size[2] = 0.5;
+    b.pos[0] = 5.0;
+    b.pos[1] = 5.0;
+    b.pos[2] = -0.45;
+    if (jl_scene_add_body(s, &b, &err) < 0) return -1;
+    /* static spheres touching the large box: static pairs, never reported */
+    for (int k = 0; k < 3; ++k) {
+      jl_body_spec_default(&b);
+      b.is_static = 1;
+      b.size[0] = 0.5;
+      b.pos[0] = 0.9 * side + 0.6 * k;
+      b.pos[1] = 0.2;
+      b.pos[2] = 0.3;
+      if (jl_scene_add_body(s, &b, &err) < 0) return -1;
+    }
+  }
+  for (int x = 0; x < side; ++x)
+    for (int y = 0; y < side; ++y)
+      for (int z = 0; z < side; ++z) {
+        jl_body_spec_default(&b);
+        int box = (x + y + z) & 1;
+        b.shape = box ? JL_SHAPE_BOX : JL_SHAPE_SPHERE;
+        if (box) {
+          b.size[0] = 0.4;
+          b.size[1] = 0.3;
+          b.size[2] = 0.35;
+        } else {
+          b.size[0] = 0.5;
+        }
+        b.mass = 0.5 + fx_uniform(&r);
+        b.pos[0] = 0.9 * x + 0.1 * (fx_uniform(&r) - 0.5);
+        b.pos[1] = 0.9 * y + 0.1 * (fx_uniform(&r) - 0.5);
+        b.pos[2] = 0.35 + 0.9 * z + 0.1 * (fx_uniform(&r) - 0.5);
+        double q[4];
+        for (int k = 0; k < 4; ++k) q[k] = fx_uniform(&r) - 0.5;
+        if ((x + 2 * y + 3 * z) % 5 == 0) { /* some boxes axis-aligned: face contacts */
+          q[0] = 1.0;
+          q[1] = q[2] = q[3] = 0.0;
+        }
+        for (int k = 0; k < 4; ++k) b.quat[k] = q[k];
+        for (int k = 0; k < 3; ++k) {
+          b.vel[k] = fx_uniform(&r) - 0.5;
+          b.omega[k] = 4.0 * (fx_uniform(&r) - 0.5);
+        }
+        if (jl_scene_add_body(s, &b, &err) < 0) return -1;
+      }
+  return 0;
+}
+
+/* The contact problem of contacts c (laws from the scene's materials, the
+ * free velocity from integrate.h), as the stepper builds it; 0 or -1. */
+static inline int fx_problem(const jl_scene *s, const jl_contacts *c, jl_contact_problem *p, double *law,
+                      double *dv) {
+  jl_error err = {0};
+  int n = c->count;
+  jl_integrate_free_velocity(&s->bodies, s->gravity, s->dt, dv);
+  double *mu = law, *en = law + n, *et = law + 2 * n;
+  for (int i = 0; i < n; ++i) {
+    int m = s->bodies.material[c->body_a[i]] * JL_MATERIALS_MAX + s->bodies.material[c->body_b[i]];
+    mu[i] = s->mu[m];
+    en[i] = s->eps_n[m];
+    et[i] = s->eps_t[m];
+  }
+  jl_contact_law cl = {mu, en, et};
+  return jl_contact_setup(p, &s->bodies, c, &cl, dv, 0, 1, &err) == JL_OK ? 0 : -1;
+}
+
+/* The twin's problem (setup_twin.c) for the same contacts; 0 or -1. */
+static inline int fx_gpu_problem(const jl_scene *s, const jl_contacts *c, jl_gpu_problem *p,
+                                 double *dv, int build_g) {
+  jl_error err = {0};
+  jl_integrate_free_velocity(&s->bodies, s->gravity, s->dt, dv);
+  return jl_setup_twin(p, &s->bodies, c, s->mu, s->eps_n, s->eps_t, JL_MATERIALS_MAX, dv, build_g,
+                       &err) == JL_OK ? 0 : -1;
+}
+
+static inline double fx_rel(double x, double y) {
+  double d = x > y ? x - y : y - x, m = (x > 0 ? x : -x) + (y > 0 ? y : -y);
+  return d == 0.0 ? 0.0 : d / (m > 1e-300 ? m : 1e-300);
+}
+
+/* The reference problem against the twin's, through the fields both layouts
+ * have: -1 when the structure differs (bodies, frames, body CSR, G's
+ * pattern: these must be equal), else the largest relative difference of c,
+ * mu, diag and G's blocks (0 when bit for bit). */
+static inline double fx_problem_diff(const jl_contact_problem *r, const jl_gpu_problem *t, int g) {
+  if (r->n != t->n || r->nbodies != t->nbodies) return -1.0;
+  size_t n = (size_t)r->n, nb = (size_t)r->nbodies;
+  if (memcmp(r->ka, t->ka, n * sizeof(int)) || memcmp(r->kb, t->kb, n * sizeof(int)) ||
+      memcmp(r->frame, t->frame, 9 * n * sizeof(double)) ||
+      memcmp(r->body_ptr, t->body_ptr, (nb + 1) * sizeof(int)) ||
+      memcmp(r->body_contact, t->body_contact, (size_t)r->body_ptr[nb] * sizeof(int)))
+    return -1.0;
+  double worst = 0.0, d;
+  for (size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 3; ++k)
+      if ((d = fx_rel(r->c[3 * i + k], t->c[3 * i + k])) > worst) worst = d;
+    for (int k = 0; k < 2; ++k)
+      if ((d = fx_rel(r->diag[2 * i + k], t->diag[2 * i + k])) > worst) worst = d;
+    if ((d = fx_rel(r->mu[i], t->mu[i])) > worst) worst = d;
+  }
+  if (!g) return worst;
+  if (!r->has_g || !t->has_g || r->nnz != t->nnz ||
+      memcmp(r->rowptr, t->rowptr, (n + 1) * sizeof(int)) ||
+      memcmp(r->col, t->col, (size_t)r->nnz * sizeof(int)))
+    return -1.0;
+  for (size_t e = 0; e < 9 * (size_t)r->nnz; ++e) {
+    /* relative to the block's diagonal scale: off-diagonal entries can cancel to ~0 */
+    double scale = fabs(r->blocks[e - e % 9]) + fabs(r->blocks[e - e % 9 + 4]) + 1e-300;
+    double x = r->blocks[e], y = t->blocks[e];
+    if ((d = (x > y ? x - y : y - x) / scale) > worst) worst = d;
+  }
+  return worst;
+}
+
+/* Largest difference of two arrays relative to the larger one's max |x|. */
+static inline double fx_array_diff(const double *x, const double *y, size_t n) {
+  double worst = 0.0, scale = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    double d = x[i] > y[i] ? x[i] - y[i] : y[i] - x[i];
+    if (d > worst) worst = d;
+    if (fabs(x[i]) > scale) scale = fabs(x[i]);
+  }
+  return worst == 0.0 ? 0.0 : worst / (scale > 0.0 ? scale : 1.0);
+}
+
+#endif

@@ -1,0 +1,434 @@
+/* The CPU twins of the scene pipeline's kernels against the reference path
+ * and known answers: integrate.h against the stepper (bit for bit) and the
+ * exact rotation of a half step; the gyroscopic term of a box by hand;
+ * broad_math.h against broad_phase.c (bit for bit); the JOR twin
+ * (prox_math.h, the device's schedule) against jl_prox_solve's
+ * matrix-free JOR (bit for bit, same iterations and restarts). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "broad_math.h"
+#include "broad_phase.h"
+#include "collide.h"
+#include "grid_pairs.h"
+#include "integrate.h"
+#include "prox_math.h"
+#include "scene.h"
+#include "scene_fixtures.h"
+#include "scene_step.h"
+#include "setup_math.h"
+#include "step_twin.h"
+
+/* The twins compute with contact_setup.h's compact rows (setup_math.h); a
+ * reference that still stores full W rows rounds differently, so the twins
+ * are held to it within these bounds (0 differences once both compute alike). */
+#define JL_TWIN_TOL 1e-12      /* relative, setup values */
+#define JL_TWIN_ITER_SLACK 2   /* a stop test at the tolerance's edge may move */
+
+static void copy_bodies(const jl_bodies *from, jl_bodies *to) {
+  jl_error err = {0};
+  assert_int_equal(jl_bodies_init(to, from->count, &err), JL_OK);
+  size_t n = (size_t)from->count;
+  to->count = from->count;
+  memcpy(to->shape, from->shape, n);
+  memcpy(to->is_static, from->is_static, n);
+  memcpy(to->material, from->material, n * sizeof(int));
+  memcpy(to->size, from->size, 3 * n * sizeof(double));
+  memcpy(to->pos, from->pos, 3 * n * sizeof(double));
+  memcpy(to->quat, from->quat, 4 * n * sizeof(double));
+  memcpy(to->vel, from->vel, 3 * n * sizeof(double));
+  memcpy(to->omega, from->omega, 3 * n * sizeof(double));
+  memcpy(to->inv_mass, from->inv_mass, n * sizeof(double));
+  memcpy(to->inv_inertia, from->inv_inertia, 3 * n * sizeof(double));
+}
+
+/* Bodies far apart (no contacts): the stepper's step is half step, free
+ * velocity, half step; the twin must give the same bits. */
+static void test_integrate_matches_stepper(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(&s, 3, 7, 0, 0), 0);
+  for (int k = 0; k < s.bodies.count; ++k)  /* spread out: nothing touches */
+    for (int d = 0; d < 3; ++d) s.bodies.pos[3 * k + d] *= 10.0;
+  s.bodies.is_static[4] = 1;  /* a static body keeps its pose */
+  s.bodies.inv_mass[4] = 0.0;
+  for (int d = 0; d < 3; ++d) s.bodies.inv_inertia[3 * 4 + d] = 0.0;
+  jl_bodies twin;
+  copy_bodies(&s.bodies, &twin);
+  double *dv = malloc(6 * sizeof(double) * (size_t)twin.count);
+  assert_non_null(dv);
+  jl_stepper st;
+  assert_int_equal(jl_stepper_init(&st, &s, 1, &err), JL_OK);
+  for (int step = 0; step < 5; ++step) {
+    jl_step_stats ss;
+    assert_int_equal(jl_stepper_step(&st, &ss, &err), JL_OK);
+    assert_int_equal(ss.contacts, 0);
+    jl_integrate_half_step(&twin, 0.5 * s.dt);
+    jl_integrate_free_velocity(&twin, s.gravity, s.dt, dv);
+    for (int k = 0; k < twin.count; ++k)
+      for (int d = 0; d < 3; ++d) {
+        if (twin.is_static[k]) continue;
+        twin.vel[3 * k + d] += dv[6 * k + d];
+        twin.omega[3 * k + d] += dv[6 * k + 3 + d];
+      }
+    jl_integrate_half_step(&twin, 0.5 * s.dt);
+  }
+  size_t n = (size_t)twin.count;
+  assert_memory_equal(twin.pos, s.bodies.pos, 3 * n * sizeof(double));
+  assert_memory_equal(twin.quat, s.bodies.quat, 4 * n * sizeof(double));
+  assert_memory_equal(twin.vel, s.bodies.vel, 3 * n * sizeof(double));
+  assert_memory_equal(twin.omega, s.bodies.omega, 3 * n * sizeof(double));
+  jl_stepper_free(&st);
+  jl_bodies_free(&twin);
+  free(dv);
+  jl_scene_free(&s);
+}
+
+/* A half step of h at omega about z turns by exactly 2 atan(h w / 2) (the
+ * renormalised first-order quaternion update) and keeps unit length. */
+static void test_quat_advance_rotation(void **state) {
+  (void)state;
+  double q[4] = {1, 0, 0, 0}, w[3] = {0, 0, 2.5}, h = 1e-3;
+  int steps = 2000;
+  for (int i = 0; i < steps; ++i) jl_int_quat_advance(q, w, h);
+  double angle = 2.0 * atan2(q[3], q[0]);
+  double expect = steps * 2.0 * atan(0.5 * h * w[2]);
+  assert_true(fabs(angle - expect) < 1e-12);
+  assert_true(fabs(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1.0) < 1e-15);
+  assert_true(q[1] == 0.0 && q[2] == 0.0);
+}
+
+/* Axis-aligned box, omega = (1, 1, 0): omega x I omega = (0, 0, I2 - I1), so
+ * dv_angular = (0, 0, -(I2 - I1) dt / I3); linear part g dt exactly. */
+static void test_free_velocity_gyroscopic(void **state) {
+  (void)state;
+  uint8_t st[1] = {0};
+  double quat[4] = {1, 0, 0, 0}, omega[3] = {1, 1, 0};
+  double I[3] = {2.0, 5.0, 4.0}, ii[3] = {1.0 / 2.0, 1.0 / 5.0, 1.0 / 4.0};
+  double g[3] = {0.5, 0, -9.81}, dt = 0.01, dv[6];
+  jl_int_free_velocity_body(st, quat, omega, ii, g, dt, 0, dv);
+  assert_true(dv[0] == 0.5 * dt && dv[1] == 0.0 && dv[2] == -9.81 * dt);
+  assert_true(fabs(dv[3]) < 1e-15 && fabs(dv[4]) < 1e-15);
+  assert_true(fabs(dv[5] - (-(I[1] - I[0]) * dt / I[2])) < 1e-14);
+  /* sphere-like inertia: no gyroscopic term; static: all zero */
+  double iso[3] = {0.4, 0.4, 0.4}, q2[4] = {0.5, 0.5, -0.5, 0.5}, w2[3] = {3, -1, 2};
+  jl_int_free_velocity_body(st, q2, w2, iso, g, dt, 0, dv);
+  for (int d = 3; d < 6; ++d) assert_true(fabs(dv[d]) < 1e-14);
+  st[0] = 1;
+  jl_int_free_velocity_body(st, q2, w2, iso, g, dt, 0, dv);
+  for (int d = 0; d < 6; ++d) assert_true(dv[d] == 0.0);
+}
+
+/* broad_math.h against broad_phase.c, bit for bit, over a mixed scene. */
+static void test_broad_math_matches_cpu(void **state) {
+  (void)state;
+  jl_scene s;
+  assert_int_equal(fx_mixed_scene(&s, 4, 11, 1, 1), 0);
+  const jl_bodies *b = &s.bodies;
+  double margin = 0.02;
+  int overlaps = 0, near = 0;
+  for (int i = 0; i < b->count; ++i) {
+    if (b->shape[i] == JL_SHAPE_PLANE) continue;
+    double x[6], y[6];
+    jl_body_aabb(b, i, margin, x);
+    jl_bm_aabb(b->shape, b->size, b->pos, b->quat, i, margin, y);
+    assert_memory_equal(x, y, sizeof x);
+    for (int j = 0; j < b->count; ++j) {
+      if (b->shape[j] == JL_SHAPE_PLANE) {
+        int a = jl_aabb_near_plane(b, j, x, margin);
+        assert_int_equal(a, jl_bm_near_plane(b->pos, b->size, j, y, margin));
+        near += a;
+        continue;
+      }
+      double z[6];
+      jl_body_aabb(b, j, margin, z);
+      int a = jl_aabb_overlap(x, z);
+      assert_int_equal(a, jl_bm_overlap(y, z));
+      overlaps += a;
+    }
+  }
+  assert_true(overlaps > b->count && near > 10);  /* the scene does exercise both tests */
+  jl_scene_free(&s);
+}
+
+/* The device broad phase's algorithm (grid_twin.c, grid_pairs.h) finds the
+ * CPU's pairs: same set, same order. */
+static void compare_pairs(const jl_scene *s, double margin, int min_pairs) {
+  jl_error err = {0};
+  jl_broad_phase bp;
+  assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
+  assert_int_equal(jl_broad_phase_run(&s->bodies, margin, 2, &bp, &err), JL_OK);
+  uint64_t *pairs = NULL;
+  long long count = -1;
+  assert_int_equal(jl_grid_twin_pairs(&s->bodies, margin, &pairs, &count, &err), JL_OK);
+  assert_int_equal(count, bp.pair_count);
+  assert_true(count >= min_pairs);
+  for (long long p = 0; p < count; ++p) {
+    assert_int_equal((int)(pairs[p] >> 32), bp.pair_a[p]);
+    assert_int_equal((int)(uint32_t)pairs[p], bp.pair_b[p]);
+  }
+  free(pairs);
+  jl_broad_phase_free(&bp);
+}
+
+static void test_grid_twin_pairs_match_cpu(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(&s, 8, 21, 1, 1), 0);
+  compare_pairs(&s, 0.02, 4000);
+  compare_pairs(&s, 0.0, 3000);
+  jl_scene_free(&s);
+  assert_int_equal(fx_mixed_scene(&s, 5, 9, 0, 0), 0);
+  compare_pairs(&s, 0.1, 500);
+  jl_scene_free(&s);
+  /* only static bodies: no pairs */
+  assert_int_equal(fx_mixed_scene(&s, 2, 4, 1, 1), 0);
+  for (int k = 0; k < s.bodies.count; ++k) s.bodies.is_static[k] = 1;
+  compare_pairs(&s, 0.02, 0);
+  jl_scene_free(&s);
+  /* spheres touching exactly, on a plane: boundary cases of the cells */
+  assert_int_equal(jl_scene_init(&s, &err), JL_OK);
+  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+  assert_true(jl_scene_add_plane(&s, p0, nz, 0, &err) >= 0);
+  jl_body_spec b;
+  jl_body_spec_default(&b);
+  b.mass = 1.0;
+  int counts[3] = {9, 9, 9};
+  double origin[3] = {0, 0, 0.5};
+  assert_int_equal(jl_scene_gen_sphere_grid(&s, &b, 0.5, counts, 1.0, origin, &err), JL_OK);
+  compare_pairs(&s, 0.0, 3 * 8 * 81 + 81);
+  /* and a long thin box that the grid leaves out (large), lying across them */
+  jl_body_spec_default(&b);
+  b.shape = JL_SHAPE_BOX;
+  b.size[0] = 100.0;
+  b.size[1] = 0.2;
+  b.size[2] = 0.2;
+  b.pos[0] = 4.0;
+  b.pos[1] = 4.0;
+  b.pos[2] = 4.0;
+  assert_true(jl_scene_add_body(&s, &b, &err) >= 0);
+  compare_pairs(&s, 0.0, 3 * 8 * 81 + 81 + 18);
+  jl_scene_free(&s);
+}
+
+/* Two materials with restitution, so c and mu vary per contact. */
+static void add_materials(jl_scene *s) {
+  jl_error err = {0};
+  int m = jl_scene_add_material(s, "bouncy", 500.0, &err);
+  assert_int_equal(m, 1);
+  jl_scene_set_pair(s, 0, 1, 0.3, 0.5, 0.1);
+  jl_scene_set_pair(s, 1, 1, 0.8, 0.9, 0.2);
+  for (int k = 0; k < s->bodies.count; ++k)
+    if (k % 3 == 1) s->bodies.material[k] = 1;
+}
+
+/* setup_math.h + the device's steps (setup_twin.c) against jl_contact_setup. */
+static void test_setup_twin_matches_cpu(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(&s, 5, 13, 1, 1), 0);
+  add_materials(&s);
+  jl_broad_phase bp;
+  jl_contacts c;
+  assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
+  assert_int_equal(jl_contacts_init(&c, 64, &err), JL_OK);
+  assert_int_equal(jl_collide(&s.bodies, 0.02, 1, &bp, &c, &err), JL_OK);
+  int n = c.count;
+  assert_true(n > 200);
+  double *law = malloc(3 * sizeof(double) * (size_t)n);
+  double *dv = malloc(6 * sizeof(double) * (size_t)s.bodies.count);
+  assert_true(law && dv);
+  jl_contact_problem ref;
+  jl_gpu_problem twin;
+  memset(&ref, 0, sizeof ref);
+  memset(&twin, 0, sizeof twin);
+  assert_int_equal(fx_problem(&s, &c, &ref, law, dv), 0);  /* without G */
+  assert_int_equal(jl_setup_twin(&twin, &s.bodies, &c, s.mu, s.eps_n, s.eps_t, JL_MATERIALS_MAX,
+                                 dv, 0, &err), JL_OK);
+  double d0 = fx_problem_diff(&ref, &twin, 0);
+  jl_contact_law cl = {law, law + n, law + 2 * n};
+  assert_int_equal(jl_contact_setup(&ref, &s.bodies, &c, &cl, dv, 1, 2, &err), JL_OK);
+  assert_int_equal(jl_setup_twin(&twin, &s.bodies, &c, s.mu, s.eps_n, s.eps_t, JL_MATERIALS_MAX,
+                                 dv, 1, &err), JL_OK);
+  double d1 = fx_problem_diff(&ref, &twin, 1);
+  print_message("setup twin vs jl_contact_setup: largest relative difference %g (c, diag), %g (G)\n",
+                d0, d1);
+  /* same structure; values to rounding (bit for bit once the reference
+   * computes with contact_setup.h's compact rows, as setup_math.h does) */
+  assert_true(d0 >= 0.0 && d0 <= JL_TWIN_TOL);
+  assert_true(d1 >= 0.0 && d1 <= JL_TWIN_TOL);
+  /* the laws did vary: restitution shows in c, friction in mu */
+  int bouncy = 0;
+  for (int i = 0; i < n; ++i) bouncy += twin.mu[i] != 0.5;
+  assert_true(bouncy > 10 && bouncy < n);
+  jl_contact_problem_free(&ref);
+  jl_gpu_problem_free(&twin);
+  free(law);
+  free(dv);
+  jl_contacts_free(&c);
+  jl_broad_phase_free(&bp);
+  jl_scene_free(&s);
+}
+
+/* JOR twin against jl_prox_solve's matrix-free JOR on a real contact problem. */
+static void compare_jor(double alpha, double tol, int max_iter, int threads, int expect_restart,
+                        double impulse_tol, int on_g) {
+  jl_scene s;
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(&s, 4, 3, 1, 1), 0);
+  jl_broad_phase bp;
+  jl_contacts c;
+  assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
+  assert_int_equal(jl_contacts_init(&c, 64, &err), JL_OK);
+  assert_int_equal(jl_collide(&s.bodies, 0.02, 1, &bp, &c, &err), JL_OK);
+  int n = c.count;
+  assert_true(n > 100);
+  double *law = malloc(3 * sizeof(double) * (size_t)n);
+  double *dv = malloc(6 * sizeof(double) * (size_t)s.bodies.count);
+  double *l1 = calloc(3 * (size_t)n, sizeof(double)), *l2 = calloc(3 * (size_t)n, sizeof(double));
+  assert_true(law && dv && l1 && l2);
+  jl_contact_problem p;
+  jl_gpu_problem tp;
+  memset(&p, 0, sizeof p);
+  memset(&tp, 0, sizeof tp);
+  assert_int_equal(fx_problem(&s, &c, &p, law, dv), 0);
+  if (on_g) assert_int_equal(jl_contact_build_g(&p, 1, &err), JL_OK);
+  assert_int_equal(fx_gpu_problem(&s, &c, &tp, dv, on_g), 0);
+  for (int i = 0; i < n; ++i) /* a warm start that is not zero */
+    l1[3 * i] = l2[3 * i] = 1e-3 * (i % 7);
+  jl_prox_opts o;
+  jl_prox_opts_default(&o);
+  o.kind = JL_SOLVER_JOR;
+  o.matrix_free = !on_g;
+  o.alpha = alpha;
+  o.tol_abs = tol;
+  o.tol_rel = tol;
+  o.max_iter = max_iter;
+  o.threads = threads;
+  o.min_per_thread = 1;
+  jl_prox_ws w1 = {0}, w2 = {0};
+  jl_prox_stats s1, s2;
+  assert_int_equal(jl_prox_solve(&p, &o, l1, &w1, &s1, &err), JL_OK);
+  assert_int_equal(jl_jor_twin_solve(&tp, &o, l2, &w2, &s2, &err), JL_OK);
+  double d = fx_array_diff(l1, l2, 3 * (size_t)n);
+  print_message("JOR twin vs jl_prox_solve: iterations %d / %d, largest difference %g of max |L|\n",
+                s1.iterations, s2.iterations, d);
+  assert_int_equal(s1.converged, s2.converged);
+  assert_int_equal(s1.restarts, s2.restarts);
+  assert_true(abs(s1.iterations - s2.iterations) <= JL_TWIN_ITER_SLACK);
+  assert_true(d <= impulse_tol);
+  if (tol == 0.0) assert_int_equal(s2.iterations, max_iter);
+  if (expect_restart) assert_true(s2.restarts > 0);
+  if (tol > 0.0 && !expect_restart) assert_true(s2.converged && s2.iterations > 10);
+  jl_prox_ws_free(&w1);
+  jl_prox_ws_free(&w2);
+  jl_contact_problem_free(&p);
+  jl_gpu_problem_free(&tp);
+  free(law);
+  free(dv);
+  free(l1);
+  free(l2);
+  jl_contacts_free(&c);
+  jl_broad_phase_free(&bp);
+  jl_scene_free(&s);
+}
+
+static void test_jor_twin_converges_like_cpu(void **state) {
+  (void)state;
+  compare_jor(0.3, 1e-7, 3000, 1, 0, 1e-12, 0);
+  compare_jor(0.3, 1e-7, 3000, 3, 0, 1e-12, 0);
+  compare_jor(0.3, 1e-7, 3000, 2, 0, 1e-12, 1);  /* on G */
+}
+
+static void test_jor_twin_fixed_iterations(void **state) {
+  (void)state;
+  compare_jor(0.5, 0.0, 37, 2, 0, 1e-12, 0);
+  compare_jor(0.5, 0.0, 37, 1, 0, 1e-12, 1);
+}
+
+static void test_jor_twin_restarts_like_cpu(void **state) {
+  (void)state;
+  /* alpha 1.9 makes Jacobi diverge on this coupled pile: both halve it alike */
+  compare_jor(1.9, 1e-9, 2000, 2, 1, 1e-12, 0);
+  compare_jor(1.9, 1e-9, 2000, 2, 1, 1e-12, 1);
+}
+
+/* The device step's schedule (step_twin.c) against jl_stepper_step with
+ * matrix-free JOR and warm starts: the same bodies bit for bit each step. */
+static void test_step_twin_matches_stepper(void **state) {
+  (void)state;
+  jl_scene s, t;
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(&s, 4, 8, 1, 1), 0);
+  assert_int_equal(fx_mixed_scene(&t, 4, 8, 1, 1), 0);
+  add_materials(&s);
+  add_materials(&t);
+  jl_scene *both[2] = {&s, &t};
+  for (int k = 0; k < 2; ++k) {
+    both[k]->solver.kind = JL_SOLVER_JOR;
+    both[k]->solver.matrix_free = 1;
+    both[k]->solver.alpha = 0.3;
+    both[k]->solver.tol_abs = both[k]->solver.tol_rel = 1e-6;
+    both[k]->solver.max_iter = 300;
+    both[k]->solver.warm_start = 1;
+    both[k]->contact_tol = 1e-3;
+  }
+  jl_stepper st;
+  assert_int_equal(jl_stepper_init(&st, &s, 2, &err), JL_OK);
+  jl_step_twin tw;
+  memset(&tw, 0, sizeof tw);
+  size_t n = (size_t)s.bodies.count;
+  int warm_hits = 0;
+  double worst[4] = {0, 0, 0, 0};
+  for (int step = 0; step < 25; ++step) {
+    jl_step_stats a;
+    jl_step_twin_stats b;
+    assert_int_equal(jl_stepper_step(&st, &a, &err), JL_OK);
+    assert_int_equal(jl_step_twin_step(&tw, &t, &b, &err), JL_OK);
+    assert_int_equal(a.contacts, b.contacts);
+    assert_true(abs(a.iterations - b.iterations) <= JL_TWIN_ITER_SLACK);
+    double dp = fx_array_diff(s.bodies.pos, t.bodies.pos, 3 * n);
+    double dq = fx_array_diff(s.bodies.quat, t.bodies.quat, 4 * n);
+    double du = fx_array_diff(s.bodies.vel, t.bodies.vel, 3 * n);
+    double dw = fx_array_diff(s.bodies.omega, t.bodies.omega, 3 * n);
+    if (dp > worst[0]) worst[0] = dp;
+    if (dq > worst[1]) worst[1] = dq;
+    if (du > worst[2]) worst[2] = du;
+    if (dw > worst[3]) worst[3] = dw;
+    assert_true(dp <= 1e-12 && dq <= 1e-12 && du <= 1e-12 && dw <= 1e-12);
+    assert_true(b.contacts > 50);
+    warm_hits += step > 0 && b.iterations < 300;
+  }
+  assert_true(warm_hits > 0);
+  print_message("step twin vs jl_stepper_step, 25 steps: largest relative difference pos %g "
+                "quat %g vel %g omega %g\n", worst[0], worst[1], worst[2], worst[3]);
+  jl_stepper_free(&st);
+  jl_step_twin_free(&tw);
+  jl_scene_free(&s);
+  jl_scene_free(&t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_integrate_matches_stepper),
+    cmocka_unit_test(test_quat_advance_rotation),
+    cmocka_unit_test(test_free_velocity_gyroscopic),
+    cmocka_unit_test(test_broad_math_matches_cpu),
+    cmocka_unit_test(test_grid_twin_pairs_match_cpu),
+    cmocka_unit_test(test_setup_twin_matches_cpu),
+    cmocka_unit_test(test_jor_twin_converges_like_cpu),
+    cmocka_unit_test(test_jor_twin_fixed_iterations),
+    cmocka_unit_test(test_jor_twin_restarts_like_cpu),
+    cmocka_unit_test(test_step_twin_matches_stepper),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
