@@ -106,7 +106,7 @@ struct jl_state_and_buf {
 };
 
 // Copies a problem set up on the host into the arena (the device setup writes the same arrays).
-extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, char *msg,
+extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
                                          int msg_len) {
   int n = p->n, nb = p->nbodies;
   g->p_n = 0;

@@ -25,14 +25,14 @@ static int jl_twin_reserve(jl_prox_ws *ws, int n, int nb, jl_error *err) {
   return JL_OK;
 }
 
-static void jl_twin_du(const jl_gpu_problem *p, const double *lam, double *du) {
+static void jl_twin_du(const jl_contact_problem *p, const double *lam, double *du) {
   if (!du) return;  /* on G: no per-body velocity changes */
   for (int k = 0; k < p->nbodies; ++k)
     jl_pm_du_body(k, p->body_ptr, p->body_contact, p->ka, p->frame, p->irx, p->im, lam,
                   du + 6 * (size_t)k);
 }
 
-int jl_jor_twin_solve(const jl_gpu_problem *p, const jl_prox_opts *o, double *lambda,
+int jl_jor_twin_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *lambda,
                       jl_prox_ws *ws, jl_prox_stats *st, jl_error *err) {
   memset(st, 0, sizeof *st);
   st->alpha = o->alpha;

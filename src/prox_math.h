@@ -1,7 +1,7 @@
 /* Per-contact and per-body arithmetic of the prox solvers (prox_solver.c),
  * shared by the CPU twin (jor_twin.c) and the CUDA JOR kernels
  * (kernels/scene_prox.cu), so both give the same bits. Arrays are those of
- * jl_gpu_problem (setup_math.h: contact_setup.h's compact layout). */
+ * jl_contact_problem (contact_setup.h), the reference's and the device's. */
 #ifndef JL_PROX_MATH_H
 #define JL_PROX_MATH_H
 
@@ -125,7 +125,7 @@ JL_HD static inline void jl_pm_decide(jl_pm_state *s, double res, int ok, int ma
  * schedule (update all contacts from lam into lam2, rebuild du per body when
  * matrix-free, decide, swap), sequential; on G (block CSR, p->has_g) when
  * o->matrix_free is 0. ws grows as needed; the result ends in lambda. */
-int jl_jor_twin_solve(const jl_gpu_problem *p, const jl_prox_opts *o, double *lambda,
+int jl_jor_twin_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *lambda,
                       jl_prox_ws *ws, jl_prox_stats *st, jl_error *err);
 
 #ifdef __cplusplus

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "setup_math.h"
 #include "team.h"
 
 void jl_prox_opts_default(jl_prox_opts *o) {
@@ -62,16 +63,16 @@ static void jl_xi(const jl_solve *s, int i, const double *src, double xi[3]) {
   }
   int ka = p->ka[i], kb = p->kb[i];
   for (int d = 0; d < 3; ++d) {
-    if (ka >= 0) xi[d] += jl_w_row_dot(p, i, 0, d, s->du + 6 * (size_t)ka);
-    if (kb >= 0) xi[d] += jl_w_row_dot(p, i, 1, d, s->du + 6 * (size_t)kb);
+    if (ka >= 0) xi[d] += jl_sm_w_row_dot(p->frame, p->rx, i, 0, d, s->du + 6 * (size_t)ka);
+    if (kb >= 0) xi[d] += jl_sm_w_row_dot(p->frame, p->rx, i, 1, d, s->du + 6 * (size_t)kb);
   }
 }
 
 /* du_K += (M^-1 W_iK) d for both dynamic bodies of contact i. */
 static void jl_du_add(jl_solve *s, int i, const double d[3]) {
   const jl_contact_problem *p = s->p;
-  if (p->ka[i] >= 0) jl_mw_add(p, i, 0, d, s->du + 6 * (size_t)p->ka[i]);
-  if (p->kb[i] >= 0) jl_mw_add(p, i, 1, d, s->du + 6 * (size_t)p->kb[i]);
+  if (p->ka[i] >= 0) jl_sm_mw_add(p->frame, p->irx, p->im, i, 0, d, s->du + 6 * (size_t)p->ka[i]);
+  if (p->kb[i] >= 0) jl_sm_mw_add(p->frame, p->irx, p->im, i, 1, d, s->du + 6 * (size_t)p->kb[i]);
 }
 
 /* du of bodies [lo, hi) from scratch, contacts in ascending order. */
@@ -81,7 +82,7 @@ static void jl_du_rebuild(jl_solve *s, const double *lam, int lo, int hi) {
     double acc[6] = {0, 0, 0, 0, 0, 0};
     for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e) {
       int i = p->body_contact[e];
-      jl_mw_add(p, i, p->ka[i] == k ? 0 : 1, lam + 3 * (size_t)i, acc);
+      jl_sm_mw_add(p->frame, p->irx, p->im, i, p->ka[i] == k ? 0 : 1, lam + 3 * (size_t)i, acc);
     }
     memcpy(s->du + 6 * (size_t)k, acc, sizeof acc);
   }

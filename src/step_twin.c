@@ -14,7 +14,7 @@ void jl_step_twin_free(jl_step_twin *t) {
   if (!t) return;
   jl_broad_phase_free(&t->bp);
   jl_contacts_free(&t->contacts);
-  jl_gpu_problem_free(&t->prob);
+  jl_contact_problem_free(&t->prob);
   jl_prox_ws_free(&t->ws);
   free(t->lambda);
   free(t->dv);
@@ -90,7 +90,7 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
   jl_prox_stats ps;
   if ((rc = jl_jor_twin_solve(&t->prob, &o, t->lambda, &t->ws, &ps, err))) return rc;
   /* 6, 7: end velocities, end positions */
-  const jl_gpu_problem *p = &t->prob;
+  const jl_contact_problem *p = &t->prob;
   for (int k = 0; k < nb; ++k)
     jl_st_end_velocity_body(k, b->is_static, t->dv, p->body_ptr, p->body_contact, p->ka,
                             p->frame, p->irx, p->im, t->lambda, b->vel, b->omega);

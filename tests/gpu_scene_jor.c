@@ -26,7 +26,7 @@
 typedef struct jor_case {
   jl_scene s;
   jl_contacts c;
-  jl_gpu_problem p;
+  jl_contact_problem p;
   double *dv;
   jl_scene_gpu *g;
 } jor_case;
@@ -51,7 +51,7 @@ static void make_case(jor_case *k, int side, int build_g) {
 
 static void free_case(jor_case *k) {
   jl_scene_gpu_destroy(k->g);
-  jl_gpu_problem_free(&k->p);
+  jl_contact_problem_free(&k->p);
   jl_contacts_free(&k->c);
   free(k->dv);
   jl_scene_free(&k->s);

@@ -248,7 +248,7 @@ static void test_setup_twin_matches_cpu(void **state) {
   double *dv = malloc(6 * sizeof(double) * (size_t)s.bodies.count);
   assert_true(law && dv);
   jl_contact_problem ref;
-  jl_gpu_problem twin;
+  jl_contact_problem twin;
   memset(&ref, 0, sizeof ref);
   memset(&twin, 0, sizeof twin);
   assert_int_equal(fx_problem(&s, &c, &ref, law, dv), 0);  /* without G */
@@ -271,7 +271,7 @@ static void test_setup_twin_matches_cpu(void **state) {
   for (int i = 0; i < n; ++i) bouncy += twin.mu[i] != 0.5;
   assert_true(bouncy > 10 && bouncy < n);
   jl_contact_problem_free(&ref);
-  jl_gpu_problem_free(&twin);
+  jl_contact_problem_free(&twin);
   free(law);
   free(dv);
   jl_contacts_free(&c);
@@ -297,7 +297,7 @@ static void compare_jor(double alpha, double tol, int max_iter, int threads, int
   double *l1 = calloc(3 * (size_t)n, sizeof(double)), *l2 = calloc(3 * (size_t)n, sizeof(double));
   assert_true(law && dv && l1 && l2);
   jl_contact_problem p;
-  jl_gpu_problem tp;
+  jl_contact_problem tp;
   memset(&p, 0, sizeof p);
   memset(&tp, 0, sizeof tp);
   assert_int_equal(fx_problem(&s, &c, &p, law, dv), 0);
@@ -332,7 +332,7 @@ static void compare_jor(double alpha, double tol, int max_iter, int threads, int
   jl_prox_ws_free(&w1);
   jl_prox_ws_free(&w2);
   jl_contact_problem_free(&p);
-  jl_gpu_problem_free(&tp);
+  jl_contact_problem_free(&tp);
   free(law);
   free(dv);
   free(l1);
