@@ -1,7 +1,7 @@
-/* Per-body tests of the broad phase (broad_phase.c), shared by the CPU twin
- * and the CUDA broad-phase kernels (kernels/scene_collide.cu): inflated
- * AABBs, box overlap, box near a plane. Same bits on both sides, so both
- * find the same candidate pairs. */
+/* Per-body tests of the broad phase, the one source for the CPU broad phase
+ * (broad_phase.c), its device twin (grid_twin.c) and the CUDA broad-phase
+ * kernels (kernels/scene_collide.cu): inflated AABBs, box overlap, box near
+ * a plane. Same bits everywhere, so all find the same candidate pairs. */
 #ifndef JL_BROAD_MATH_H
 #define JL_BROAD_MATH_H
 
