@@ -35,6 +35,15 @@ JL_HD static inline void jl_bm_aabb(const uint8_t *shape, const double *size, co
   }
 }
 
+/* The longest edge of a box: a dynamic body's share of the mean that sets the
+ * grid's cell edge. */
+JL_HD static inline double jl_bm_longest_edge(const double box[6]) {
+  double e = box[3] - box[0];
+  if (box[4] - box[1] > e) e = box[4] - box[1];
+  if (box[5] - box[2] > e) e = box[5] - box[2];
+  return e;
+}
+
 JL_HD static inline int jl_bm_overlap(const double a[6], const double b[6]) {
   return a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] &&
          b[2] <= a[5];

@@ -374,10 +374,7 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
       if (!isfinite(b[k]) || !isfinite(b[3 + k]))
         return jl_error_set(err, JL_ERR_INPUT, "body %d: position or size is not finite", i);
     if (!bodies->is_static[i]) {
-      double e = b[3] - b[0];
-      if (b[4] - b[1] > e) e = b[4] - b[1];
-      if (b[5] - b[2] > e) e = b[5] - b[2];
-      sum += e;
+      sum += jl_bm_longest_edge(b);
       dyn++;
     }
   }

@@ -6,25 +6,6 @@
 
 #include "prox_math.h"
 
-static int jl_twin_reserve(jl_prox_ws *ws, int n, int nb, jl_error *err) {
-  if (n > ws->cap) {
-    int cap = n + n / 2 + 16;
-    double *a = realloc(ws->lam2, 3 * sizeof(double) * (size_t)cap);
-    if (a) ws->lam2 = a;
-    double *b = realloc(ws->init, 3 * sizeof(double) * (size_t)cap);
-    if (b) ws->init = b;
-    if (!a || !b) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-    ws->cap = cap;
-  }
-  if (nb > ws->body_cap) {
-    double *d = realloc(ws->du, 6 * sizeof(double) * (size_t)nb);
-    if (!d) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d bodies", nb);
-    ws->du = d;
-    ws->body_cap = nb;
-  }
-  return JL_OK;
-}
-
 static void jl_twin_du(const jl_contact_problem *p, const double *lam, double *du) {
   if (!du) return;  /* on G: no per-body velocity changes */
   for (int k = 0; k < p->nbodies; ++k)
@@ -49,7 +30,7 @@ int jl_jor_twin_solve(const jl_contact_problem *p, const jl_prox_opts *o, double
   int on_g = !o->matrix_free;
   if (on_g && !p->has_g)
     return jl_error_set(err, JL_ERR_INTERNAL, "JOR on G without the Delassus matrix");
-  int rc = jl_twin_reserve(ws, n, p->nbodies, err);
+  int rc = jl_prox_ws_reserve(ws, n, p->nbodies, err);
   if (rc) return rc;
   double *du = on_g ? NULL : ws->du;
   memcpy(ws->init, lambda, 3 * sizeof(double) * (size_t)n);

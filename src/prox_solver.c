@@ -33,6 +33,25 @@ void jl_prox_ws_free(jl_prox_ws *ws) {
   memset(ws, 0, sizeof *ws);
 }
 
+int jl_prox_ws_reserve(jl_prox_ws *ws, int n, int nbodies, jl_error *err) {
+  if (n > ws->cap) {
+    int cap = n + n / 2 + 16;
+    double *a = realloc(ws->lam2, 3 * sizeof(double) * (size_t)cap);
+    if (a) ws->lam2 = a;
+    double *b = realloc(ws->init, 3 * sizeof(double) * (size_t)cap);
+    if (b) ws->init = b;
+    if (!a || !b) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+    ws->cap = cap;
+  }
+  if (nbodies > ws->body_cap) {
+    double *d = realloc(ws->du, 6 * sizeof(double) * (size_t)nbodies);
+    if (!d) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d bodies", nbodies);
+    ws->du = d;
+    ws->body_cap = nbodies;
+  }
+  return JL_OK;
+}
+
 typedef struct jl_solve {
   const jl_contact_problem *p;
   const jl_prox_opts *o;
@@ -190,21 +209,8 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     return jl_error_set(err, JL_ERR_INTERNAL, "prox solve without the Delassus matrix");
   if (!(o->alpha > 0.0) || o->max_iter < 1)
     return jl_error_set(err, JL_ERR_INPUT, "solver: alpha must be > 0 and max_iter >= 1");
-  if (n > ws->cap) {
-    int cap = n + n / 2 + 16;
-    double *a = realloc(ws->lam2, 3 * sizeof(double) * (size_t)cap);
-    if (a) ws->lam2 = a;
-    double *b = realloc(ws->init, 3 * sizeof(double) * (size_t)cap);
-    if (b) ws->init = b;
-    if (!a || !b) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-    ws->cap = cap;
-  }
-  if (o->matrix_free && p->nbodies > ws->body_cap) {
-    double *d = realloc(ws->du, 6 * sizeof(double) * (size_t)p->nbodies);
-    if (!d) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d bodies", p->nbodies);
-    ws->du = d;
-    ws->body_cap = p->nbodies;
-  }
+  int rc = jl_prox_ws_reserve(ws, n, o->matrix_free ? p->nbodies : 0, err);
+  if (rc) return rc;
   for (int i = 0; i < n; ++i)
     if (!(p->diag[2 * i] > 0.0) || !(p->diag[2 * i + 1] > 0.0))
       return jl_error_set(err, JL_ERR_INTERNAL, "contact %d has no dynamic body", i);
@@ -215,7 +221,6 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
   if (threads > 256) threads = 256;
   jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, t_res, t_ok, 1, {0}, {0}};
   jl_pm_state_init(&s.pm, o->alpha);
-  int rc = JL_OK;
   if (o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL) {
     jl_solve_sequential(&s);
   } else {

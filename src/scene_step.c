@@ -58,31 +58,30 @@ static int jl_key_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Keeps this step's impulses in world coordinates, sorted by key. */
-static int jl_remember(jl_stepper *st, jl_error *err) {
-  int n = st->contacts.count;
-  if (n > st->prev_cap) {
+int jl_step_remember(const uint64_t *key, const double *frame, const double *lambda, int n,
+                     uint64_t **prev_key, double **prev_imp, int *prev_cap, int *prev_n,
+                     jl_error *err) {
+  if (n > *prev_cap) {
     int cap = n + n / 2 + 16;
-    uint64_t *k = realloc(st->prev_key, sizeof(uint64_t) * (size_t)cap);
-    if (k) st->prev_key = k;
-    double *p = realloc(st->prev_imp, 3 * sizeof(double) * (size_t)cap);
-    if (p) st->prev_imp = p;
+    uint64_t *k = realloc(*prev_key, sizeof(uint64_t) * (size_t)cap);
+    if (k) *prev_key = k;
+    double *p = realloc(*prev_imp, 3 * sizeof(double) * (size_t)cap);
+    if (p) *prev_imp = p;
     if (!k || !p) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-    st->prev_cap = cap;
+    *prev_cap = cap;
   }
   /* sort (key, index) pairs packed: keys are unique per step */
   typedef struct { uint64_t key; int i; } kv;
   kv *tmp = malloc(sizeof(kv) * (size_t)(n > 0 ? n : 1));
   if (!tmp) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-  for (int i = 0; i < n; ++i) { tmp[i].key = st->contacts.key[i]; tmp[i].i = i; }
+  for (int i = 0; i < n; ++i) { tmp[i].key = key[i]; tmp[i].i = i; }
   qsort(tmp, (size_t)n, sizeof(kv), jl_key_cmp);
   for (int e = 0; e < n; ++e) {
     int i = tmp[e].i;
-    const double *f = st->prob.frame + 9 * (size_t)i, *l = st->lambda + 3 * (size_t)i;
-    st->prev_key[e] = tmp[e].key;
-    jl_st_world_impulse(f, l, st->prev_imp + 3 * (size_t)e);
+    (*prev_key)[e] = tmp[e].key;
+    jl_st_world_impulse(frame + 9 * (size_t)i, lambda + 3 * (size_t)i, *prev_imp + 3 * (size_t)e);
   }
-  st->prev_n = n;
+  *prev_n = n;
   free(tmp);
   return JL_OK;
 }
@@ -153,7 +152,9 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
                             p->frame, p->irx, p->im, st->lambda, b->vel, b->omega);
   /* 7. end positions */
   jl_integrate_half_step(b, 0.5 * dt);
-  if ((rc = jl_remember(st, err))) return rc;
+  if ((rc = jl_step_remember(c->key, st->prob.frame, st->lambda, n, &st->prev_key, &st->prev_imp,
+                              &st->prev_cap, &st->prev_n, err)))
+    return rc;
   st->step++;
   st->time = st->step * dt;
   if (stats) {

@@ -7,6 +7,7 @@
 #include "collide.h"
 #include "integrate.h"
 #include "prox_math.h"
+#include "scene_step.h"
 #include "setup_math.h"
 #include "step_math.h"
 
@@ -21,16 +22,6 @@ void jl_step_twin_free(jl_step_twin *t) {
   free(t->prev_key);
   free(t->prev_imp);
   memset(t, 0, sizeof *t);
-}
-
-typedef struct jl_key_index {
-  uint64_t key;
-  int i;
-} jl_key_index;
-
-static int jl_key_index_cmp(const void *a, const void *b) {
-  uint64_t x = ((const jl_key_index *)a)->key, y = ((const jl_key_index *)b)->key;
-  return (x > y) - (x < y);
 }
 
 int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_error *err) {
@@ -95,30 +86,10 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
     jl_st_end_velocity_body(k, b->is_static, t->dv, p->body_ptr, p->body_contact, p->ka,
                             p->frame, p->irx, p->im, t->lambda, b->vel, b->omega);
   jl_integrate_half_step(b, 0.5 * dt);
-  /* warm-start memory: world impulses sorted by key */
-  if (n > t->prev_cap) {
-    int cap = n + n / 2 + 16;
-    uint64_t *k = realloc(t->prev_key, sizeof(uint64_t) * (size_t)cap);
-    if (k) t->prev_key = k;
-    double *q = realloc(t->prev_imp, 3 * sizeof(double) * (size_t)cap);
-    if (q) t->prev_imp = q;
-    if (!k || !q) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-    t->prev_cap = cap;
-  }
-  jl_key_index *ki = malloc(sizeof *ki * (size_t)(n > 0 ? n : 1));
-  if (!ki) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-  for (int i = 0; i < n; ++i) {
-    ki[i].key = c->key[i];
-    ki[i].i = i;
-  }
-  qsort(ki, (size_t)n, sizeof *ki, jl_key_index_cmp);  /* keys are unique per step */
-  for (int e = 0; e < n; ++e) {
-    int i = ki[e].i;
-    t->prev_key[e] = ki[e].key;
-    jl_st_world_impulse(p->frame + 9 * (size_t)i, t->lambda + 3 * (size_t)i, t->prev_imp + 3 * (size_t)e);
-  }
-  t->prev_n = n;
-  free(ki);
+  /* warm-start memory: world impulses sorted by key (the device: SortPairs, gather) */
+  if ((rc = jl_step_remember(c->key, p->frame, t->lambda, n, &t->prev_key, &t->prev_imp,
+                             &t->prev_cap, &t->prev_n, err)))
+    return rc;
   st->contacts = n;
   st->iterations = ps.iterations;
   st->converged = ps.converged;
