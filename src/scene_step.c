@@ -58,6 +58,27 @@ static int jl_key_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+int jl_step_keep_closed(jl_contacts *c, const uint8_t *is_static, double contact_tol,
+                        double *max_pen) {
+  int n = 0;
+  *max_pen = 0.0;
+  for (int i = 0; i < c->count; ++i) {
+    if (!jl_st_closed(c->gap[i], c->body_a[i], c->body_b[i], is_static, contact_tol)) continue;
+    if (-c->gap[i] > *max_pen) *max_pen = -c->gap[i];
+    if (n != i) {
+      c->body_a[n] = c->body_a[i];
+      c->body_b[n] = c->body_b[i];
+      memcpy(c->point + 3 * (size_t)n, c->point + 3 * (size_t)i, 3 * sizeof(double));
+      memcpy(c->normal + 3 * (size_t)n, c->normal + 3 * (size_t)i, 3 * sizeof(double));
+      c->gap[n] = c->gap[i];
+      c->key[n] = c->key[i];
+    }
+    ++n;
+  }
+  c->count = n;
+  return n;
+}
+
 int jl_step_remember(const uint64_t *key, const double *frame, const double *lambda, int n,
                      uint64_t **prev_key, double **prev_imp, int *prev_cap, int *prev_n,
                      jl_error *err) {
@@ -100,22 +121,8 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   double margin = s->contact_tol > 0 ? 2.0 * s->contact_tol : 1e-12;
   if ((rc = jl_collide(b, margin, st->threads, &st->bp, &st->contacts, err))) return rc;
   jl_contacts *c = &st->contacts;
-  int n = 0;
-  double max_pen = 0.0;
-  for (int i = 0; i < c->count; ++i) {
-    if (!jl_st_closed(c->gap[i], c->body_a[i], c->body_b[i], b->is_static, s->contact_tol)) continue;
-    if (-c->gap[i] > max_pen) max_pen = -c->gap[i];
-    if (n != i) {
-      c->body_a[n] = c->body_a[i];
-      c->body_b[n] = c->body_b[i];
-      memcpy(c->point + 3 * (size_t)n, c->point + 3 * (size_t)i, 3 * sizeof(double));
-      memcpy(c->normal + 3 * (size_t)n, c->normal + 3 * (size_t)i, 3 * sizeof(double));
-      c->gap[n] = c->gap[i];
-      c->key[n] = c->key[i];
-    }
-    ++n;
-  }
-  c->count = n;
+  double max_pen;
+  int n = jl_step_keep_closed(c, b->is_static, s->contact_tol, &max_pen);
   if ((rc = jl_step_reserve(st, n, nb, err))) return rc;
   /* 4. setup with per-pair laws */
   double *mu = st->law, *en = st->law + st->contact_cap, *et = st->law + 2 * (size_t)st->contact_cap;

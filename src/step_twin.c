@@ -45,19 +45,7 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
   double margin = s->contact_tol > 0 ? 2.0 * s->contact_tol : 1e-12;
   if ((rc = jl_collide(b, margin, 1, &t->bp, &t->contacts, err))) return rc;
   jl_contacts *c = &t->contacts;
-  int n = 0;
-  for (int i = 0; i < c->count; ++i) {
-    if (!jl_st_closed(c->gap[i], c->body_a[i], c->body_b[i], b->is_static, s->contact_tol)) continue;
-    if (-c->gap[i] > st->max_penetration) st->max_penetration = -c->gap[i];
-    c->body_a[n] = c->body_a[i];
-    c->body_b[n] = c->body_b[i];
-    memmove(c->point + 3 * (size_t)n, c->point + 3 * (size_t)i, 3 * sizeof(double));
-    memmove(c->normal + 3 * (size_t)n, c->normal + 3 * (size_t)i, 3 * sizeof(double));
-    c->gap[n] = c->gap[i];
-    c->key[n] = c->key[i];
-    ++n;
-  }
-  c->count = n;
+  int n = jl_step_keep_closed(c, b->is_static, s->contact_tol, &st->max_penetration);
   /* 4: setup */
   rc = jl_setup_twin(&t->prob, b, c, s->mu, s->eps_n, s->eps_t, JL_MATERIALS_MAX, t->dv, 0, err);
   if (rc) return rc;
