@@ -1,6 +1,7 @@
-/* Per-contact and per-body arithmetic of the prox solvers (prox_solver.c),
- * shared by the CPU twin (jor_twin.c) and the CUDA JOR kernels
- * (kernels/scene_prox.cu), so both give the same bits. Arrays are those of
+/* Per-contact and per-body arithmetic of the prox solvers and their stop
+ * test: the one source for prox_solver.c (JOR and SOR, on G or
+ * matrix-free), the CPU twin of the device JOR (jor_twin.c) and the CUDA
+ * JOR kernels (kernels/scene_prox.cu), so all give the same bits. Arrays are those of
  * jl_contact_problem (contact_setup.h), the reference's and the device's. */
 #ifndef JL_PROX_MATH_H
 #define JL_PROX_MATH_H
