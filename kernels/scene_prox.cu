@@ -3,7 +3,8 @@
 // du is then rebuilt with one thread per body summing its contacts in
 // ascending order (body CSR of the problem): a fixed order and no
 // floating-point atomics, so a run is bitwise reproducible and equals the
-// CPU twin (src/jor_twin.c; arithmetic in src/prox_math.h). The stop test
+// CPU twin (jl_prox_solve's JOR, src/prox_solver.c, the same schedule;
+// arithmetic in src/prox_math.h). The stop test
 // (residual, tolerance, divergence restarts) runs in a one-block kernel
 // after every iteration; the host reads the state every check_every
 // iterations, and launches after a stop return at once.

@@ -9,7 +9,7 @@
  *   broad phase      == jl_broad_phase_run's pairs (same set, same (a, b) order)
  *   narrow phase     == jl_collide's contacts (same order, same bits)
  *   contact setup    == jl_setup_twin (frames, W, c, body CSR, G in block CSR)
- *   JOR prox         == jl_jor_twin_solve (matrix-free or on G, no atomics)
+ *   JOR prox         == jl_prox_solve's JOR (matrix-free or on G, no atomics)
  *   whole step       == jl_stepper_step with matrix-free JOR (jl_step_twin_step)
  * Only counts and summaries cross to the host during a step (entries, pairs,
  * contacts, blocks, max penetration, solver state every check_every

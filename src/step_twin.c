@@ -67,7 +67,8 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
   jl_prox_opts o = s->solver;
   o.matrix_free = 1;
   jl_prox_stats ps;
-  if ((rc = jl_jor_twin_solve(&t->prob, &o, t->lambda, &t->ws, &ps, err))) return rc;
+  o.threads = 1;
+  if ((rc = jl_prox_solve(&t->prob, &o, t->lambda, &t->ws, &ps, err))) return rc;
   /* 6, 7: end velocities, end positions */
   const jl_contact_problem *p = &t->prob;
   for (int k = 0; k < nb; ++k)

@@ -113,7 +113,7 @@ static void run_pipeline(int side, int build_g) {
   assert_true(l_cpu && l_gpu && l_again);
   jl_prox_ws ws = {0};
   jl_prox_stats sc, sg, sa;
-  assert_int_equal(jl_jor_twin_solve(&twin, &o, l_cpu, &ws, &sc, &err), JL_OK);
+  assert_int_equal(jl_prox_solve(&twin, &o, l_cpu, &ws, &sc, &err), JL_OK);
   assert_int_equal(jl_scene_gpu_jor(g, NULL, &o, 8, l_gpu, &sg, &err), JL_OK);
   assert_int_equal(jl_scene_gpu_jor(g, NULL, &o, 3, l_again, &sa, &err), JL_OK);
   assert_int_equal(sc.iterations, sg.iterations);
