@@ -69,10 +69,7 @@ __global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_bp_reduce_cell_ker
       continue;
     }
     if (!b.is_static[i]) {
-      double e = x[3] - x[0];
-      if (x[4] - x[1] > e) e = x[4] - x[1];
-      if (x[5] - x[2] > e) e = x[5] - x[2];
-      sum += e;
+      sum += jl_bm_longest_edge(x);
       dyn++;
     }
   }

@@ -3,7 +3,8 @@
 // du is then rebuilt with one thread per body summing its contacts in
 // ascending order (body CSR of the problem): a fixed order and no
 // floating-point atomics, so a run is bitwise reproducible and equals the
-// CPU twin (src/jor_twin.c; arithmetic in src/prox_math.h). The stop test
+// CPU twin (jl_prox_solve's JOR, src/prox_solver.c, the same schedule;
+// arithmetic in src/prox_math.h). The stop test
 // (residual, tolerance, divergence restarts) runs in a one-block kernel
 // after every iteration; the host reads the state every check_every
 // iterations, and launches after a stop return at once.
@@ -106,7 +107,7 @@ struct jl_state_and_buf {
 };
 
 // Copies a problem set up on the host into the arena (the device setup writes the same arrays).
-extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, char *msg,
+extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
                                          int msg_len) {
   int n = p->n, nb = p->nbodies;
   g->p_n = 0;

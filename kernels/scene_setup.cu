@@ -155,8 +155,8 @@ extern "C" void jl_cuda_scene_problem_size(const jl_scene_gpu *g, int *n, int *n
   *has_g = g->p_has_g;
 }
 
-// Copies the problem into p (the wrapper made room: jl_setup_reserve).
-extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_gpu_problem *p, char *msg,
+// Copies the problem into p (the wrapper made room: jl_contact_problem_reserve).
+extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p, char *msg,
                                          int msg_len) {
   size_t sn = (size_t)g->p_n, snb = (size_t)g->p_nb, nz = (size_t)g->p_nnz;
   cudaMemcpyKind d2h = cudaMemcpyDeviceToHost;

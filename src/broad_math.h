@@ -1,7 +1,7 @@
-/* Per-body tests of the broad phase (broad_phase.c), shared by the CPU twin
- * and the CUDA broad-phase kernels (kernels/scene_collide.cu): inflated
- * AABBs, box overlap, box near a plane. Same bits on both sides, so both
- * find the same candidate pairs. */
+/* Per-body tests of the broad phase, the one source for the CPU broad phase
+ * (broad_phase.c), its device twin (grid_twin.c) and the CUDA broad-phase
+ * kernels (kernels/scene_collide.cu): inflated AABBs, box overlap, box near
+ * a plane. Same bits everywhere, so all find the same candidate pairs. */
 #ifndef JL_BROAD_MATH_H
 #define JL_BROAD_MATH_H
 
@@ -33,6 +33,15 @@ JL_HD static inline void jl_bm_aabb(const uint8_t *shape, const double *size, co
     box[k] = p[k] - e[k] - 0.5 * margin;
     box[3 + k] = p[k] + e[k] + 0.5 * margin;
   }
+}
+
+/* The longest edge of a box: a dynamic body's share of the mean that sets the
+ * grid's cell edge. */
+JL_HD static inline double jl_bm_longest_edge(const double box[6]) {
+  double e = box[3] - box[0];
+  if (box[4] - box[1] > e) e = box[4] - box[1];
+  if (box[5] - box[2] > e) e = box[5] - box[2];
+  return e;
 }
 
 JL_HD static inline int jl_bm_overlap(const double a[6], const double b[6]) {

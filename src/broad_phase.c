@@ -1,4 +1,7 @@
-/* Broad phase: uniform grid by sorting cell keys (see broad_phase.h). */
+/* Broad phase: uniform grid by sorting cell keys (see broad_phase.h). The
+ * per-body arithmetic (boxes, overlap and plane tests, large or grid, grid
+ * size, cells, keys) is broad_math.h's and grid_pairs.h's, shared with the
+ * device broad phase and its twin. */
 #include "broad_phase.h"
 
 #include <math.h>
@@ -6,19 +9,14 @@
 #include <string.h>
 
 #include "contact.h"
-#include "math3d.h"
+#include "grid_pairs.h"
 #include "parallel.h"
 
-/* Bodies whose box spans more grid cells than this are kept out of the grid
- * and tested against every body (a large static floor box, say). */
-#define JL_BP_LARGE_CELLS 512
 /* Fewer threads than this many items each only cost thread start-up. */
 #define JL_BP_MIN_PER_THREAD 1024
 /* Digits of the radix sort. */
 #define JL_RADIX_BITS 8
 #define JL_RADIX_SIZE (1 << JL_RADIX_BITS)
-
-enum { JL_BP_GRID = 0, JL_BP_LARGE = 1, JL_BP_PLANE = 2 };
 
 typedef struct jl_pair_buf {
   uint64_t *pairs;         /* a << 32 | b, in order */
@@ -75,42 +73,6 @@ static void jl_sort_ints(int *v, long n) {
     }
     v[j + 1] = x;
   }
-}
-
-void jl_body_aabb(const jl_bodies *bodies, int i, double margin, double box[6]) {
-  const double *p = bodies->pos + 3 * i, *s = bodies->size + 3 * i;
-  double e[3];
-  if (bodies->shape[i] == JL_SHAPE_BOX) {
-    const double *q = bodies->quat + 4 * i;
-    jl_quat qq = {q[0], q[1], q[2], q[3]};
-    jl_vec3 ax[3];
-    jl_quat_to_axes(qq, ax);
-    e[0] = fabs(ax[0].x) * s[0] + fabs(ax[1].x) * s[1] + fabs(ax[2].x) * s[2];
-    e[1] = fabs(ax[0].y) * s[0] + fabs(ax[1].y) * s[1] + fabs(ax[2].y) * s[2];
-    e[2] = fabs(ax[0].z) * s[0] + fabs(ax[1].z) * s[1] + fabs(ax[2].z) * s[2];
-  } else {
-    e[0] = e[1] = e[2] = s[0];
-  }
-  for (int k = 0; k < 3; ++k) {
-    box[k] = p[k] - e[k] - 0.5 * margin;
-    box[3 + k] = p[k] + e[k] + 0.5 * margin;
-  }
-}
-
-int jl_aabb_overlap(const double a[6], const double b[6]) {
-  return a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] &&
-         b[2] <= a[5];
-}
-
-int jl_aabb_near_plane(const jl_bodies *bodies, int p, const double box[6], double margin) {
-  const double *o = bodies->pos + 3 * p, *n = bodies->size + 3 * p;
-  /* Lowest signed distance of the box above the plane. */
-  double d = 0.0;
-  for (int k = 0; k < 3; ++k) {
-    double c = 0.5 * (box[k] + box[3 + k]), h = 0.5 * (box[3 + k] - box[k]);
-    d += n[k] * (c - o[k]) - fabs(n[k]) * h;
-  }
-  return d <= 0.5 * margin;
 }
 
 int jl_broad_phase_init(jl_broad_phase *bp, jl_error *err) {
@@ -232,9 +194,7 @@ typedef struct jl_bp_job {
   const jl_bodies *bodies;
   jl_broad_phase *bp;
   double margin;
-  double cell;
-  double origin[3];
-  int bits[3];
+  jl_grid g;               /* cell edge, origin, key bits per axis */
   int bounds[JL_MAX_THREADS + 1]; /* body chunks of the pair pass, balanced by work */
 } jl_bp_job;
 
@@ -243,11 +203,9 @@ static void jl_bp_aabbs(void *ctx, int t, int nt) {
   long lo, hi;
   jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
   for (long i = lo; i < hi; ++i)
-    if (j->bodies->shape[i] != JL_SHAPE_PLANE) jl_body_aabb(j->bodies, (int)i, j->margin, j->bp->aabb + 6 * i);
-}
-
-static uint64_t jl_bp_cell_key(const jl_bp_job *j, int x, int y, int z) {
-  return (uint64_t)x | ((uint64_t)y << j->bits[0]) | ((uint64_t)z << (j->bits[0] + j->bits[1]));
+    if (j->bodies->shape[i] != JL_SHAPE_PLANE)
+      jl_bm_aabb(j->bodies->shape, j->bodies->size, j->bodies->pos, j->bodies->quat, (int)i,
+                 j->margin, j->bp->aabb + 6 * i);
 }
 
 /* Cells of each grid body's box (floor is monotone, so the cell of the low
@@ -259,15 +217,7 @@ static void jl_bp_count(void *ctx, int t, int nt) {
   jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
   for (long i = lo; i < hi; ++i) {
     long n = 0;
-    if (bp->kind[i] == JL_BP_GRID) {
-      const double *box = bp->aabb + 6 * i;
-      int *c = bp->cell_range + 6 * i;
-      for (int k = 0; k < 3; ++k) {
-        c[k] = (int)floor((box[k] - j->origin[k]) / j->cell);
-        c[3 + k] = (int)floor((box[3 + k] - j->origin[k]) / j->cell);
-      }
-      n = (long)(c[3] - c[0] + 1) * (c[4] - c[1] + 1) * (c[5] - c[2] + 1);
-    }
+    if (bp->kind[i] == JL_GP_GRID) n = (long)jl_gp_cells(&j->g, bp->aabb + 6 * i, bp->cell_range + 6 * i);
     bp->entry_start[i + 1] = n;
   }
 }
@@ -278,17 +228,9 @@ static void jl_bp_fill(void *ctx, int t, int nt) {
   long lo, hi;
   jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
   for (long i = lo; i < hi; ++i) {
-    if (bp->kind[i] != JL_BP_GRID) continue;
-    long o = bp->entry_start[i];
-    const int *c = bp->cell_range + 6 * i;
-    for (int z = c[2]; z <= c[5]; ++z)
-      for (int y = c[1]; y <= c[4]; ++y)
-        for (int x = c[0]; x <= c[3]; ++x) {
-          bp->keys[o] = jl_bp_cell_key(j, x, y, z);
-          bp->vals[o] = (int)o;
-          bp->entry_body[o] = (int)i;
-          o++;
-        }
+    if (bp->kind[i] != JL_GP_GRID) continue;
+    jl_gp_fill(&j->g, bp->cell_range + 6 * i, (int)i, bp->entry_start[i], bp->keys, bp->vals,
+               bp->entry_body);
   }
 }
 
@@ -307,17 +249,17 @@ static void jl_bp_pairs(void *ctx, int t, int nt) {
   for (long ul = lo; ul < hi; ++ul) {
     int u = (int)ul;
     const double *bu = bp->aabb + 6 * u;
-    if (bp->kind[u] == JL_BP_PLANE) {
+    if (bp->kind[u] == JL_GP_PLANE) {
       for (int v = u + 1; v < n; ++v)
-        if (bp->kind[v] != JL_BP_PLANE && !st[v] && jl_aabb_near_plane(bodies, u, bp->aabb + 6 * v, j->margin))
+        if (bp->kind[v] != JL_GP_PLANE && !st[v] && jl_bm_near_plane(bodies->pos, bodies->size, u, bp->aabb + 6 * v, j->margin))
           jl_pair_push(out, u, v);
       continue;
     }
-    if (bp->kind[u] == JL_BP_LARGE) {
+    if (bp->kind[u] == JL_GP_LARGE) {
       for (int v = u + 1; v < n; ++v) {
-        if (bp->kind[v] == JL_BP_PLANE) {
-          if (!st[u] && jl_aabb_near_plane(bodies, v, bu, j->margin)) jl_pair_push(out, u, v);
-        } else if (!(st[u] && st[v]) && jl_aabb_overlap(bu, bp->aabb + 6 * v)) {
+        if (bp->kind[v] == JL_GP_PLANE) {
+          if (!st[u] && jl_bm_near_plane(bodies->pos, bodies->size, v, bu, j->margin)) jl_pair_push(out, u, v);
+        } else if (!(st[u] && st[v]) && jl_bm_overlap(bu, bp->aabb + 6 * v)) {
           jl_pair_push(out, u, v);
         }
       }
@@ -338,17 +280,17 @@ static void jl_bp_pairs(void *ctx, int t, int nt) {
             if ((cu[0] > cv[0] ? cu[0] : cv[0]) != x || (cu[1] > cv[1] ? cu[1] : cv[1]) != y ||
                 (cu[2] > cv[2] ? cu[2] : cv[2]) != z)
               continue;
-            if (jl_aabb_overlap(bu, bp->aabb + 6 * v)) jl_list_push(out, v);
+            if (jl_bm_overlap(bu, bp->aabb + 6 * v)) jl_list_push(out, v);
           }
         }
     for (int l = 0; l < bp->large_count; ++l) {
       int L = bp->large[l];
-      if (L > u && !(st[u] && st[L]) && jl_aabb_overlap(bu, bp->aabb + 6 * L)) jl_list_push(out, L);
+      if (L > u && !(st[u] && st[L]) && jl_bm_overlap(bu, bp->aabb + 6 * L)) jl_list_push(out, L);
     }
     if (!st[u])
       for (int l = 0; l < bp->plane_count; ++l) {
         int P = bp->planes[l];
-        if (P > u && jl_aabb_near_plane(bodies, P, bu, j->margin)) jl_list_push(out, P);
+        if (P > u && jl_bm_near_plane(bodies->pos, bodies->size, P, bu, j->margin)) jl_list_push(out, P);
       }
     jl_sort_ints(out->list, out->list_count);
     for (long k = 0; k < out->list_count; ++k) jl_pair_push(out, u, out->list[k]);
@@ -423,7 +365,7 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
   long dyn = 0;
   for (int i = 0; i < n; ++i) {
     if (bodies->shape[i] == JL_SHAPE_PLANE) {
-      bp->kind[i] = JL_BP_PLANE;
+      bp->kind[i] = JL_GP_PLANE;
       bp->planes[bp->plane_count++] = i;
       continue;
     }
@@ -432,31 +374,25 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
       if (!isfinite(b[k]) || !isfinite(b[3 + k]))
         return jl_error_set(err, JL_ERR_INPUT, "body %d: position or size is not finite", i);
     if (!bodies->is_static[i]) {
-      double e = b[3] - b[0];
-      if (b[4] - b[1] > e) e = b[4] - b[1];
-      if (b[5] - b[2] > e) e = b[5] - b[2];
-      sum += e;
+      sum += jl_bm_longest_edge(b);
       dyn++;
     }
   }
   if (dyn == 0) return JL_OK;  /* only static bodies: nothing can touch */
   double cell = sum / (double)dyn;
   if (!(cell > 0.0)) cell = 1.0;
-  job.cell = cell;
   /* Large bodies leave the grid; the rest fix its origin and extent. */
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   int grid = 0;
   for (int i = 0; i < n; ++i) {
     if (bodies->shape[i] == JL_SHAPE_PLANE) continue;
     const double *b = bp->aabb + 6 * i;
-    double cells = 1.0;
-    for (int k = 0; k < 3; ++k) cells *= (b[3 + k] - b[k]) / cell + 2.0;
-    if (cells > JL_BP_LARGE_CELLS) {
-      bp->kind[i] = JL_BP_LARGE;
+    if (jl_gp_kind(b, cell) == JL_GP_LARGE) {
+      bp->kind[i] = JL_GP_LARGE;
       bp->large[bp->large_count++] = i;
       continue;
     }
-    bp->kind[i] = JL_BP_GRID;
+    bp->kind[i] = JL_GP_GRID;
     grid++;
     for (int k = 0; k < 3; ++k) {
       lo[k] = fmin(lo[k], b[k]);
@@ -466,21 +402,8 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
   long entries = 0;
   if (grid > 0) {
     /* Cell coordinates must fit 63 key bits and an int; coarsen the grid if not. */
-    for (;;) {
-      int total = 0, fits = 1;
-      for (int k = 0; k < 3; ++k) {
-        job.origin[k] = lo[k];
-        double cells = floor((hi[k] - lo[k]) / job.cell) + 1.0;
-        if (cells > 1e9) fits = 0;
-        int bits = 1;
-        while (bits < 62 && ldexp(1.0, bits) < cells) bits++;
-        job.bits[k] = bits;
-        total += bits;
-      }
-      if (fits && total <= 63) break;
-      job.cell *= 2.0;
-    }
-    bp->cell = job.cell;
+    jl_gp_grid_params(cell, lo, hi, &job.g);
+    bp->cell = job.g.cell;
     jl_parallel_run(nt, jl_bp_count, &job);
     bp->entry_start[0] = 0;
     for (int i = 0; i < n; ++i) bp->entry_start[i + 1] += bp->entry_start[i];
@@ -501,7 +424,7 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
     }
     jl_parallel_run(nt, jl_bp_fill, &job);
     int snt = jl_parallel_threads(threads, entries, JL_BP_MIN_PER_THREAD);
-    int key_bits = job.bits[0] + job.bits[1] + job.bits[2];
+    int key_bits = job.g.bits[0] + job.g.bits[1] + job.g.bits[2];
     if (jl_radix_sort(&bp->keys, &bp->keys_tmp, &bp->vals, &bp->vals_tmp, entries, key_bits, snt, err))
       return err ? err->code : JL_ERR_NOMEM;
     /* Runs of equal keys: count per chunk, scan, then write. */
@@ -521,12 +444,12 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
   /* Planes and large bodies test every body after them: weigh them so in
    * the chunks (the output order does not depend on the chunks). */
   double work = 0.0;
-  for (int i = 0; i < n; ++i) work += bp->kind[i] == JL_BP_GRID ? 1.0 : (double)(n - i);
+  for (int i = 0; i < n; ++i) work += bp->kind[i] == JL_GP_GRID ? 1.0 : (double)(n - i);
   double acc = 0.0;
   int t = 1;
   job.bounds[0] = 0;
   for (int i = 0; i < n && t < nt; ++i) {
-    acc += bp->kind[i] == JL_BP_GRID ? 1.0 : (double)(n - i);
+    acc += bp->kind[i] == JL_GP_GRID ? 1.0 : (double)(n - i);
     while (t < nt && acc >= work * t / nt) job.bounds[t++] = i + 1;
   }
   while (t <= nt) job.bounds[t++] = n;

@@ -54,13 +54,8 @@ typedef struct jl_broad_phase {
   int contact_local_count;
 } jl_broad_phase;
 
-/* Body i's box (min xyz, max xyz), inflated by margin / 2 on every side;
- * not meaningful for planes. */
-void jl_body_aabb(const jl_bodies *bodies, int i, double margin, double box[6]);
-/* 1 when two inflated boxes overlap (closed intervals). */
-int jl_aabb_overlap(const double a[6], const double b[6]);
-/* 1 when an inflated box reaches within margin / 2 of plane body p. */
-int jl_aabb_near_plane(const jl_bodies *bodies, int p, const double box[6], double margin);
+/* The per-body tests (inflated boxes, overlap, box near a plane) are
+ * broad_math.h's, shared with the device broad phase. */
 
 int jl_broad_phase_init(jl_broad_phase *bp, jl_error *err);
 void jl_broad_phase_free(jl_broad_phase *bp);

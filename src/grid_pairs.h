@@ -6,7 +6,8 @@
  * the lower grid body in the cell of the boxes' low intersection corner, by
  * the grid body for a grid/large pair, by the lower one of two large
  * bodies, by the non-plane body for a plane. Pairs are packed as
- * (min << 32 | max), so sorting them gives the CPU's (a, b) order. */
+ * (min << 32 | max), so sorting them gives the CPU's (a, b) order.
+ * broad_phase.c uses the kind, grid size, cell and key helpers as well. */
 #ifndef JL_GRID_PAIRS_H
 #define JL_GRID_PAIRS_H
 
@@ -17,7 +18,8 @@
 #include "broad_math.h"
 #include "hd.h"
 
-/* As in broad_phase.c: bodies spanning more cells stay out of the grid. */
+/* Bodies whose box spans more grid cells than this are kept out of the grid
+ * and tested against every body (a large static floor box, say). */
 #define JL_GP_LARGE_CELLS 512
 
 enum { JL_GP_GRID = 0, JL_GP_LARGE = 1, JL_GP_PLANE = 2 };

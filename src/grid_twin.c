@@ -59,10 +59,7 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, uint64_t **pairs, long
         goto done;
       }
     if (!b->is_static[i]) {
-      double e = x[3] - x[0];
-      if (x[4] - x[1] > e) e = x[4] - x[1];
-      if (x[5] - x[2] > e) e = x[5] - x[2];
-      sum += e;
+      sum += jl_bm_longest_edge(x);
       dyn++;
     }
   }

@@ -1,4 +1,5 @@
-/* CPU twin of the integration kernels: the arithmetic is in integrate.h. */
+/* Steps 1, 2 and 7 over all bodies: the stepper's and the twin of the
+ * integration kernels; the arithmetic is in integrate.h. */
 #include "integrate.h"
 
 void jl_integrate_half_step(jl_bodies *b, double half_dt) {

@@ -1,7 +1,10 @@
 /* Per-body arithmetic of Moreau's midpoint step (scene_step.h, steps 1, 2
- * and 7), shared by the CPU twin (integrate.c) and the CUDA kernels
- * (kernels/scene_integrate.cu) so both give the same bits (-ffp-contract=off,
- * nvcc -fmad=false). Arrays are the structure-of-arrays of jl_bodies. */
+ * and 7): the one source for the stepper (scene_step.c, through
+ * integrate.c's loops, which are also the twin of the integration kernels),
+ * the contact setup's world inverse inertia, and the CUDA kernels
+ * (kernels/scene_integrate.cu), so all give the same bits
+ * (-ffp-contract=off, nvcc -fmad=false). Arrays are the structure-of-arrays
+ * of jl_bodies. */
 #ifndef JL_INTEGRATE_H
 #define JL_INTEGRATE_H
 
@@ -83,7 +86,7 @@ JL_HD static inline void jl_int_free_velocity_body(const uint8_t *is_static, con
   jl_int_inv_inertia_apply(q, ii, gyro, dv + 3);
 }
 
-/* CPU twins over all bodies (integrate.c). */
+/* Over all bodies (integrate.c): the stepper's and the twin's. */
 void jl_integrate_half_step(jl_bodies *b, double half_dt);
 /* dv: 6 per body. */
 void jl_integrate_free_velocity(const jl_bodies *b, const double gravity[3], double dt, double *dv);

@@ -1,7 +1,9 @@
-/* Per-contact and per-body arithmetic of the prox solvers (prox_solver.c),
- * shared by the CPU twin (jor_twin.c) and the CUDA JOR kernels
- * (kernels/scene_prox.cu), so both give the same bits. Arrays are those of
- * jl_gpu_problem (setup_math.h: contact_setup.h's compact layout). */
+/* Per-contact and per-body arithmetic of the prox solvers and their stop
+ * test: the one source for prox_solver.c (JOR and SOR, on G or
+ * matrix-free; its JOR on one thread is the device JOR's CPU twin) and the
+ * CUDA JOR kernels (kernels/scene_prox.cu), so all give the same bits.
+ * Arrays are those of jl_contact_problem (contact_setup.h), the
+ * reference's and the device's. */
 #ifndef JL_PROX_MATH_H
 #define JL_PROX_MATH_H
 
@@ -120,13 +122,6 @@ JL_HD static inline void jl_pm_decide(jl_pm_state *s, double res, int ok, int ma
     s->state = JL_PM_RUN;
   }
 }
-
-/* CPU twin of the device JOR (jor_twin.c): Jacobi prox with the device's
- * schedule (update all contacts from lam into lam2, rebuild du per body when
- * matrix-free, decide, swap), sequential; on G (block CSR, p->has_g) when
- * o->matrix_free is 0. ws grows as needed; the result ends in lambda. */
-int jl_jor_twin_solve(const jl_gpu_problem *p, const jl_prox_opts *o, double *lambda,
-                      jl_prox_ws *ws, jl_prox_stats *st, jl_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,13 @@
-/* JOR and SOR prox iterations on G or matrix-free, sequential or by colours. */
+/* JOR and SOR prox iterations on G or matrix-free, sequential or by colours;
+ * the per-contact and per-body arithmetic and the stop test are
+ * prox_math.h's, shared with the device JOR and its twin. */
 #include "prox_solver.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "prox_math.h"
 #include "team.h"
 
 void jl_prox_opts_default(jl_prox_opts *o) {
@@ -30,112 +33,81 @@ void jl_prox_ws_free(jl_prox_ws *ws) {
   memset(ws, 0, sizeof *ws);
 }
 
-enum { JL_STATE_RUN = 0, JL_STATE_STOP = 1, JL_STATE_RESTART = 2 };
+int jl_prox_ws_reserve(jl_prox_ws *ws, int n, int nbodies, jl_error *err) {
+  if (n > ws->cap) {
+    int cap = n + n / 2 + 16;
+    double *a = realloc(ws->lam2, 3 * sizeof(double) * (size_t)cap);
+    if (a) ws->lam2 = a;
+    double *b = realloc(ws->init, 3 * sizeof(double) * (size_t)cap);
+    if (b) ws->init = b;
+    if (!a || !b) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+    ws->cap = cap;
+  }
+  if (nbodies > ws->body_cap) {
+    double *d = realloc(ws->du, 6 * sizeof(double) * (size_t)nbodies);
+    if (!d) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d bodies", nbodies);
+    ws->du = d;
+    ws->body_cap = nbodies;
+  }
+  return JL_OK;
+}
 
 typedef struct jl_solve {
   const jl_contact_problem *p;
   const jl_prox_opts *o;
   double *lam, *lam2, *init, *du;
-  double alpha;
   double *t_res;           /* per thread: max |dL| */
   int *t_ok;               /* per thread: all components within tolerance */
-  int state;
   int nthreads;
-  double min_res;          /* smallest residual of this attempt */
+  jl_pm_state pm;          /* iterations, residual, alpha, stop test (prox_math.h) */
   jl_prox_stats st;
 } jl_solve;
-
-/* xi_i from the impulses in src (G) or from du (matrix-free). */
-static void jl_xi(const jl_solve *s, int i, const double *src, double xi[3]) {
-  const jl_contact_problem *p = s->p;
-  const double *c = p->c + 3 * (size_t)i;
-  xi[0] = c[0]; xi[1] = c[1]; xi[2] = c[2];
-  if (!s->o->matrix_free) {
-    for (int e = p->rowptr[i]; e < p->rowptr[i + 1]; ++e) {
-      const double *g = p->blocks + 9 * (size_t)e;
-      const double *l = src + 3 * (size_t)p->col[e];
-      xi[0] += g[0] * l[0] + g[1] * l[1] + g[2] * l[2];
-      xi[1] += g[3] * l[0] + g[4] * l[1] + g[5] * l[2];
-      xi[2] += g[6] * l[0] + g[7] * l[1] + g[8] * l[2];
-    }
-    return;
-  }
-  int ka = p->ka[i], kb = p->kb[i];
-  for (int d = 0; d < 3; ++d) {
-    if (ka >= 0) xi[d] += jl_w_row_dot(p, i, 0, d, s->du + 6 * (size_t)ka);
-    if (kb >= 0) xi[d] += jl_w_row_dot(p, i, 1, d, s->du + 6 * (size_t)kb);
-  }
-}
 
 /* du_K += (M^-1 W_iK) d for both dynamic bodies of contact i. */
 static void jl_du_add(jl_solve *s, int i, const double d[3]) {
   const jl_contact_problem *p = s->p;
-  if (p->ka[i] >= 0) jl_mw_add(p, i, 0, d, s->du + 6 * (size_t)p->ka[i]);
-  if (p->kb[i] >= 0) jl_mw_add(p, i, 1, d, s->du + 6 * (size_t)p->kb[i]);
+  if (p->ka[i] >= 0) jl_sm_mw_add(p->frame, p->irx, p->im, i, 0, d, s->du + 6 * (size_t)p->ka[i]);
+  if (p->kb[i] >= 0) jl_sm_mw_add(p->frame, p->irx, p->im, i, 1, d, s->du + 6 * (size_t)p->kb[i]);
 }
 
 /* du of bodies [lo, hi) from scratch, contacts in ascending order. */
 static void jl_du_rebuild(jl_solve *s, const double *lam, int lo, int hi) {
   const jl_contact_problem *p = s->p;
-  for (int k = lo; k < hi; ++k) {
-    double acc[6] = {0, 0, 0, 0, 0, 0};
-    for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e) {
-      int i = p->body_contact[e];
-      jl_mw_add(p, i, p->ka[i] == k ? 0 : 1, lam + 3 * (size_t)i, acc);
-    }
-    memcpy(s->du + 6 * (size_t)k, acc, sizeof acc);
-  }
+  for (int k = lo; k < hi; ++k)
+    jl_pm_du_body(k, p->body_ptr, p->body_contact, p->ka, p->frame, p->irx, p->im, lam,
+                  s->du + 6 * (size_t)k);
 }
 
 /* Updates contact i from src into dst (same array for SOR); tracks the residual. */
 static void jl_update(jl_solve *s, int i, const double *src, double *dst, double *res, int *ok) {
   const jl_contact_problem *p = s->p;
   double xi[3], out[3];
-  jl_xi(s, i, src, xi);
+  if (s->o->matrix_free)
+    jl_pm_xi_mf(i, p->c, p->ka, p->kb, p->frame, p->rx, s->du, xi);
+  else
+    jl_pm_xi_g(i, p->c, p->rowptr, p->col, p->blocks, src, xi);
   const double *old = src + 3 * (size_t)i;
-  double r_n = s->alpha / p->diag[2 * i], r_t = s->alpha / p->diag[2 * i + 1];
-  jl_prox_contact(xi, old, r_n, r_t, p->mu[i], out);
-  double d[3];
-  for (int k = 0; k < 3; ++k) {
-    d[k] = out[k] - old[k];
-    double ad = fabs(d[k]);
-    if (!(ad <= fabs(old[k]) * s->o->tol_rel + s->o->tol_abs)) *ok = 0;
-    if (!(ad <= *res)) *res = isfinite(ad) ? ad : INFINITY;
+  double r = jl_pm_update(xi, old, s->pm.alpha, p->diag + 2 * (size_t)i, p->mu[i], s->o->tol_rel,
+                          s->o->tol_abs, out, ok);
+  if (!(r <= *res)) *res = r;
+  if (s->o->matrix_free && src == dst) {
+    double d[3] = {out[0] - old[0], out[1] - old[1], out[2] - old[2]};
+    jl_du_add(s, i, d);
   }
-  if (s->o->matrix_free && src == dst) jl_du_add(s, i, d);
   double *w = dst + 3 * (size_t)i;
   w[0] = out[0]; w[1] = out[1]; w[2] = out[2];
 }
 
-/* Thread 0 after each iteration: converged, diverging, or on. */
-static void jl_decide(jl_solve *s, int *grow, double *prev) {
+/* Thread 0 after each iteration: the threads' residuals joined, then the
+ * stop test (converged, diverging, or on). */
+static void jl_decide(jl_solve *s) {
   double res = 0.0;
   int ok = 1;
   for (int t = 0; t < s->nthreads; ++t) {
     if (!(s->t_res[t] <= res)) res = s->t_res[t];
     ok &= s->t_ok[t];
   }
-  s->st.iterations++;
-  s->st.residual = res;
-  *grow = res > *prev ? *grow + 1 : 0;
-  *prev = res;
-  if (res < s->min_res) s->min_res = res;
-  if (ok && isfinite(res)) {
-    s->st.converged = 1;
-    s->state = JL_STATE_STOP;
-  } else if ((!isfinite(res) || (*grow >= JL_PROX_DIVERGE_RUN && res > JL_PROX_DIVERGE_FACTOR * s->min_res)) &&
-             s->st.restarts < JL_PROX_MAX_RESTARTS) {
-    s->st.restarts++;
-    s->alpha *= 0.5;
-    *grow = 0;
-    *prev = INFINITY;
-    s->min_res = INFINITY;
-    s->state = JL_STATE_RESTART;
-  } else if (s->st.iterations >= s->o->max_iter) {
-    s->state = JL_STATE_STOP;
-  } else {
-    s->state = JL_STATE_RUN;
-  }
+  jl_pm_decide(&s->pm, res, ok, s->o->max_iter);
 }
 
 typedef struct jl_team_solve {
@@ -153,8 +125,6 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
   jl_team_share(p->nbodies, tid, nt, &blo, &bhi);
   int jor = s->o->kind == JL_SOLVER_JOR;
   double *src = s->lam, *dst = jor ? s->lam2 : s->lam;
-  int grow = 0;
-  double prev = INFINITY;
   if (s->o->matrix_free) jl_du_rebuild(s, src, blo, bhi);
   jl_team_sync(team);
   for (;;) {
@@ -166,7 +136,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       if (s->o->matrix_free) jl_du_rebuild(s, dst, blo, bhi);
     } else {
       const jl_colouring *col = ts->col;
-      int back = s->st.iterations & 1;
+      int back = s->pm.iterations & 1;
       for (int gg = 0; gg < col->groups; ++gg) {
         int g = back ? col->groups - 1 - gg : gg;
         int a = col->group_ptr[g], b = col->group_ptr[g + 1];
@@ -185,14 +155,14 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
     s->t_res[tid] = res;
     s->t_ok[tid] = ok;
     jl_team_sync(team);
-    if (tid == 0) jl_decide(s, &grow, &prev);
+    if (tid == 0) jl_decide(s);
     jl_team_sync(team);
-    int state = s->state;
+    int state = s->pm.state;
     if (jor) {
       double *t = src; src = dst; dst = t;
     }
-    if (state == JL_STATE_STOP) break;
-    if (state == JL_STATE_RESTART) {
+    if (state == JL_PM_STOP) break;
+    if (state == JL_PM_RESTART) {
       memcpy(src + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
       jl_team_sync(team);
       if (s->o->matrix_free) jl_du_rebuild(s, src, blo, bhi);
@@ -207,19 +177,17 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
 
 /* The reference: Gauss-Seidel in contact order on one thread. */
 static void jl_solve_sequential(jl_solve *s) {
-  int grow = 0;
-  double prev = INFINITY;
   if (s->o->matrix_free) jl_du_rebuild(s, s->lam, 0, s->p->nbodies);
   for (;;) {
     double res = 0.0;
     int ok = 1;
-    int n = s->p->n, back = s->st.iterations & 1;
+    int n = s->p->n, back = s->pm.iterations & 1;
     for (int e = 0; e < n; ++e) jl_update(s, back ? n - 1 - e : e, s->lam, s->lam, &res, &ok);
     s->t_res[0] = res;
     s->t_ok[0] = ok;
-    jl_decide(s, &grow, &prev);
-    if (s->state == JL_STATE_STOP) break;
-    if (s->state == JL_STATE_RESTART) {
+    jl_decide(s);
+    if (s->pm.state == JL_PM_STOP) break;
+    if (s->pm.state == JL_PM_RESTART) {
       memcpy(s->lam, s->init, 3 * sizeof(double) * (size_t)s->p->n);
       if (s->o->matrix_free) jl_du_rebuild(s, s->lam, 0, s->p->nbodies);
     }
@@ -241,21 +209,8 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     return jl_error_set(err, JL_ERR_INTERNAL, "prox solve without the Delassus matrix");
   if (!(o->alpha > 0.0) || o->max_iter < 1)
     return jl_error_set(err, JL_ERR_INPUT, "solver: alpha must be > 0 and max_iter >= 1");
-  if (n > ws->cap) {
-    int cap = n + n / 2 + 16;
-    double *a = realloc(ws->lam2, 3 * sizeof(double) * (size_t)cap);
-    if (a) ws->lam2 = a;
-    double *b = realloc(ws->init, 3 * sizeof(double) * (size_t)cap);
-    if (b) ws->init = b;
-    if (!a || !b) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-    ws->cap = cap;
-  }
-  if (o->matrix_free && p->nbodies > ws->body_cap) {
-    double *d = realloc(ws->du, 6 * sizeof(double) * (size_t)p->nbodies);
-    if (!d) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d bodies", p->nbodies);
-    ws->du = d;
-    ws->body_cap = p->nbodies;
-  }
+  int rc = jl_prox_ws_reserve(ws, n, o->matrix_free ? p->nbodies : 0, err);
+  if (rc) return rc;
   for (int i = 0; i < n; ++i)
     if (!(p->diag[2 * i] > 0.0) || !(p->diag[2 * i + 1] > 0.0))
       return jl_error_set(err, JL_ERR_INTERNAL, "contact %d has no dynamic body", i);
@@ -264,9 +219,8 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
   double t_res[256];
   int t_ok[256];
   if (threads > 256) threads = 256;
-  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, o->alpha, t_res, t_ok, 0, 1, INFINITY, {0}};
-  s.st.alpha = o->alpha;
-  int rc = JL_OK;
+  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, t_res, t_ok, 1, {0}, {0}};
+  jl_pm_state_init(&s.pm, o->alpha);
   if (o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL) {
     jl_solve_sequential(&s);
   } else {
@@ -286,7 +240,11 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     for (int t = 0; t < threads; ++t) { t_res[t] = 0.0; t_ok[t] = 1; }
     if ((rc = jl_team_run(threads, jl_solve_team, &ts, err))) return rc;
   }
-  s.st.alpha = s.alpha;
+  s.st.iterations = s.pm.iterations;
+  s.st.residual = s.pm.residual;
+  s.st.converged = s.pm.converged;
+  s.st.restarts = s.pm.restarts;
+  s.st.alpha = s.pm.alpha;
   *st = s.st;
   return JL_OK;
 }

@@ -77,6 +77,8 @@ typedef struct jl_prox_ws {
 } jl_prox_ws;
 
 void jl_prox_ws_free(jl_prox_ws *ws);
+/* Room for n contacts and nbodies bodies' du (0: none needed). */
+int jl_prox_ws_reserve(jl_prox_ws *ws, int n, int nbodies, jl_error *err);
 
 /* Solves for lambda (3 per contact: N, T1, T2), starting from its contents.
  * Needs p->has_g unless o->matrix_free. */

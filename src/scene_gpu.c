@@ -21,7 +21,7 @@ int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *
 int jl_cuda_scene_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, char *msg, int msg_len);
 int jl_cuda_scene_get_contacts(jl_scene_gpu *g, jl_contacts *out, char *msg, int msg_len);
 int jl_cuda_scene_contact_count(const jl_scene_gpu *g);
-int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, char *msg,
+int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
                               int msg_len);
 int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
                       int max_iter, int check_every, double *lambda, int *iterations, double *residual,
@@ -29,7 +29,7 @@ int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
 int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
                         const double *eps_t_table, int build_g, char *msg, int msg_len);
 void jl_cuda_scene_problem_size(const jl_scene_gpu *g, int *n, int *nb, int *nnz, int *has_g);
-int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_gpu_problem *p, char *msg, int msg_len);
+int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p, char *msg, int msg_len);
 int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3], double contact_tol,
                        const double *mu_table, const double *eps_n_table,
                        const double *eps_t_table, double alpha, double tol_abs, double tol_rel,
@@ -109,21 +109,21 @@ int jl_scene_gpu_setup(jl_scene_gpu *g, const double *mu_table, const double *ep
   return JL_OK;
 }
 
-int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, jl_error *err) {
+int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, jl_error *err) {
   JL_GPU_CALL(err, "upload the contact problem", jl_cuda_scene_set_problem(g, p, msg, msg_len));
   return JL_OK;
 }
 
-int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_gpu_problem *p, jl_error *err) {
+int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_contact_problem *p, jl_error *err) {
   int n, nb, nnz, has_g;
   jl_cuda_scene_problem_size(g, &n, &nb, &nnz, &has_g);
-  int rc = jl_setup_reserve(p, n, nb, has_g ? nnz : 0, err);
+  int rc = jl_contact_problem_reserve(p, n, nb, has_g ? nnz : 0, err);
   if (rc != JL_OK) return rc;
   JL_GPU_CALL(err, "download the contact problem", jl_cuda_scene_get_problem(g, p, msg, msg_len));
   return JL_OK;
 }
 
-int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_gpu_problem *p, const jl_prox_opts *o,
+int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,
                      int check_every, double *lambda, jl_prox_stats *st, jl_error *err) {
   memset(st, 0, sizeof *st);
   st->alpha = o->alpha;
@@ -215,11 +215,11 @@ int jl_scene_gpu_setup(jl_scene_gpu *g, const double *mu_table, const double *ep
   (void)g, (void)mu_table, (void)eps_n_table, (void)eps_t_table, (void)build_g;
   return JL_NO_CUDA(err);
 }
-int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, jl_error *err) {
+int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, jl_error *err) {
   (void)g, (void)p;
   return JL_NO_CUDA(err);
 }
-int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_gpu_problem *p, jl_error *err) {
+int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_contact_problem *p, jl_error *err) {
   (void)g, (void)p;
   return JL_NO_CUDA(err);
 }
@@ -229,7 +229,7 @@ int jl_scene_gpu_step(jl_scene_gpu *g, const jl_scene *s, int check_every, jl_gp
   memset(st, 0, sizeof *st);
   return JL_NO_CUDA(err);
 }
-int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_gpu_problem *p, const jl_prox_opts *o,
+int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,
                      int check_every, double *lambda, jl_prox_stats *st, jl_error *err) {
   (void)g, (void)p, (void)o, (void)check_every, (void)lambda;
   memset(st, 0, sizeof *st);

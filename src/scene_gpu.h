@@ -9,7 +9,7 @@
  *   broad phase      == jl_broad_phase_run's pairs (same set, same (a, b) order)
  *   narrow phase     == jl_collide's contacts (same order, same bits)
  *   contact setup    == jl_setup_twin (frames, W, c, body CSR, G in block CSR)
- *   JOR prox         == jl_jor_twin_solve (matrix-free or on G, no atomics)
+ *   JOR prox         == jl_prox_solve's JOR (matrix-free or on G, no atomics)
  *   whole step       == jl_stepper_step with matrix-free JOR (jl_step_twin_step)
  * Only counts and summaries cross to the host during a step (entries, pairs,
  * contacts, blocks, max penetration, solver state every check_every
@@ -80,9 +80,9 @@ int jl_scene_gpu_get_contacts(jl_scene_gpu *g, jl_contacts *out, jl_error *err);
 int jl_scene_gpu_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
                        const double *eps_t_table, int build_g, jl_error *err);
 /* Copies a problem set up on the host to the device (replaces the device's). */
-int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_gpu_problem *p, jl_error *err);
+int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, jl_error *err);
 /* The device's problem into p (grown as needed). */
-int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_gpu_problem *p, jl_error *err);
+int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_contact_problem *p, jl_error *err);
 
 /* JOR prox of problem p (set up on the host, copied over; NULL: the problem
  * already on the device), from lambda's contents; result in lambda.
@@ -91,7 +91,7 @@ int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_gpu_problem *p, jl_error *err);
  * the device after every iteration; the host reads it every check_every
  * iterations (later launches of a stopped solve do nothing, so the
  * iterations equal the twin's). Uses o->alpha, tol_abs, tol_rel, max_iter. */
-int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_gpu_problem *p, const jl_prox_opts *o,
+int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,
                      int check_every, double *lambda, jl_prox_stats *st, jl_error *err);
 
 /* Summary of one device step. */

@@ -1,4 +1,6 @@
-/* Moreau midpoint stepping: integrate, collide, set up, solve, integrate. */
+/* Moreau midpoint stepping: integrate, collide, set up, solve, integrate.
+ * The per-body and per-contact arithmetic is shared with the device step
+ * and its twin: integrate.h (steps 1, 2, 7), step_math.h (3, 5, 6, memory). */
 #include "scene_step.h"
 
 #include <math.h>
@@ -6,7 +8,8 @@
 #include <string.h>
 
 #include "collide.h"
-#include "math3d.h"
+#include "integrate.h"
+#include "step_math.h"
 
 int jl_stepper_init(jl_stepper *st, jl_scene *scene, int threads, jl_error *err) {
   memset(st, 0, sizeof *st);
@@ -29,36 +32,6 @@ void jl_stepper_free(jl_stepper *st) {
   free(st->prev_key);
   free(st->prev_imp);
   memset(st, 0, sizeof *st);
-}
-
-/* q + h/2 (0, omega) q, renormalised: dq/dt = 1/2 (0, omega_world) q. */
-static void jl_quat_advance(double *q, const double *w, double h) {
-  jl_quat a = {q[0], q[1], q[2], q[3]};
-  jl_quat o = {0.0, w[0], w[1], w[2]};
-  jl_quat d = jl_quat_mul(o, a);
-  jl_quat r = {a.w + 0.5 * h * d.w, a.x + 0.5 * h * d.x, a.y + 0.5 * h * d.y, a.z + 0.5 * h * d.z};
-  r = jl_quat_normalize(r);
-  q[0] = r.w; q[1] = r.x; q[2] = r.y; q[3] = r.z;
-}
-
-/* Half a step of positions with the velocities in the bodies. */
-static void jl_half_step(jl_bodies *b, double half_dt) {
-  for (int k = 0; k < b->count; ++k) {
-    if (b->is_static[k]) continue;
-    for (int d = 0; d < 3; ++d) b->pos[3 * k + d] += half_dt * b->vel[3 * k + d];
-    jl_quat_advance(b->quat + 4 * (size_t)k, b->omega + 3 * (size_t)k, half_dt);
-  }
-}
-
-/* I_world x for body k (inertia from the stored inverse diagonal). */
-static void jl_inertia_apply(const jl_bodies *b, int k, const double x[3], double out[3]) {
-  const double *q = b->quat + 4 * (size_t)k;
-  const double *ii = b->inv_inertia + 3 * (size_t)k;
-  jl_quat qq = {q[0], q[1], q[2], q[3]};
-  jl_vec3 l = jl_quat_rotate(jl_quat_conj(qq), jl_v3(x[0], x[1], x[2]));
-  l = jl_v3(ii[0] > 0 ? l.x / ii[0] : 0.0, ii[1] > 0 ? l.y / ii[1] : 0.0, ii[2] > 0 ? l.z / ii[2] : 0.0);
-  jl_vec3 w = jl_quat_rotate(qq, l);
-  out[0] = w.x; out[1] = w.y; out[2] = w.z;
 }
 
 static int jl_step_reserve(jl_stepper *st, int n, int nb, jl_error *err) {
@@ -85,89 +58,13 @@ static int jl_key_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Last step's impulse for key, projected on the new frame; 0 when new. */
-static void jl_warm(const jl_stepper *st, uint64_t key, const double *frame, double lam[3]) {
-  lam[0] = lam[1] = lam[2] = 0.0;
-  int lo = 0, hi = st->prev_n - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    uint64_t k = st->prev_key[mid];
-    if (k == key) {
-      const double *P = st->prev_imp + 3 * (size_t)mid;
-      for (int d = 0; d < 3; ++d)
-        lam[d] = frame[3 * d] * P[0] + frame[3 * d + 1] * P[1] + frame[3 * d + 2] * P[2];
-      if (lam[0] < 0.0) lam[0] = 0.0;
-      return;
-    }
-    if (k < key) lo = mid + 1;
-    else hi = mid - 1;
-  }
-}
-
-/* Keeps this step's impulses in world coordinates, sorted by key. */
-static int jl_remember(jl_stepper *st, jl_error *err) {
-  int n = st->contacts.count;
-  if (n > st->prev_cap) {
-    int cap = n + n / 2 + 16;
-    uint64_t *k = realloc(st->prev_key, sizeof(uint64_t) * (size_t)cap);
-    if (k) st->prev_key = k;
-    double *p = realloc(st->prev_imp, 3 * sizeof(double) * (size_t)cap);
-    if (p) st->prev_imp = p;
-    if (!k || !p) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-    st->prev_cap = cap;
-  }
-  /* sort (key, index) pairs packed: keys are unique per step */
-  typedef struct { uint64_t key; int i; } kv;
-  kv *tmp = malloc(sizeof(kv) * (size_t)(n > 0 ? n : 1));
-  if (!tmp) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-  for (int i = 0; i < n; ++i) { tmp[i].key = st->contacts.key[i]; tmp[i].i = i; }
-  qsort(tmp, (size_t)n, sizeof(kv), jl_key_cmp);
-  for (int e = 0; e < n; ++e) {
-    int i = tmp[e].i;
-    const double *f = st->prob.frame + 9 * (size_t)i, *l = st->lambda + 3 * (size_t)i;
-    st->prev_key[e] = tmp[e].key;
-    for (int d = 0; d < 3; ++d)
-      st->prev_imp[3 * e + d] = f[d] * l[0] + f[3 + d] * l[1] + f[6 + d] * l[2];
-  }
-  st->prev_n = n;
-  free(tmp);
-  return JL_OK;
-}
-
-int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
-  jl_scene *s = st->scene;
-  jl_bodies *b = &s->bodies;
-  double dt = s->dt;
-  int nb = b->count, rc;
-  if ((rc = jl_step_reserve(st, 0, nb, err))) return rc;
-  /* 1. mid-point positions */
-  jl_half_step(b, 0.5 * dt);
-  /* 2. h at the mid-point, with u_S */
-  for (int k = 0; k < nb; ++k) {
-    double *dv = st->dv_free + 6 * (size_t)k;
-    if (b->is_static[k]) {
-      memset(dv, 0, 6 * sizeof(double));
-      continue;
-    }
-    for (int d = 0; d < 3; ++d) dv[d] = s->gravity[d] * dt;
-    const double *w = b->omega + 3 * (size_t)k;
-    double Iw[3], gyro[3];
-    jl_inertia_apply(b, k, w, Iw);
-    gyro[0] = -(w[1] * Iw[2] - w[2] * Iw[1]) * dt;
-    gyro[1] = -(w[2] * Iw[0] - w[0] * Iw[2]) * dt;
-    gyro[2] = -(w[0] * Iw[1] - w[1] * Iw[0]) * dt;
-    jl_body_inv_inertia_apply(b, k, gyro, dv + 3);
-  }
-  /* 3. contacts at the mid-point; keep the closed ones */
-  double margin = s->contact_tol > 0 ? 2.0 * s->contact_tol : 1e-12;
-  if ((rc = jl_collide(b, margin, st->threads, &st->bp, &st->contacts, err))) return rc;
-  jl_contacts *c = &st->contacts;
+int jl_step_keep_closed(jl_contacts *c, const uint8_t *is_static, double contact_tol,
+                        double *max_pen) {
   int n = 0;
-  double max_pen = 0.0;
+  *max_pen = 0.0;
   for (int i = 0; i < c->count; ++i) {
-    if (!(c->gap[i] <= s->contact_tol)) continue;
-    if (b->is_static[c->body_a[i]] && b->is_static[c->body_b[i]]) continue;
-    if (-c->gap[i] > max_pen) max_pen = -c->gap[i];
+    if (!jl_st_closed(c->gap[i], c->body_a[i], c->body_b[i], is_static, contact_tol)) continue;
+    if (-c->gap[i] > *max_pen) *max_pen = -c->gap[i];
     if (n != i) {
       c->body_a[n] = c->body_a[i];
       c->body_b[n] = c->body_b[i];
@@ -179,6 +76,53 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
     ++n;
   }
   c->count = n;
+  return n;
+}
+
+int jl_step_remember(const uint64_t *key, const double *frame, const double *lambda, int n,
+                     uint64_t **prev_key, double **prev_imp, int *prev_cap, int *prev_n,
+                     jl_error *err) {
+  if (n > *prev_cap) {
+    int cap = n + n / 2 + 16;
+    uint64_t *k = realloc(*prev_key, sizeof(uint64_t) * (size_t)cap);
+    if (k) *prev_key = k;
+    double *p = realloc(*prev_imp, 3 * sizeof(double) * (size_t)cap);
+    if (p) *prev_imp = p;
+    if (!k || !p) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+    *prev_cap = cap;
+  }
+  /* sort (key, index) pairs packed: keys are unique per step */
+  typedef struct { uint64_t key; int i; } kv;
+  kv *tmp = malloc(sizeof(kv) * (size_t)(n > 0 ? n : 1));
+  if (!tmp) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+  for (int i = 0; i < n; ++i) { tmp[i].key = key[i]; tmp[i].i = i; }
+  qsort(tmp, (size_t)n, sizeof(kv), jl_key_cmp);
+  for (int e = 0; e < n; ++e) {
+    int i = tmp[e].i;
+    (*prev_key)[e] = tmp[e].key;
+    jl_st_world_impulse(frame + 9 * (size_t)i, lambda + 3 * (size_t)i, *prev_imp + 3 * (size_t)e);
+  }
+  *prev_n = n;
+  free(tmp);
+  return JL_OK;
+}
+
+int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
+  jl_scene *s = st->scene;
+  jl_bodies *b = &s->bodies;
+  double dt = s->dt;
+  int nb = b->count, rc;
+  if ((rc = jl_step_reserve(st, 0, nb, err))) return rc;
+  /* 1. mid-point positions */
+  jl_integrate_half_step(b, 0.5 * dt);
+  /* 2. h at the mid-point, with u_S */
+  jl_integrate_free_velocity(b, s->gravity, dt, st->dv_free);
+  /* 3. contacts at the mid-point; keep the closed ones */
+  double margin = s->contact_tol > 0 ? 2.0 * s->contact_tol : 1e-12;
+  if ((rc = jl_collide(b, margin, st->threads, &st->bp, &st->contacts, err))) return rc;
+  jl_contacts *c = &st->contacts;
+  double max_pen;
+  int n = jl_step_keep_closed(c, b->is_static, s->contact_tol, &max_pen);
   if ((rc = jl_step_reserve(st, n, nb, err))) return rc;
   /* 4. setup with per-pair laws */
   double *mu = st->law, *en = st->law + st->contact_cap, *et = st->law + 2 * (size_t)st->contact_cap;
@@ -198,7 +142,8 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   /* 5. warm start and solve */
   for (int i = 0; i < n; ++i) {
     if (s->solver.warm_start)
-      jl_warm(st, c->key[i], st->prob.frame + 9 * (size_t)i, st->lambda + 3 * (size_t)i);
+      jl_st_warm(c->key[i], st->prob.frame + 9 * (size_t)i, st->prev_key, st->prev_imp, st->prev_n,
+                 st->lambda + 3 * (size_t)i);
     else
       st->lambda[3 * i] = st->lambda[3 * i + 1] = st->lambda[3 * i + 2] = 0.0;
   }
@@ -209,22 +154,14 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   if ((rc = jl_prox_solve(&st->prob, &o, st->lambda, &st->ws, &ps, err))) return rc;
   /* 6. end velocities: u_S + dv_free + sum over the body's contacts of M^-1 W Lambda */
   const jl_contact_problem *p = &st->prob;
-  for (int k = 0; k < nb; ++k) {
-    if (b->is_static[k]) continue;
-    double acc[6];
-    memcpy(acc, st->dv_free + 6 * (size_t)k, sizeof acc);
-    for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e) {
-      int i = p->body_contact[e];
-      jl_mw_add(p, i, p->ka[i] == k ? 0 : 1, st->lambda + 3 * (size_t)i, acc);
-    }
-    for (int d = 0; d < 3; ++d) {
-      b->vel[3 * k + d] += acc[d];
-      b->omega[3 * k + d] += acc[3 + d];
-    }
-  }
+  for (int k = 0; k < nb; ++k)
+    jl_st_end_velocity_body(k, b->is_static, st->dv_free, p->body_ptr, p->body_contact, p->ka,
+                            p->frame, p->irx, p->im, st->lambda, b->vel, b->omega);
   /* 7. end positions */
-  jl_half_step(b, 0.5 * dt);
-  if ((rc = jl_remember(st, err))) return rc;
+  jl_integrate_half_step(b, 0.5 * dt);
+  if ((rc = jl_step_remember(c->key, st->prob.frame, st->lambda, n, &st->prev_key, &st->prev_imp,
+                              &st->prev_cap, &st->prev_n, err)))
+    return rc;
   st->step++;
   st->time = st->step * dt;
   if (stats) {

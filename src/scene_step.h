@@ -61,6 +61,20 @@ int jl_stepper_init(jl_stepper *st, jl_scene *scene, int threads, jl_error *err)
 int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err);
 void jl_stepper_free(jl_stepper *st);
 
+/* Moreau's index set: keeps the closed contacts of c (jl_st_closed) in
+ * order, returns their count (also c->count); *max_pen: their deepest
+ * penetration (0 when none). */
+int jl_step_keep_closed(jl_contacts *c, const uint8_t *is_static, double contact_tol,
+                        double *max_pen);
+
+/* The warm-start memory of a step (also the device step's twin): the n
+ * contacts' keys sorted, with their impulses (lambda, in the frames) turned
+ * to world coordinates (jl_st_world_impulse), into *prev_key / *prev_imp
+ * (grown as needed, capacity *prev_cap), *prev_n = n. */
+int jl_step_remember(const uint64_t *key, const double *frame, const double *lambda, int n,
+                     uint64_t **prev_key, double **prev_imp, int *prev_cap, int *prev_n,
+                     jl_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,10 @@
-/* Per-contact and per-row arithmetic of the contact setup (contact_setup.c),
- * shared by the CPU twin (setup_twin.c) and the CUDA setup kernels
- * (kernels/scene_setup.cu): frame, lever rows of W, c, the diagonal used by
- * the prox step, and the Delassus blocks of one row; the same formulas, in
- * the same order, as contact_setup.c and contact_setup.h's JL_HD helpers. */
+/* Per-contact and per-row arithmetic of the contact setup: frame, lever rows
+ * of W, c, the diagonal used by the prox step, the Delassus blocks of one
+ * row, W^T u and M^-1 W lam. The one source for the reference path
+ * (contact_setup.c, prox_solver.c, scene_step.c), the CPU twin
+ * (setup_twin.c) and the CUDA kernels (kernels/scene_setup.cu and the
+ * others), so all give the same bits. Arrays are those of
+ * jl_contact_problem (contact_setup.h), the device's layout too. */
 #ifndef JL_SETUP_MATH_H
 #define JL_SETUP_MATH_H
 
@@ -11,6 +13,7 @@
 #include <stdint.h>
 
 #include "contact.h"
+#include "contact_setup.h"
 #include "error.h"
 #include "rigid_body.h"
 #include "hd.h"
@@ -21,7 +24,9 @@
 extern "C" {
 #endif
 
-/* Orthonormal (n, t1, t2) from a unit normal, t1 x t2 = n (jl_contact_frame). */
+/* An orthonormal frame (n, t1, t2) from a unit normal, t1 x t2 = n. t1 comes
+ * from the coordinate axis least aligned with n: well conditioned, and the
+ * same for the same normal, so warm starts see steady tangents. */
 JL_HD static inline void jl_sm_frame(const double n[3], double frame[9]) {
   double ax = fabs(n[0]), ay = fabs(n[1]), az = fabs(n[2]);
   jl_vec3 e = ax <= ay && ax <= az ? jl_v3(1, 0, 0) : (ay <= az ? jl_v3(0, 1, 0) : jl_v3(0, 0, 1));
@@ -33,25 +38,7 @@ JL_HD static inline void jl_sm_frame(const double n[3], double frame[9]) {
   frame[6] = t2.x; frame[7] = t2.y; frame[8] = t2.z;
 }
 
-/* The contact problem as the device pipeline keeps it: contact_setup.h's
- * compact layout (the reference's since it stores W as frame, r x d,
- * I^-1 (r x d) and 1/m: 47 numbers per contact), in a type of its own so the
- * twins do not depend on jl_contact_problem's private fields. Arrays per
- * contact i unless noted; sides 0 = a (sign -1), 1 = b (sign +1). */
-typedef struct jl_gpu_problem {
-  int n, cap, nbodies, body_cap;
-  int *ka, *kb;            /* dynamic body, -1 for a static side */
-  double *frame;           /* 9: n, t1, t2 */
-  double *rx, *irx;        /* 18: side a then b, r x d and I^-1 (r x d), d = n, t1, t2 */
-  double *im;              /* 2: 1/m of side a, b (0 static) */
-  double *c, *mu, *diag;   /* 3, 1, 2 */
-  int *body_ptr, *body_contact; /* nbodies + 1, 2 cap: each body's contacts, ascending */
-  int has_g, nnz, nnz_cap;
-  int *rowptr, *col;       /* G: block CSR, n + 1 and nnz */
-  double *blocks;          /* 9 nnz */
-} jl_gpu_problem;
-
-/* Row d of W_iK^T u for side 0 (a) or 1 (b), u = (v, omega) (jl_w_row_dot). */
+/* Row d (0 N, 1 T1, 2 T2) of W_iK^T u for side 0 (a) or 1 (b), u = (v, omega). */
 JL_HD static inline double jl_sm_w_row_dot(const double *frame, const double *rx, int i, int side,
                                            int d, const double *u) {
   const double *e = frame + 9 * (size_t)i + 3 * d;
@@ -60,7 +47,7 @@ JL_HD static inline double jl_sm_w_row_dot(const double *frame, const double *rx
   return side ? v : -v;
 }
 
-/* u += M_K^-1 W_iK lam for side 0 (a) or 1 (b) (jl_mw_add). */
+/* u += M_K^-1 W_iK lam for side 0 (a) or 1 (b). */
 JL_HD static inline void jl_sm_mw_add(const double *frame, const double *irx, const double *im,
                                       int i, int side, const double lam[3], double *u) {
   const double *e = frame + 9 * (size_t)i;
@@ -85,7 +72,7 @@ typedef struct jl_sm_problem {
 } jl_sm_problem;
 
 /* Contact i (bodies a, b, point, unit normal; law mu, eps_n, eps_t; dv_free
- * 6 per body): frame, lever rows, c, mu and diag (jl_setup_contact). */
+ * 6 per body): frame, lever rows, c, mu and diag. */
 JL_HD static inline void jl_sm_contact(const jl_sm_bodies *b, int a, int bb, const double *pt,
                                        const double *normal, double mu, double eps_n,
                                        double eps_t, const double *dv_free, int i,
@@ -156,7 +143,7 @@ JL_HD static inline int jl_sm_row_columns(const int *ka, const int *kb, const in
 }
 
 /* G_ij = sum over the dynamic bodies K shared by i and j of W_iK^T M_K^-1 W_jK:
- * sign_iK sign_jK (m_K^-1 d_i . d_j + (r_iK x d_i) . I_K^-1 (r_jK x d_j)) (jl_block). */
+ * sign_iK sign_jK (m_K^-1 d_i . d_j + (r_iK x d_i) . I_K^-1 (r_jK x d_j)). */
 JL_HD static inline void jl_sm_block(const int *ka, const int *kb, const double *frame,
                                      const double *rx, const double *irx, const double *imv,
                                      int i, int j, double g[9]) {
@@ -201,13 +188,9 @@ JL_HD static inline int jl_sm_lower_bound(const uint64_t *keys, int m, int body)
 
 /* setup_twin.c: the device setup's steps on the CPU (law per contact from the
  * material tables [m_a * JL_MATERIALS_MAX + m_b], as the stepper picks it). */
-int jl_setup_twin(jl_gpu_problem *p, const jl_bodies *b, const jl_contacts *c,
+int jl_setup_twin(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *c,
                   const double *mu_table, const double *eps_n_table, const double *eps_t_table,
                   int materials_max, const double *dv_free, int build_g, jl_error *err);
-
-/* Room in p for n contacts, nbodies bodies and nnz blocks of G (setup_twin.c). */
-int jl_setup_reserve(jl_gpu_problem *p, int n, int nbodies, int nnz, jl_error *err);
-void jl_gpu_problem_free(jl_gpu_problem *p);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
-/* Per-contact and per-body arithmetic of the stepper's glue (scene_step.c,
- * steps 3, 5, 6 and the warm-start memory), shared by the CPU twin
- * (step_twin.c) and the device step (kernels/scene_step.cu). */
+/* Per-contact and per-body arithmetic of the stepper's glue (steps 3, 5, 6
+ * and the warm-start memory): the one source for the stepper
+ * (scene_step.c), its device twin (step_twin.c) and the device step
+ * (kernels/scene_step.cu). */
 #ifndef JL_STEP_MATH_H
 #define JL_STEP_MATH_H
 

@@ -7,6 +7,7 @@
 #include "collide.h"
 #include "integrate.h"
 #include "prox_math.h"
+#include "scene_step.h"
 #include "setup_math.h"
 #include "step_math.h"
 
@@ -14,23 +15,13 @@ void jl_step_twin_free(jl_step_twin *t) {
   if (!t) return;
   jl_broad_phase_free(&t->bp);
   jl_contacts_free(&t->contacts);
-  jl_gpu_problem_free(&t->prob);
+  jl_contact_problem_free(&t->prob);
   jl_prox_ws_free(&t->ws);
   free(t->lambda);
   free(t->dv);
   free(t->prev_key);
   free(t->prev_imp);
   memset(t, 0, sizeof *t);
-}
-
-typedef struct jl_key_index {
-  uint64_t key;
-  int i;
-} jl_key_index;
-
-static int jl_key_index_cmp(const void *a, const void *b) {
-  uint64_t x = ((const jl_key_index *)a)->key, y = ((const jl_key_index *)b)->key;
-  return (x > y) - (x < y);
 }
 
 int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_error *err) {
@@ -54,19 +45,7 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
   double margin = s->contact_tol > 0 ? 2.0 * s->contact_tol : 1e-12;
   if ((rc = jl_collide(b, margin, 1, &t->bp, &t->contacts, err))) return rc;
   jl_contacts *c = &t->contacts;
-  int n = 0;
-  for (int i = 0; i < c->count; ++i) {
-    if (!jl_st_closed(c->gap[i], c->body_a[i], c->body_b[i], b->is_static, s->contact_tol)) continue;
-    if (-c->gap[i] > st->max_penetration) st->max_penetration = -c->gap[i];
-    c->body_a[n] = c->body_a[i];
-    c->body_b[n] = c->body_b[i];
-    memmove(c->point + 3 * (size_t)n, c->point + 3 * (size_t)i, 3 * sizeof(double));
-    memmove(c->normal + 3 * (size_t)n, c->normal + 3 * (size_t)i, 3 * sizeof(double));
-    c->gap[n] = c->gap[i];
-    c->key[n] = c->key[i];
-    ++n;
-  }
-  c->count = n;
+  int n = jl_step_keep_closed(c, b->is_static, s->contact_tol, &st->max_penetration);
   /* 4: setup */
   rc = jl_setup_twin(&t->prob, b, c, s->mu, s->eps_n, s->eps_t, JL_MATERIALS_MAX, t->dv, 0, err);
   if (rc) return rc;
@@ -88,37 +67,18 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
   jl_prox_opts o = s->solver;
   o.matrix_free = 1;
   jl_prox_stats ps;
-  if ((rc = jl_jor_twin_solve(&t->prob, &o, t->lambda, &t->ws, &ps, err))) return rc;
+  o.threads = 1;
+  if ((rc = jl_prox_solve(&t->prob, &o, t->lambda, &t->ws, &ps, err))) return rc;
   /* 6, 7: end velocities, end positions */
-  const jl_gpu_problem *p = &t->prob;
+  const jl_contact_problem *p = &t->prob;
   for (int k = 0; k < nb; ++k)
     jl_st_end_velocity_body(k, b->is_static, t->dv, p->body_ptr, p->body_contact, p->ka,
                             p->frame, p->irx, p->im, t->lambda, b->vel, b->omega);
   jl_integrate_half_step(b, 0.5 * dt);
-  /* warm-start memory: world impulses sorted by key */
-  if (n > t->prev_cap) {
-    int cap = n + n / 2 + 16;
-    uint64_t *k = realloc(t->prev_key, sizeof(uint64_t) * (size_t)cap);
-    if (k) t->prev_key = k;
-    double *q = realloc(t->prev_imp, 3 * sizeof(double) * (size_t)cap);
-    if (q) t->prev_imp = q;
-    if (!k || !q) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-    t->prev_cap = cap;
-  }
-  jl_key_index *ki = malloc(sizeof *ki * (size_t)(n > 0 ? n : 1));
-  if (!ki) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
-  for (int i = 0; i < n; ++i) {
-    ki[i].key = c->key[i];
-    ki[i].i = i;
-  }
-  qsort(ki, (size_t)n, sizeof *ki, jl_key_index_cmp);  /* keys are unique per step */
-  for (int e = 0; e < n; ++e) {
-    int i = ki[e].i;
-    t->prev_key[e] = ki[e].key;
-    jl_st_world_impulse(p->frame + 9 * (size_t)i, t->lambda + 3 * (size_t)i, t->prev_imp + 3 * (size_t)e);
-  }
-  t->prev_n = n;
-  free(ki);
+  /* warm-start memory: world impulses sorted by key (the device: SortPairs, gather) */
+  if ((rc = jl_step_remember(c->key, p->frame, t->lambda, n, &t->prev_key, &t->prev_imp,
+                             &t->prev_cap, &t->prev_n, err)))
+    return rc;
   st->contacts = n;
   st->iterations = ps.iterations;
   st->converged = ps.converged;

@@ -23,7 +23,7 @@ extern "C" {
 typedef struct jl_step_twin {
   jl_broad_phase bp;
   jl_contacts contacts;    /* closed contacts of the last step */
-  jl_gpu_problem prob;
+  jl_contact_problem prob;
   jl_prox_ws ws;
   double *lambda, *dv;
   int contact_cap, body_cap;

@@ -1,6 +1,6 @@
 /* gpu suite: JOR prox on the device (kernels/scene_prox.cu) against its CPU
- * twin (jl_jor_twin_solve, which test_scene_twins holds to jl_prox_solve's
- * JOR), matrix-free and on G: the same impulses bit for bit (the
+ * twin (jl_prox_solve's JOR on one thread: the same schedule and
+ * arithmetic, prox_math.h), matrix-free and on G: the same impulses bit for bit (the
  * stated tolerance is zero: the arithmetic is shared and IEEE, no FMA, no
  * atomics), the same iterations, restarts and residual, whatever the host's
  * check interval; two device runs give identical bytes. The problem comes
@@ -26,7 +26,7 @@
 typedef struct jor_case {
   jl_scene s;
   jl_contacts c;
-  jl_gpu_problem p;
+  jl_contact_problem p;
   double *dv;
   jl_scene_gpu *g;
 } jor_case;
@@ -51,7 +51,7 @@ static void make_case(jor_case *k, int side, int build_g) {
 
 static void free_case(jor_case *k) {
   jl_scene_gpu_destroy(k->g);
-  jl_gpu_problem_free(&k->p);
+  jl_contact_problem_free(&k->p);
   jl_contacts_free(&k->c);
   free(k->dv);
   jl_scene_free(&k->s);
@@ -75,7 +75,7 @@ static void compare(jor_case *k, double alpha, double tol, int max_iter, int che
   o.max_iter = max_iter;
   jl_prox_ws ws = {0};
   jl_prox_stats sc, sg, sa;
-  assert_int_equal(jl_jor_twin_solve(&k->p, &o, l_cpu, &ws, &sc, &err), JL_OK);
+  assert_int_equal(jl_prox_solve(&k->p, &o, l_cpu, &ws, &sc, &err), JL_OK);
   int rc = jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_gpu, &sg, &err);
   if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
   assert_int_equal(rc, JL_OK);

@@ -23,7 +23,7 @@
 
 #ifdef JL_HAVE_CUDA
 /* Two problems of the device pipeline's layout, every array byte for byte. */
-static void assert_gpu_problems_equal(const jl_gpu_problem *x, const jl_gpu_problem *y, int g) {
+static void assert_gpu_problems_equal(const jl_contact_problem *x, const jl_contact_problem *y, int g) {
   int n = x->n, nb = x->nbodies;
   size_t sn = (size_t)n;
   assert_int_equal(n, y->n);
@@ -67,7 +67,7 @@ static void run_pipeline(int side, int build_g) {
   int rc = jl_scene_gpu_setup(g, s.mu, s.eps_n, s.eps_t, build_g, &err);
   if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
   assert_int_equal(rc, JL_OK);
-  jl_gpu_problem dp, twin;
+  jl_contact_problem dp, twin;
   jl_contact_problem ref;
   memset(&dp, 0, sizeof dp);
   memset(&twin, 0, sizeof twin);
@@ -113,7 +113,7 @@ static void run_pipeline(int side, int build_g) {
   assert_true(l_cpu && l_gpu && l_again);
   jl_prox_ws ws = {0};
   jl_prox_stats sc, sg, sa;
-  assert_int_equal(jl_jor_twin_solve(&twin, &o, l_cpu, &ws, &sc, &err), JL_OK);
+  assert_int_equal(jl_prox_solve(&twin, &o, l_cpu, &ws, &sc, &err), JL_OK);
   assert_int_equal(jl_scene_gpu_jor(g, NULL, &o, 8, l_gpu, &sg, &err), JL_OK);
   assert_int_equal(jl_scene_gpu_jor(g, NULL, &o, 3, l_again, &sa, &err), JL_OK);
   assert_int_equal(sc.iterations, sg.iterations);
@@ -132,8 +132,8 @@ static void run_pipeline(int side, int build_g) {
   free(dv);
   free(law);
   jl_contacts_free(&c);
-  jl_gpu_problem_free(&dp);
-  jl_gpu_problem_free(&twin);
+  jl_contact_problem_free(&dp);
+  jl_contact_problem_free(&twin);
   jl_contact_problem_free(&ref);
   jl_scene_gpu_destroy(g);
   jl_scene_free(&s);

@@ -111,7 +111,7 @@ static inline int fx_problem(const jl_scene *s, const jl_contacts *c, jl_contact
 }
 
 /* The twin's problem (setup_twin.c) for the same contacts; 0 or -1. */
-static inline int fx_gpu_problem(const jl_scene *s, const jl_contacts *c, jl_gpu_problem *p,
+static inline int fx_gpu_problem(const jl_scene *s, const jl_contacts *c, jl_contact_problem *p,
                                  double *dv, int build_g) {
   jl_error err = {0};
   jl_integrate_free_velocity(&s->bodies, s->gravity, s->dt, dv);
@@ -128,7 +128,7 @@ static inline double fx_rel(double x, double y) {
  * have: -1 when the structure differs (bodies, frames, body CSR, G's
  * pattern: these must be equal), else the largest relative difference of c,
  * mu, diag and G's blocks (0 when bit for bit). */
-static inline double fx_problem_diff(const jl_contact_problem *r, const jl_gpu_problem *t, int g) {
+static inline double fx_problem_diff(const jl_contact_problem *r, const jl_contact_problem *t, int g) {
   if (r->n != t->n || r->nbodies != t->nbodies) return -1.0;
   size_t n = (size_t)r->n, nb = (size_t)r->nbodies;
   if (memcmp(r->ka, t->ka, n * sizeof(int)) || memcmp(r->kb, t->kb, n * sizeof(int)) ||

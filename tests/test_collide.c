@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "broad_math.h"
 #include "broad_phase.h"
 #include "collide.h"
 #include "narrow_phase.h"
@@ -435,7 +436,7 @@ static void test_broad_phase_brute_force(void **state) {
   int n = b.count;
   double *box6 = malloc(sizeof(double) * 6 * n);
   for (int i = 0; i < n; ++i)
-    if (b.shape[i] != JL_SHAPE_PLANE) jl_body_aabb(&b, i, margin, box6 + 6 * i);
+    if (b.shape[i] != JL_SHAPE_PLANE) jl_bm_aabb(b.shape, b.size, b.pos, b.quat, i, margin, box6 + 6 * i);
   size_t cap = 1 << 16, count = 0;
   uint64_t *pairs = malloc(cap * sizeof *pairs);
   for (int i = 0; i < n; ++i)
@@ -446,11 +447,11 @@ static void test_broad_phase_brute_force(void **state) {
       if (pi && pj)
         hit = 0;
       else if (pi)
-        hit = jl_aabb_near_plane(&b, i, box6 + 6 * j, margin);
+        hit = jl_bm_near_plane(b.pos, b.size, i, box6 + 6 * j, margin);
       else if (pj)
-        hit = jl_aabb_near_plane(&b, j, box6 + 6 * i, margin);
+        hit = jl_bm_near_plane(b.pos, b.size, j, box6 + 6 * i, margin);
       else
-        hit = jl_aabb_overlap(box6 + 6 * i, box6 + 6 * j);
+        hit = jl_bm_overlap(box6 + 6 * i, box6 + 6 * j);
       if (!hit) continue;
       if (count == cap) pairs = realloc(pairs, (cap *= 2) * sizeof *pairs);
       pairs[count++] = ((uint64_t)i << 32) | (uint32_t)j;
