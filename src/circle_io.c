@@ -16,42 +16,6 @@
 
 /* ---- shared helpers ---- */
 
-static int jl_buf_finish(jl_buf *b, const char *path, jl_error *err) {
-  int rc = b->failed ? jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory building the file", path)
-                     : jl_file_write_atomic(path, b->data, b->len, err);
-  jl_buf_free(b);
-  return rc;
-}
-
-/* Shortest of %.15g..%.17g that reads back to the same double, so files
- * round-trip exactly without noise digits like 104.54036376000001. */
-static void jl_fmt_double(char *out, size_t cap, double v) {
-  for (int prec = 15; prec <= 17; ++prec) {
-    snprintf(out, cap, "%.*g", prec, v);
-    if (strtod(out, NULL) == v) return;
-  }
-}
-
-static void jl_json_number(jl_buf *b, double v) {
-  if (!isfinite(v)) { jl_buf_printf(b, "null"); return; }
-  char s[40];
-  jl_fmt_double(s, sizeof s, v);
-  jl_buf_printf(b, "%s", s);
-}
-
-static void jl_json_string(jl_buf *b, const char *s) {
-  if (!s) { jl_buf_printf(b, "null"); return; }
-  jl_buf_printf(b, "\"");
-  for (const unsigned char *c = (const unsigned char *)s; *c; ++c) {
-    if (*c == '"' || *c == '\\') jl_buf_printf(b, "\\%c", *c);
-    else if (*c == '\n') jl_buf_printf(b, "\\n");
-    else if (*c == '\t') jl_buf_printf(b, "\\t");
-    else if (*c < 0x20) jl_buf_printf(b, "\\u%04x", *c);
-    else jl_buf_printf(b, "%c", *c);
-  }
-  jl_buf_printf(b, "\"");
-}
-
 /* ---- result JSON: write ---- */
 
 static const char *jl_stop_name(int s) {
@@ -67,38 +31,38 @@ static const char *jl_stop_name(int s) {
 static void jl_json_problem(jl_buf *b, const jl_circle_problem *prob, int n) {
   double best = prob ? prob->best_known_R : 0.0;
   jl_buf_printf(b, "  \"problem\": {\"name\": ");
-  jl_json_string(b, prob ? prob->name : "");
+  jl_buf_json_string(b, prob ? prob->name : "");
   jl_buf_printf(b, ", \"n\": %d, \"best_known_R\": ", n);
-  if (best > 0) jl_json_number(b, best);
+  if (best > 0) jl_buf_json_number(b, best);
   else jl_buf_printf(b, "null");
   jl_buf_printf(b, ", \"source\": ");
-  jl_json_string(b, prob ? prob->source : "");
+  jl_buf_json_string(b, prob ? prob->source : "");
   jl_buf_printf(b, "},\n");
 }
 
 static void jl_json_check(jl_buf *b, const jl_circle_check *c) {
   jl_buf_printf(b, "  \"legal\": %s,\n  \"check\": {\"R\": ", c->legal ? "true" : "false");
-  jl_json_number(b, (double)c->R);
+  jl_buf_json_number(b, (double)c->R);
   jl_buf_printf(b, ", \"max_overlap\": ");
-  jl_json_number(b, (double)c->max_overlap);
+  jl_buf_json_number(b, (double)c->max_overlap);
   jl_buf_printf(b, ", \"max_excess\": ");
-  jl_json_number(b, (double)c->max_excess);
+  jl_buf_json_number(b, (double)c->max_excess);
   jl_buf_printf(b, ", \"rel_tol\": ");
-  jl_json_number(b, JL_LEGAL_REL_TOL);
+  jl_buf_json_number(b, JL_LEGAL_REL_TOL);
   jl_buf_printf(b, "},\n");
 }
 
 static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
   jl_buf_printf(b, "  \"run\": {\"seed\": %" PRIu64 ", \"device\": ", r->seed);
-  jl_json_string(b, r->device);
+  jl_buf_json_string(b, r->device);
   jl_buf_printf(b, ", \"device_name\": ");
-  jl_json_string(b, r->device_name);
+  jl_buf_json_string(b, r->device_name);
   jl_buf_printf(b, ", \"mode\": ");
-  jl_json_string(b, r->mode);
+  jl_buf_json_string(b, r->mode);
   jl_buf_printf(b, ", \"time_s\": ");
-  jl_json_number(b, r->time_s);
+  jl_buf_json_number(b, r->time_s);
   jl_buf_printf(b, ", \"time_to_best_s\": ");
-  jl_json_number(b, r->time_to_best_s);
+  jl_buf_json_number(b, r->time_to_best_s);
   jl_buf_printf(b, ", \"trials\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"restarts\": %" PRIu64
                    ", \"stopped_by\": \"%s\"},\n",
                 r->trials, r->relax_steps, r->restarts, jl_stop_name(r->stopped_by));
@@ -108,11 +72,11 @@ static void jl_json_circles(jl_buf *b, const jl_circle_packing *pk) {
   jl_buf_printf(b, "  \"circles\": [\n");
   for (int i = 0; i < pk->n; ++i) {
     jl_buf_printf(b, "    {\"x\": ");
-    jl_json_number(b, pk->x[i]);
+    jl_buf_json_number(b, pk->x[i]);
     jl_buf_printf(b, ", \"y\": ");
-    jl_json_number(b, pk->y[i]);
+    jl_buf_json_number(b, pk->y[i]);
     jl_buf_printf(b, ", \"r\": ");
-    jl_json_number(b, pk->r[i]);
+    jl_buf_json_number(b, pk->r[i]);
     jl_buf_printf(b, "}%s\n", i + 1 < pk->n ? "," : "");
   }
   jl_buf_printf(b, "  ]\n");
@@ -133,16 +97,16 @@ int jl_circle_result_write_json(const char *path, const jl_circle_problem *prob,
   jl_buf_printf(&b, "{\n  \"format\": \"jostle-result\",\n  \"version\": 1,\n  \"kind\": \"circles\",\n");
   jl_json_problem(&b, prob, pk->n);
   jl_buf_printf(&b, "  \"R\": ");
-  jl_json_number(&b, pk->R);
+  jl_buf_json_number(&b, pk->R);
   jl_buf_printf(&b, ",\n  \"gap_to_record\": ");
-  if (prob && prob->best_known_R > 0) jl_json_number(&b, pk->R / prob->best_known_R - 1.0);
+  if (prob && prob->best_known_R > 0) jl_buf_json_number(&b, pk->R / prob->best_known_R - 1.0);
   else jl_buf_printf(&b, "null");
   jl_buf_printf(&b, ",\n");
   jl_json_check(&b, check);
   if (info) jl_json_run(&b, info);
   jl_json_circles(&b, pk);
   jl_buf_printf(&b, "}\n");
-  return jl_buf_finish(&b, path, err);
+  return jl_buf_write_atomic(&b, path, err);
 }
 
 /* ---- result JSON: read ---- */
@@ -283,7 +247,7 @@ int jl_circle_write_packomania(const char *path, const jl_circle_packing *pk, jl
   for (int i = 0; i < pk->n; ++i)
     jl_buf_printf(&b, "%d %.21Lg %.21Lg\n", i + 1, (long double)pk->x[i] / R,
                   (long double)pk->y[i] / R);
-  return jl_buf_finish(&b, path, err);
+  return jl_buf_write_atomic(&b, path, err);
 }
 
 /* Parses "k x y" from one line; returns 0 when the line is not that. */
@@ -385,16 +349,6 @@ static void jl_viridis(double t, int rgb[3]) {
     rgb[c] = (int)lround(stops[i][c] + u * (stops[i + 1][c] - stops[i][c]));
 }
 
-static void jl_xml_text(jl_buf *b, const char *s) {
-  for (; *s; ++s) {
-    if (*s == '&') jl_buf_printf(b, "&amp;");
-    else if (*s == '<') jl_buf_printf(b, "&lt;");
-    else if (*s == '>') jl_buf_printf(b, "&gt;");
-    else if (*s == '"') jl_buf_printf(b, "&quot;");
-    else jl_buf_printf(b, "%c", *s);
-  }
-}
-
 static void jl_radius_label(char *out, size_t cap, double r) {
   if (r == rint(r) && fabs(r) < 1e9) snprintf(out, cap, "%.0f", r);
   else snprintf(out, cap, "%.3g", r);
@@ -405,7 +359,7 @@ static void jl_svg_title(jl_buf *b, const jl_circle_problem *prob, const jl_circ
   jl_buf_printf(b, "<text x=\"0\" y=\"%.7g\" font-size=\"%.7g\" text-anchor=\"middle\" "
                    "fill=\"#222\">", top, size);
   if (prob && prob->name[0]) {
-    jl_xml_text(b, prob->name);
+    jl_buf_xml_text(b, prob->name);
     jl_buf_printf(b, ": ");
   }
   jl_buf_printf(b, "n = %d, R = %.10g", pk->n, pk->R);
@@ -456,5 +410,5 @@ int jl_circle_write_svg(const char *path, const jl_circle_problem *prob,
                     "stroke-width=\"%.4g\"/>\n", R, R / 250.0);
   for (int i = 0; i < pk->n; ++i) jl_svg_circle(&b, pk, i, rmin, rmax);
   jl_buf_printf(&b, "</svg>\n");
-  return jl_buf_finish(&b, path, err);
+  return jl_buf_write_atomic(&b, path, err);
 }

@@ -138,22 +138,6 @@ typedef struct jl_scene_totals {
   double wall_s;
 } jl_scene_totals;
 
-/* Shortest of %.15g..%.17g that reads back to the same double. */
-static const char *jl_g(char *out, double v) {
-  for (int prec = 15; prec <= 17; ++prec) {
-    snprintf(out, 32, "%.*g", prec, v);
-    if (strtod(out, NULL) == v) break;
-  }
-  return out;
-}
-
-static void jl_vec_json(jl_buf *b, const double *v, int n) {
-  char t[32];
-  jl_buf_printf(b, "[");
-  for (int i = 0; i < n; ++i) jl_buf_printf(b, "%s%s", i ? ", " : "", jl_g(t, v[i]));
-  jl_buf_printf(b, "]");
-}
-
 static int jl_write_result(const char *path, const char *scene_path, const jl_scene *s,
                            const jl_device *dev, const jl_scene_totals *t, long steps_wanted,
                            int stopped_by_signal, const double e0[2], jl_error *err) {
@@ -168,18 +152,18 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
   char g1[32], g2[32], g3[32], g4[32];
   jl_buf_printf(&b, "  \"scene\": {\"name\": \"%s\", \"file\": \"%s\", \"bodies\": %d, "
                 "\"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld},\n",
-                s->name, scene_path, bo->count, dynamic, jl_g(g1, s->dt), steps_wanted);
+                s->name, scene_path, bo->count, dynamic, jl_fmt_double(g1, sizeof g1, s->dt), steps_wanted);
   jl_buf_printf(&b, "  \"solver\": {\"method\": \"%s\", \"alpha\": %s, \"tol_abs\": %s, "
                 "\"tol_rel\": %s, \"max_iterations\": %d, \"warm_start\": %s, "
                 "\"matrix_free\": %s, \"order\": \"%s\"},\n",
-                o->kind == JL_SOLVER_JOR ? "jor" : "sor", jl_g(g1, o->alpha), jl_g(g2, o->tol_abs),
-                jl_g(g3, o->tol_rel),
+                o->kind == JL_SOLVER_JOR ? "jor" : "sor", jl_fmt_double(g1, sizeof g1, o->alpha), jl_fmt_double(g2, sizeof g2, o->tol_abs),
+                jl_fmt_double(g3, sizeof g3, o->tol_rel),
                 o->max_iter, o->warm_start ? "true" : "false",
                 o->matrix_free < 0 ? "\"auto\"" : o->matrix_free ? "true" : "false",
                 o->sor_order == JL_SOR_SEQUENTIAL ? "sequential" : "coloured");
   jl_buf_printf(&b, "  \"run\": {\"device\": \"%s\", \"threads\": %d, \"steps\": %ld, "
                 "\"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, \"stopped_by\": \"%s\"},\n",
-                dev->name, dev->threads, t->steps, jl_g(g4, t->steps * s->dt), t->wall_s,
+                dev->name, dev->threads, t->steps, jl_fmt_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
                 t->steps ? 1e3 * t->wall_s / t->steps : 0.0, stopped_by_signal ? "signal" : "steps");
   double ns = t->steps > 0 ? (double)t->steps : 1.0;
   jl_buf_printf(&b, "  \"summary\": {\"contacts_mean\": %.6g, \"contacts_max\": %d, "
@@ -190,20 +174,20 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
                 "\"energy_final\": {\"kinetic\": %s, \"potential\": %s}},\n",
                 t->contacts_sum / ns, t->contacts_max, t->iterations_sum / ns, t->iterations_max,
                 t->not_converged, t->restarts, t->residual_max, t->penetration_max,
-                t->displacement_max, jl_g(g1, e0[0]),
-                jl_g(g2, e0[1]), jl_g(g3, ke), jl_g(g4, pe));
+                t->displacement_max, jl_fmt_double(g1, sizeof g1, e0[0]),
+                jl_fmt_double(g2, sizeof g2, e0[1]), jl_fmt_double(g3, sizeof g3, ke), jl_fmt_double(g4, sizeof g4, pe));
   jl_buf_printf(&b, "  \"bodies\": [\n");
   static const char *const shapes[] = {"sphere", "box", "plane"};
   for (int k = 0; k < bo->count; ++k) {
     jl_buf_printf(&b, "    {\"shape\": \"%s\", \"static\": %s, \"position\": ", shapes[bo->shape[k]],
                   bo->is_static[k] ? "true" : "false");
-    jl_vec_json(&b, bo->pos + 3 * (size_t)k, 3);
+    jl_buf_json_vec(&b, bo->pos + 3 * (size_t)k, 3);
     jl_buf_printf(&b, ", \"orientation\": ");
-    jl_vec_json(&b, bo->quat + 4 * (size_t)k, 4);
+    jl_buf_json_vec(&b, bo->quat + 4 * (size_t)k, 4);
     jl_buf_printf(&b, ", \"velocity\": ");
-    jl_vec_json(&b, bo->vel + 3 * (size_t)k, 3);
+    jl_buf_json_vec(&b, bo->vel + 3 * (size_t)k, 3);
     jl_buf_printf(&b, ", \"angular_velocity\": ");
-    jl_vec_json(&b, bo->omega + 3 * (size_t)k, 3);
+    jl_buf_json_vec(&b, bo->omega + 3 * (size_t)k, 3);
     jl_buf_printf(&b, "}%s\n", k + 1 < bo->count ? "," : "");
   }
   jl_buf_printf(&b, "  ]\n}\n");

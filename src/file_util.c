@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,4 +103,63 @@ void jl_buf_free(jl_buf *b) {
   free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
+}
+
+int jl_buf_write_atomic(jl_buf *b, const char *path, jl_error *err) {
+  int rc = b->failed ? jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory building the file", path)
+                     : jl_file_write_atomic(path, b->data, b->len, err);
+  jl_buf_free(b);
+  return rc;
+}
+
+char *jl_fmt_double(char *out, size_t cap, double v) {
+  for (int prec = 15; prec <= 17; ++prec) {
+    snprintf(out, cap, "%.*g", prec, v);
+    if (strtod(out, NULL) == v) break;
+  }
+  return out;
+}
+
+void jl_buf_json_number(jl_buf *b, double v) {
+  if (!isfinite(v)) {
+    jl_buf_printf(b, "null");
+    return;
+  }
+  char s[40];
+  jl_buf_printf(b, "%s", jl_fmt_double(s, sizeof s, v));
+}
+
+void jl_buf_json_string(jl_buf *b, const char *s) {
+  if (!s) {
+    jl_buf_printf(b, "null");
+    return;
+  }
+  jl_buf_printf(b, "\"");
+  for (const unsigned char *c = (const unsigned char *)s; *c; ++c) {
+    if (*c == '"' || *c == '\\') jl_buf_printf(b, "\\%c", *c);
+    else if (*c == '\n') jl_buf_printf(b, "\\n");
+    else if (*c == '\t') jl_buf_printf(b, "\\t");
+    else if (*c < 0x20) jl_buf_printf(b, "\\u%04x", *c);
+    else jl_buf_printf(b, "%c", *c);
+  }
+  jl_buf_printf(b, "\"");
+}
+
+void jl_buf_json_vec(jl_buf *b, const double *v, int n) {
+  jl_buf_printf(b, "[");
+  for (int k = 0; k < n; ++k) {
+    if (k) jl_buf_printf(b, ", ");
+    jl_buf_json_number(b, v[k]);
+  }
+  jl_buf_printf(b, "]");
+}
+
+void jl_buf_xml_text(jl_buf *b, const char *s) {
+  for (; *s; ++s) {
+    if (*s == '&') jl_buf_printf(b, "&amp;");
+    else if (*s == '<') jl_buf_printf(b, "&lt;");
+    else if (*s == '>') jl_buf_printf(b, "&gt;");
+    else if (*s == '"') jl_buf_printf(b, "&quot;");
+    else jl_buf_printf(b, "%c", *s);
+  }
 }

@@ -25,5 +25,20 @@ void jl_buf_printf(jl_buf *b, const char *fmt, ...)
 #endif
   ;
 void jl_buf_free(jl_buf *b);
+/* Writes the buffer atomically to path and frees it; an earlier allocation
+ * failure becomes JL_ERR_NOMEM. */
+int jl_buf_write_atomic(jl_buf *b, const char *path, jl_error *err);
+
+/* Shortest of %.15g..%.17g that reads back to the same double, so files
+ * round-trip exactly without noise digits like 104.54036376000001. out
+ * holds at least 32 chars; returns out. */
+char *jl_fmt_double(char *out, size_t cap, double v);
+/* JSON pieces: a number (null when not finite), a string with escapes
+ * (null for NULL), an array of n numbers. */
+void jl_buf_json_number(jl_buf *b, double v);
+void jl_buf_json_string(jl_buf *b, const char *s);
+void jl_buf_json_vec(jl_buf *b, const double *v, int n);
+/* Text escaped for XML/SVG (&, <, >, "). */
+void jl_buf_xml_text(jl_buf *b, const char *s);
 
 #endif

@@ -232,49 +232,9 @@ done:
 
 /* ---- result JSON ---- */
 
-static int jl_buf_finish(jl_buf *b, const char *path, jl_error *err) {
-  int rc = b->failed ? jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory building the file", path)
-                     : jl_file_write_atomic(path, b->data, b->len, err);
-  jl_buf_free(b);
-  return rc;
-}
-
-/* Shortest of %.15g..%.17g that reads back to the same double. */
-static void jl_json_number(jl_buf *b, double v) {
-  if (!isfinite(v)) { jl_buf_printf(b, "null"); return; }
-  char s[40];
-  for (int prec = 15; prec <= 17; ++prec) {
-    snprintf(s, sizeof s, "%.*g", prec, v);
-    if (strtod(s, NULL) == v) break;
-  }
-  jl_buf_printf(b, "%s", s);
-}
-
-static void jl_json_string(jl_buf *b, const char *s) {
-  if (!s) { jl_buf_printf(b, "null"); return; }
-  jl_buf_printf(b, "\"");
-  for (const unsigned char *c = (const unsigned char *)s; *c; ++c) {
-    if (*c == '"' || *c == '\\') jl_buf_printf(b, "\\%c", *c);
-    else if (*c == '\n') jl_buf_printf(b, "\\n");
-    else if (*c == '\t') jl_buf_printf(b, "\\t");
-    else if (*c < 0x20) jl_buf_printf(b, "\\u%04x", *c);
-    else jl_buf_printf(b, "%c", *c);
-  }
-  jl_buf_printf(b, "\"");
-}
-
-static void jl_json_vec(jl_buf *b, const double *v, int n) {
-  jl_buf_printf(b, "[");
-  for (int k = 0; k < n; ++k) {
-    if (k) jl_buf_printf(b, ", ");
-    jl_json_number(b, v[k]);
-  }
-  jl_buf_printf(b, "]");
-}
-
 static void jl_json_key_number(jl_buf *b, const char *key, double v, const char *after) {
   jl_buf_printf(b, "\"%s\": ", key);
-  jl_json_number(b, v);
+  jl_buf_json_number(b, v);
   jl_buf_printf(b, "%s", after);
 }
 
@@ -286,14 +246,14 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
   jl_buf b = {0};
   jl_buf_printf(&b, "{\n  \"format\": \"jostle-result\",\n  \"version\": 1,\n  \"kind\": \"trunk\",\n");
   jl_buf_printf(&b, "  \"problem\": {\"name\": ");
-  jl_json_string(&b, p->name);
+  jl_buf_json_string(&b, p->name);
   jl_buf_printf(&b, ", \"mesh\": ");
-  jl_json_string(&b, p->mesh);
+  jl_buf_json_string(&b, p->mesh);
   jl_buf_printf(&b, ", \"units\": ");
-  jl_json_string(&b, p->units);
+  jl_buf_json_string(&b, p->units);
   jl_buf_printf(&b, ", \"block\": ");
   double blk[3] = {p->block.x, p->block.y, p->block.z};
-  jl_json_vec(&b, blk, 3);
+  jl_buf_json_vec(&b, blk, 3);
   jl_buf_printf(&b, "},\n  \"count\": %d,\n  ", bp->count);
   jl_json_key_number(&b, "liters", bp->count * bvol / 1e6, ",\n  ");
   jl_json_key_number(&b, "mesh_volume_mm3", mvol, ",\n  ");
@@ -321,23 +281,23 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
                   "\"components\": %d, \"cavities\": %d, \"flipped_triangles\": %d, \"bounds_mm\": [",
                   m->input_triangles - m->degenerate_dropped, m->input_triangles,
                   m->degenerate_dropped, m->components, m->cavities, m->flipped_triangles);
-    jl_json_vec(&b, m->lo, 3);
+    jl_buf_json_vec(&b, m->lo, 3);
     jl_buf_printf(&b, ", ");
-    jl_json_vec(&b, m->hi, 3);
+    jl_buf_json_vec(&b, m->hi, 3);
     jl_buf_printf(&b, "]},\n");
   }
   jl_buf_printf(&b, "  \"run\": {\"seed\": %" PRIu64 ", \"device\": ", r->seed);
-  jl_json_string(&b, r->device);
+  jl_buf_json_string(&b, r->device);
   jl_buf_printf(&b, ", \"device_name\": ");
-  jl_json_string(&b, r->device_name);
+  jl_buf_json_string(&b, r->device_name);
   jl_buf_printf(&b, ", \"search\": ");
-  jl_json_string(&b, r->search);
+  jl_buf_json_string(&b, r->search);
   jl_buf_printf(&b, ", ");
   jl_json_key_number(&b, "time_s", r->time_s, ", ");
   jl_json_key_number(&b, "time_to_best_s", r->time_to_best_s, ", ");
   jl_json_key_number(&b, "baseline_time_s", r->baseline_time_s, ", ");
   jl_buf_printf(&b, "\"stopped_by\": ");
-  jl_json_string(&b, r->stopped_by);
+  jl_buf_json_string(&b, r->stopped_by);
   const jl_trunk_run_info *si = r->search_info;
   if (si)
     jl_buf_printf(&b, ", \"anneal\": {\"chains\": %d, \"rounds\": %ld, \"moves\": %" PRIu64
@@ -349,13 +309,13 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
   jl_buf_printf(&b, "},\n  \"blocks\": [\n");
   for (int i = 0; i < bp->count; ++i) {
     jl_buf_printf(&b, "    {\"c\": ");
-    jl_json_vec(&b, bp->centre + 3 * i, 3);
+    jl_buf_json_vec(&b, bp->centre + 3 * i, 3);
     jl_buf_printf(&b, ", \"q\": ");
-    jl_json_vec(&b, bp->quat + 4 * i, 4);
+    jl_buf_json_vec(&b, bp->quat + 4 * i, 4);
     jl_buf_printf(&b, "}%s\n", i + 1 < bp->count ? "," : "");
   }
   jl_buf_printf(&b, "  ]\n}\n");
-  return jl_buf_finish(&b, path, err);
+  return jl_buf_write_atomic(&b, path, err);
 }
 
 void jl_result_kind(const char *path, char *kind, size_t cap) {
@@ -755,15 +715,6 @@ static int jl_cmp_depth(const void *x, const void *y) {
   return p->i - q->i;
 }
 
-static void jl_xml_text(jl_buf *b, const char *s) {
-  for (; *s; ++s) {
-    if (*s == '&') jl_buf_printf(b, "&amp;");
-    else if (*s == '<') jl_buf_printf(b, "&lt;");
-    else if (*s == '>') jl_buf_printf(b, "&gt;");
-    else jl_buf_printf(b, "%c", *s);
-  }
-}
-
 int jl_trunk_write_svg(const char *path, const jl_mesh *m, const jl_block_size *bs,
                        const jl_block_packing *p, const char *title, jl_error *err) {
   double lo[3], hi[3];
@@ -803,7 +754,7 @@ int jl_trunk_write_svg(const char *path, const jl_mesh *m, const jl_block_size *
                 px_w, px_w * H / W, W, H, W, H);
   jl_buf_printf(&b, "<text x=\"%.6g\" y=\"%.6g\" font-family=\"sans-serif\" font-size=\"%.6g\">", margin,
                 margin + 0.45 * title_h, 0.32 * title_h);
-  jl_xml_text(&b, title);
+  jl_buf_xml_text(&b, title);
   jl_buf_printf(&b, "</text>\n");
   jl_buf_printf(&b,
                 "<text x=\"%.6g\" y=\"%.6g\" font-family=\"sans-serif\" font-size=\"%.6g\" fill=\"#444\">"
@@ -866,5 +817,5 @@ int jl_trunk_write_svg(const char *path, const jl_mesh *m, const jl_block_size *
   free(e);
   free(nrm);
   free(order);
-  return jl_buf_finish(&b, path, err);
+  return jl_buf_write_atomic(&b, path, err);
 }
