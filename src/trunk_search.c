@@ -40,6 +40,8 @@
 /* Gap fill voxels: the smallest block edge over this (2.5 mm for the DIN
  * block), so a gap holds a block when it is at most two voxels wider. */
 #define JL_GAP_VOXELS_PER_EDGE 20
+/* Gap fill passes over the start while they still add blocks, at most. */
+#define JL_GAP_ROUNDS 3
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c) {
   memset(c, 0, sizeof *c);
@@ -489,10 +491,8 @@ int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_
   if (!(voxel > 0.0)) voxel = fmin(size.x, fmin(size.y, size.z)) / JL_GAP_VOXELS_PER_EDGE;
   jl_gap_map m;
   memset(&m, 0, sizeof m);
-  double tdbg = jl_time_now();
   int rc = jl_gap_map_build(&m, mesh, voxel, err);
   if (rc) return rc;
-  if (getenv("JL_GAP_DEBUG")) fprintf(stderr, "gap: map %.2f s\n", jl_time_now() - tdbg);
   uint8_t *occ = malloc(m.n), *mask = malloc(m.n), *tmp = malloc(m.n);
   jl_block_packing trial;
   memset(&trial, 0, sizeof trial);
@@ -509,14 +509,11 @@ int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_
       if ((rc = jl_gap_compact(&m, occ, h, &trial, a / 2, a % 2 ? 1 : -1, err))) goto done;
     }
     double worst = 0.0;
-    if (getenv("JL_GAP_DEBUG")) fprintf(stderr, "gap: compacted at %.2f s\n", jl_time_now() - tdbg);
     if (s > 0 && !check(check_ctx, &trial, &worst)) continue;
-    if (getenv("JL_GAP_DEBUG")) fprintf(stderr, "gap: checked at %.2f s\n", jl_time_now() - tdbg);
     int got = 0;
     if ((rc = jl_gap_fill_map(&m, occ, mask, tmp, h, &trial, max_add - *added, check, check_ctx,
                               &got, err)))
       goto done;
-    if (getenv("JL_GAP_DEBUG")) fprintf(stderr, "gap: sequence %d added %d at %.2f s\n", s, got, jl_time_now() - tdbg);
     if (got > 0) {
       if ((rc = jl_block_packing_copy(p, &trial, err))) goto done;
       *added += got;
@@ -608,13 +605,16 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   }
   /* the samples' relaxation rarely finds room in a dense start: fill the
    * free space the start leaves first, exactly */
-  double t_gap = jl_time_now();
-  if (best->count > 0) {
+  double t_gap = jl_time_now(), t_best = 0.0;
+  for (int r = 0; r < JL_GAP_ROUNDS && !cfg->no_gap_fill && best->count > 0 && best->count < cap;
+       ++r) {
     int added = 0;
     if ((rc = jl_trunk_gap_fill(mesh, size, 0.0, best, (int)cap - best->count, check, check_ctx,
                                 &added, err)))
       goto done;
     info->gap_added += added;
+    if (added == 0) break;
+    t_best = jl_time_now() - t_gap;
   }
   info->gap_time_s = jl_time_now() - t_gap;
   const jl_block_packing *from = best->count > 0 ? best : start;
@@ -627,7 +627,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   jl_rng host_rng;
   jl_rng_init(&host_rng, cfg->seed, (uint64_t)1 << 62, 0);
 
-  double t0 = t_gap, t_best = 0.0;
+  double t0 = t_gap;
   long round = 0;
   int stopped_by = JL_TRUNK_STOP_ROUNDS;
   for (;;) {
@@ -654,7 +654,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     }
     int improved = 0;
     if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, &improved, err))) goto done;
-    if (improved && best->count < cap) {
+    if (improved && !cfg->no_gap_fill && best->count < cap) {
       /* a new best may leave room a gap fill finds at once */
       int added = 0;
       if ((rc = jl_trunk_gap_fill(mesh, size, 0.0, best, (int)cap - best->count, check, check_ctx,

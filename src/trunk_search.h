@@ -31,6 +31,7 @@ typedef struct jl_trunk_search_config {
   int moves_per_round;     /* annealing moves per chain per launch; 0: 16, and
                               with a time limit adapted to ~1 s launches */
   double t_start, t_end;   /* temperature schedule (energy units: blocks); 0: 0.6, 0.03 */
+  int no_gap_fill;         /* 1: no gap fill (jl_trunk_gap_fill) of the start and of new bests */
 } jl_trunk_search_config;
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c);
