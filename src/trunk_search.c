@@ -476,8 +476,10 @@ static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mas
   return JL_OK;
 }
 
-/* Compaction sequences tried by the gap fill: blocks slid down, then along
- * x and/or y one way or the other (axis * 2 + (sign > 0)), -1 ends. */
+/* Compaction sequences tried by the gap fill, each from the packing as it
+ * stands: blocks slid down, then along x and/or y one way or the other
+ * (axis * 2 + (sign > 0)), -1 ends. More orders (y before x, no slide
+ * down; 26 in all) found nothing more in the sedan at 2.6 times the time. */
 static const int jl_gap_seqs[][4] = {
     {-1},       {4, -1},       {4, 0, -1},    {4, 1, -1},    {4, 2, -1},
     {4, 3, -1}, {4, 0, 2, -1}, {4, 0, 3, -1}, {4, 1, 2, -1}, {4, 1, 3, -1},
