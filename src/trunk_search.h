@@ -86,10 +86,13 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
  * max_add. Free space is a voxel map (voxel mm; <= 0: the smallest edge /
  * 20): voxels whose centre is inside, that no triangle and no block of p
  * meets; a block goes on a voxel corner where all its voxels are free, and
- * stays only when p with it passes check. *added gets the number added. */
+ * stays only when p with it passes check. Blocks are first slid toward
+ * walls in a few fixed sequences (docs/design.md, "Gap fill"); with time_s
+ * > 0 no new sequence starts after that many seconds. *added gets the
+ * number added. */
 int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_block_packing *p,
-                      int max_add, jl_trunk_check_fn check, void *check_ctx, int *added,
-                      jl_error *err);
+                      int max_add, double time_s, jl_trunk_check_fn check, void *check_ctx,
+                      int *added, jl_error *err);
 
 #ifdef __cplusplus
 }

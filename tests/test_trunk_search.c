@@ -196,7 +196,7 @@ static void test_gap_fill_turned_block(void **state) {
     assert_int_equal(cuboid_check_fn(&cc, &p, &worst), 1);
     int added = -1;
     jl_block_size size = {200, 100, 50};
-    assert_int_equal(jl_trunk_gap_fill(&m, size, 0.0, &p, 10, cuboid_check_fn, &cc, &added, &err),
+    assert_int_equal(jl_trunk_gap_fill(&m, size, 0.0, &p, 10, 0.0, cuboid_check_fn, &cc, &added, &err),
                      JL_OK);
     assert_int_equal(added, layers);
     assert_int_equal(p.count, 3 * layers);
@@ -210,7 +210,7 @@ static void test_gap_fill_turned_block(void **state) {
     }
     assert_int_equal(turned, layers);
     /* a full trunk takes nothing more */
-    assert_int_equal(jl_trunk_gap_fill(&m, size, 0.0, &p, 10, cuboid_check_fn, &cc, &added, &err),
+    assert_int_equal(jl_trunk_gap_fill(&m, size, 0.0, &p, 10, 0.0, cuboid_check_fn, &cc, &added, &err),
                      JL_OK);
     assert_int_equal(added, 0);
     assert_int_equal(p.count, 3 * layers);
