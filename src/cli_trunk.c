@@ -372,9 +372,9 @@ int jl_cli_trunk(int argc, char **argv) {
   printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d, fill %.1f%%)  %s\n", prob.name,
          best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, base.count,
          100.0 * best.count * bvol / rep.volume, why);
-  printf("stopped by %s after %.1f s (best from %s at %.1f s), %llu moves, %llu relaxation steps, "
-         "%d exact checks (%d failed) on %s\n",
-         stopped_by, time_s, search, time_to_best, (unsigned long long)si.moves,
+  printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %llu moves, "
+         "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
+         stopped_by, time_s, search, time_to_best, si.gap_added, (unsigned long long)si.moves,
          (unsigned long long)si.relax_steps, si.checks, si.checks_failed,
          si.device_name[0] ? si.device_name : dev.name);
   printf("wrote %s, %s, %s\n", out, glb, svg);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "block_batch.h"
+#include "block_relax.h"
 #include "device.h"
 #include "rng.h"
 #include "surface_grid.h"
@@ -36,6 +37,11 @@
 /* The CUDA kernel keeps a candidate in shared memory: 22 doubles a slot
  * (227 KiB of shared memory per thread block on the H100/H200). */
 #define JL_CUDA_MAX_SLOTS 1250
+/* Gap fill voxels: the smallest block edge over this (2.5 mm for the DIN
+ * block), so a gap holds a block when it is at most two voxels wider. */
+#define JL_GAP_VOXELS_PER_EDGE 20
+/* Gap fill passes over the start while they still add blocks, at most. */
+#define JL_GAP_ROUNDS 3
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c) {
   memset(c, 0, sizeof *c);
@@ -84,6 +90,446 @@ static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
     b->best_n[cb] = best->count;
   }
   return JL_OK;
+}
+
+/* ---- gap fill: axis-aligned blocks into the free voxels of the trunk ---- */
+
+/* Voxels within this share of a voxel count as touching, not crossing. */
+#define JL_GAP_EPS 1e-6
+
+typedef struct jl_gap_map {
+  double origin[3], v;
+  int dim[3];
+  size_t n;
+  uint8_t *free;           /* 1: centre inside, no triangle or block meets the voxel's interior */
+} jl_gap_map;
+
+static size_t jl_gap_idx(const jl_gap_map *m, int i, int j, int k) {
+  return (size_t)i + (size_t)m->dim[0] * ((size_t)j + (size_t)m->dim[1] * (size_t)k);
+}
+
+/* Projections of the three points on axis L against a box of half edge
+ * hv centred at the origin: 1 when they are apart (touching counts). */
+static int jl_gap_sep(const double L[3], const double a[3], const double b[3], const double c[3],
+                      double hv, double eps) {
+  double l2 = L[0] * L[0] + L[1] * L[1] + L[2] * L[2];
+  if (l2 < 1e-24) return 0;
+  double pa = L[0] * a[0] + L[1] * a[1] + L[2] * a[2];
+  double pb = L[0] * b[0] + L[1] * b[1] + L[2] * b[2];
+  double pc = L[0] * c[0] + L[1] * c[1] + L[2] * c[2];
+  double lo = fmin(pa, fmin(pb, pc)), hi = fmax(pa, fmax(pb, pc));
+  double r = hv * (fabs(L[0]) + fabs(L[1]) + fabs(L[2]));
+  double e = eps * sqrt(l2);
+  return lo >= r - e || hi <= -r + e;
+}
+
+/* Triangle against a cube (13 separating axes, Akenine-Moeller). */
+static int jl_gap_tri_cube(const double *ta, const double *tb, const double *tc, const double ctr[3],
+                           double hv, double eps) {
+  double a[3], b[3], c[3], e[3][3];
+  for (int d = 0; d < 3; ++d) { a[d] = ta[d] - ctr[d]; b[d] = tb[d] - ctr[d]; c[d] = tc[d] - ctr[d]; }
+  for (int d = 0; d < 3; ++d) { e[0][d] = b[d] - a[d]; e[1][d] = c[d] - b[d]; e[2][d] = a[d] - c[d]; }
+  for (int d = 0; d < 3; ++d) {
+    double L[3] = {0.0, 0.0, 0.0};
+    L[d] = 1.0;
+    if (jl_gap_sep(L, a, b, c, hv, eps)) return 0;
+  }
+  double nrm[3] = {e[0][1] * e[1][2] - e[0][2] * e[1][1], e[0][2] * e[1][0] - e[0][0] * e[1][2],
+                   e[0][0] * e[1][1] - e[0][1] * e[1][0]};
+  if (jl_gap_sep(nrm, a, b, c, hv, eps)) return 0;
+  for (int d = 0; d < 3; ++d)
+    for (int k = 0; k < 3; ++k) {
+      double u[3] = {0.0, 0.0, 0.0};
+      u[d] = 1.0;
+      double L[3] = {u[1] * e[k][2] - u[2] * e[k][1], u[2] * e[k][0] - u[0] * e[k][2],
+                     u[0] * e[k][1] - u[1] * e[k][0]};
+      if (jl_gap_sep(L, a, b, c, hv, eps)) return 0;
+    }
+  return 1;
+}
+
+static int jl_gap_cmp_double(const void *a, const void *b) {
+  double u = *(const double *)a, w = *(const double *)b;
+  return (u > w) - (u < w);
+}
+
+/* Free voxels of the empty trunk: centre inside (ray parity along +x per
+ * column) and no triangle through the interior. */
+static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, jl_error *err) {
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int i = 0; i < mesh->n_vertices; ++i)
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = fmin(lo[d], mesh->vertices[3 * i + d]);
+      hi[d] = fmax(hi[d], mesh->vertices[3 * i + d]);
+    }
+  m->v = v;
+  m->n = 1;
+  for (int d = 0; d < 3; ++d) {
+    m->origin[d] = lo[d];
+    m->dim[d] = (int)ceil((hi[d] - lo[d]) / v) + 1;
+    m->n *= (size_t)m->dim[d];
+  }
+  int nx = m->dim[0], ny = m->dim[1], nz = m->dim[2];
+  m->free = calloc(m->n, 1);
+  size_t ncol = (size_t)ny * (size_t)nz;
+  double **xs = calloc(ncol, sizeof *xs);
+  int *xn = calloc(ncol, sizeof *xn), *xc = calloc(ncol, sizeof *xc);
+  if (!m->free || !xs || !xn || !xc) {
+    free(xs); free(xn); free(xc);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the gap map (%zu voxels)", m->n);
+  }
+  int rc = JL_OK;
+  const double oy = 0.5 + 3.0e-7, oz = 0.5 + 7.0e-7;
+  for (int t = 0; t < mesh->n_triangles && rc == JL_OK; ++t) {
+    const int *tv = mesh->triangles + 3 * t;
+    const double *a = mesh->vertices + 3 * tv[0], *b = mesh->vertices + 3 * tv[1],
+                 *c = mesh->vertices + 3 * tv[2];
+    double zlo = fmin(a[2], fmin(b[2], c[2])), zhi = fmax(a[2], fmax(b[2], c[2]));
+    double ylo = fmin(a[1], fmin(b[1], c[1])), yhi = fmax(a[1], fmax(b[1], c[1]));
+    int j0 = (int)ceil((ylo - m->origin[1]) / v - oy), j1 = (int)floor((yhi - m->origin[1]) / v - oy);
+    int k0 = (int)ceil((zlo - m->origin[2]) / v - oz), k1 = (int)floor((zhi - m->origin[2]) / v - oz);
+    if (j0 < 0) j0 = 0;
+    if (k0 < 0) k0 = 0;
+    if (j1 > ny - 1) j1 = ny - 1;
+    if (k1 > nz - 1) k1 = nz - 1;
+    double det = (b[1] - a[1]) * (c[2] - a[2]) - (c[1] - a[1]) * (b[2] - a[2]);
+    if (det == 0.0) continue;
+    for (int k = k0; k <= k1 && rc == JL_OK; ++k)
+      for (int j = j0; j <= j1; ++j) {
+        double y = m->origin[1] + (j + oy) * v, z = m->origin[2] + (k + oz) * v;
+        double u = ((y - a[1]) * (c[2] - a[2]) - (c[1] - a[1]) * (z - a[2])) / det;
+        double s = ((b[1] - a[1]) * (z - a[2]) - (y - a[1]) * (b[2] - a[2])) / det;
+        if (u < 0.0 || s < 0.0 || u + s > 1.0) continue;
+        size_t col = (size_t)k * (size_t)ny + (size_t)j;
+        if (xn[col] == xc[col]) {
+          int cap = xc[col] ? 2 * xc[col] : 4;
+          double *nxs = realloc(xs[col], (size_t)cap * sizeof *nxs);
+          if (!nxs) { rc = -1; break; }
+          xs[col] = nxs;
+          xc[col] = cap;
+        }
+        xs[col][xn[col]++] = a[0] + u * (b[0] - a[0]) + s * (c[0] - a[0]);
+      }
+  }
+  if (rc == JL_OK) {
+    for (int k = 0; k < nz; ++k)
+      for (int j = 0; j < ny; ++j) {
+        size_t col = (size_t)k * (size_t)ny + (size_t)j;
+        if (xn[col] > 1) qsort(xs[col], (size_t)xn[col], sizeof(double), jl_gap_cmp_double);
+        int before = 0;
+        for (int i = 0; i < nx; ++i) {
+          double x = m->origin[0] + (i + 0.5) * v;
+          while (before < xn[col] && xs[col][before] < x) before++;
+          m->free[jl_gap_idx(m, i, j, k)] = (uint8_t)(before & 1);
+        }
+      }
+    /* voxels the surface passes through */
+    double hv = 0.5 * v, eps = JL_GAP_EPS * v;
+    for (int t = 0; t < mesh->n_triangles; ++t) {
+      const int *tv = mesh->triangles + 3 * t;
+      const double *a = mesh->vertices + 3 * tv[0], *b = mesh->vertices + 3 * tv[1],
+                   *c = mesh->vertices + 3 * tv[2];
+      int r0[3], r1[3];
+      for (int d = 0; d < 3; ++d) {
+        double tl = fmin(a[d], fmin(b[d], c[d])), th = fmax(a[d], fmax(b[d], c[d]));
+        r0[d] = (int)floor((tl - m->origin[d]) / v) - 1;
+        r1[d] = (int)floor((th - m->origin[d]) / v) + 1;
+        if (r0[d] < 0) r0[d] = 0;
+        if (r1[d] > m->dim[d] - 1) r1[d] = m->dim[d] - 1;
+      }
+      for (int k = r0[2]; k <= r1[2]; ++k)
+        for (int j = r0[1]; j <= r1[1]; ++j)
+          for (int i = r0[0]; i <= r1[0]; ++i) {
+            size_t id = jl_gap_idx(m, i, j, k);
+            if (!m->free[id]) continue;
+            double ctr[3] = {m->origin[0] + (i + 0.5) * v, m->origin[1] + (j + 0.5) * v,
+                             m->origin[2] + (k + 0.5) * v};
+            if (jl_gap_tri_cube(a, b, c, ctr, hv, eps)) m->free[id] = 0;
+          }
+    }
+  }
+  for (size_t i = 0; i < ncol; ++i) free(xs[i]);
+  free(xs); free(xn); free(xc);
+  if (rc != JL_OK) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the gap map");
+  return JL_OK;
+}
+
+/* World extents (full edges) of a block of half edges h turned by q. */
+static void jl_gap_extent(const double h[3], jl_quat q, jl_vec3 ax[3], double ext[3]) {
+  jl_quat_to_axes(q, ax);
+  for (int d = 0; d < 3; ++d) {
+    double a0 = d == 0 ? ax[0].x : d == 1 ? ax[0].y : ax[0].z;
+    double a1 = d == 0 ? ax[1].x : d == 1 ? ax[1].y : ax[1].z;
+    double a2 = d == 0 ? ax[2].x : d == 1 ? ax[2].y : ax[2].z;
+    ext[d] = fabs(a0) * h[0] + fabs(a1) * h[1] + fabs(a2) * h[2];
+  }
+}
+
+/* Voxel range [lo, hi] of the voxels whose interior a block meets along
+ * each axis, from its world extents; 1 when the block is axis-aligned (its
+ * voxels are then exactly that range). */
+static int jl_gap_block_range(const jl_gap_map *m, const double h[3], const double *c,
+                              const double *qa, jl_vec3 ax[3], double ext[3], int lo[3],
+                              int hi[3]) {
+  jl_quat q = jl_quat_normalize((jl_quat){qa[0], qa[1], qa[2], qa[3]});
+  jl_gap_extent(h, q, ax, ext);
+  int aligned = 1;
+  for (int a = 0; a < 3; ++a)
+    aligned &= fmax(fabs(ax[a].x), fmax(fabs(ax[a].y), fabs(ax[a].z))) > 1.0 - 1e-9;
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = (int)floor((c[d] - ext[d] - m->origin[d]) / m->v + JL_GAP_EPS);
+    hi[d] = (int)ceil((c[d] + ext[d] - m->origin[d]) / m->v - JL_GAP_EPS) - 1;
+    if (lo[d] < 0) lo[d] = 0;
+    if (hi[d] > m->dim[d] - 1) hi[d] = m->dim[d] - 1;
+  }
+  return aligned;
+}
+
+/* Counts a block in occ on the voxels whose interior it meets (turned
+ * blocks: separating axes of the voxel's 3 and the block's 3, a superset). */
+static void jl_gap_mark_block(const jl_gap_map *m, uint8_t *occ, const double h[3], const double *c,
+                              const double *qa) {
+  jl_vec3 ax[3];
+  double ext[3];
+  int r0[3], r1[3];
+  int aligned = jl_gap_block_range(m, h, c, qa, ax, ext, r0, r1);
+  double v = m->v, hv = 0.5 * v, eps = JL_GAP_EPS * v;
+  for (int k = r0[2]; k <= r1[2]; ++k)
+    for (int j = r0[1]; j <= r1[1]; ++j)
+      for (int i = r0[0]; i <= r1[0]; ++i) {
+        int apart = 0;
+        if (!aligned) {
+          double d[3] = {m->origin[0] + (i + 0.5) * v - c[0], m->origin[1] + (j + 0.5) * v - c[1],
+                         m->origin[2] + (k + 0.5) * v - c[2]};
+          for (int a = 0; a < 3 && !apart; ++a) {
+            double L[3] = {ax[a].x, ax[a].y, ax[a].z};
+            double pr = L[0] * d[0] + L[1] * d[1] + L[2] * d[2];
+            double r = hv * (fabs(L[0]) + fabs(L[1]) + fabs(L[2]));
+            apart = fabs(pr) >= h[a] + r - eps;
+          }
+        }
+        if (!apart) occ[jl_gap_idx(m, i, j, k)]++;
+      }
+}
+
+static void jl_gap_mark_all(const jl_gap_map *m, uint8_t *occ, const double h[3],
+                            const jl_block_packing *p) {
+  memset(occ, 0, m->n);
+  for (int b = 0; b < p->count; ++b) jl_gap_mark_block(m, occ, h, p->centre + 3 * b, p->quat + 4 * b);
+}
+
+/* f[i] &= f[i + s along axis], 0 where that leaves the grid. Inner loops
+ * run over contiguous memory. */
+static void jl_gap_and_shift(uint8_t *f, const int dim[3], int axis, int s) {
+  size_t nx = (size_t)dim[0], ny = (size_t)dim[1], nz = (size_t)dim[2], us = (size_t)s;
+  if (axis == 0) {
+    for (size_t r = 0; r < ny * nz; ++r) {
+      uint8_t *row = f + r * nx;
+      size_t lim = us < nx ? nx - us : 0;
+      for (size_t i = 0; i < lim; ++i) row[i] &= row[i + us];
+      memset(row + lim, 0, nx - lim);
+    }
+  } else if (axis == 1) {
+    for (size_t k = 0; k < nz; ++k) {
+      uint8_t *pl = f + nx * ny * k;
+      size_t lim = us < ny ? ny - us : 0;
+      for (size_t j = 0; j < lim; ++j) {
+        uint8_t *row = pl + nx * j, *nxt = pl + nx * (j + us);
+        for (size_t i = 0; i < nx; ++i) row[i] &= nxt[i];
+      }
+      memset(pl + nx * lim, 0, nx * (ny - lim));
+    }
+  } else {
+    size_t plane = nx * ny, lim = us < nz ? nz - us : 0;
+    for (size_t k = 0; k < lim; ++k) {
+      uint8_t *pl = f + plane * k, *nxt = f + plane * (k + us);
+      for (size_t i = 0; i < plane; ++i) pl[i] &= nxt[i];
+    }
+    memset(f + plane * lim, 0, plane * (nz - lim));
+  }
+}
+
+/* In place along one axis: a voxel stays 1 when it and the next len - 1
+ * voxels along the axis are 1 (runs doubled: log2(len) + 1 passes). */
+static void jl_gap_erode(uint8_t *f, const int dim[3], int axis, int len) {
+  int have = 1;
+  while (2 * have <= len) {
+    jl_gap_and_shift(f, dim, axis, have);
+    have *= 2;
+  }
+  if (len > have) jl_gap_and_shift(f, dim, axis, len - have);
+}
+
+/* Slides the axis-aligned blocks along one axis (sign -1 or +1) voxel by
+ * voxel while the voxels they move into are free, nearest the far wall
+ * first, so free space gathers at the other end. Keeps occ current. */
+static int jl_gap_compact(const jl_gap_map *m, uint8_t *occ, const double h[3], jl_block_packing *p,
+                          int axis, int sign, jl_error *err) {
+  int n = p->count;
+  double *key = malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
+  int *ord = malloc((size_t)(n > 0 ? n : 1) * sizeof *ord);
+  if (!key || !ord) {
+    free(key); free(ord);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for compaction");
+  }
+  for (int b = 0; b < n; ++b) { ord[b] = b; key[b] = -sign * p->centre[3 * b + axis]; }
+  /* insertion sort by key (stable, deterministic) */
+  for (int i = 1; i < n; ++i) {
+    int o = ord[i], j = i - 1;
+    while (j >= 0 && key[ord[j]] > key[o]) { ord[j + 1] = ord[j]; --j; }
+    ord[j + 1] = o;
+  }
+  int o1 = axis == 0 ? 1 : 0, o2 = axis == 2 ? 1 : 2;
+  for (int t = 0; t < n; ++t) {
+    int b = ord[t];
+    double *c = p->centre + 3 * b;
+    jl_vec3 ax[3];
+    double ext[3];
+    int lo[3], hi[3];
+    if (!jl_gap_block_range(m, h, c, p->quat + 4 * b, ax, ext, lo, hi)) continue;
+    for (;;) {
+      int lead = sign > 0 ? hi[axis] + 1 : lo[axis] - 1;
+      int trail = sign > 0 ? lo[axis] : hi[axis];
+      if (lead < 0 || lead >= m->dim[axis]) break;
+      int ok = 1;
+      int idx[3];
+      idx[axis] = lead;
+      for (int u = lo[o1]; u <= hi[o1] && ok; ++u)
+        for (int w = lo[o2]; w <= hi[o2] && ok; ++w) {
+          idx[o1] = u; idx[o2] = w;
+          size_t id = jl_gap_idx(m, idx[0], idx[1], idx[2]);
+          ok = m->free[id] && !occ[id];
+        }
+      if (!ok) break;
+      for (int u = lo[o1]; u <= hi[o1]; ++u)
+        for (int w = lo[o2]; w <= hi[o2]; ++w) {
+          idx[o1] = u; idx[o2] = w;
+          idx[axis] = lead;
+          occ[jl_gap_idx(m, idx[0], idx[1], idx[2])]++;
+          idx[axis] = trail;
+          occ[jl_gap_idx(m, idx[0], idx[1], idx[2])]--;
+        }
+      lo[axis] += sign;
+      hi[axis] += sign;
+      c[axis] += sign * m->v;
+    }
+  }
+  free(key);
+  free(ord);
+  return JL_OK;
+}
+
+/* Adds axis-aligned blocks where all their voxels are free, lowest first;
+ * each stays only when p with it passes check. */
+static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mask, uint8_t *tmp,
+                           const double h[3], jl_block_packing *p, int max_add,
+                           jl_trunk_check_fn check, void *check_ctx, int *added, jl_error *err) {
+  *added = 0;
+  double voxel = m->v;
+  int len[6][3];
+  jl_quat qo[6];
+  memset(mask, 0, m->n);
+  for (int o = 0; o < 6; ++o) {
+    jl_vec3 ax[3];
+    double ext[3];
+    qo[o] = jl_axis_orientation(o);
+    jl_gap_extent(h, qo[o], ax, ext);
+    for (int d = 0; d < 3; ++d) len[o][d] = (int)ceil(2.0 * ext[d] / voxel - 1e-6);
+    for (size_t i = 0; i < m->n; ++i) tmp[i] = (uint8_t)(m->free[i] && !occ[i]);
+    for (int d = 0; d < 3; ++d) jl_gap_erode(tmp, m->dim, d, len[o][d]);
+    for (size_t i = 0; i < m->n; ++i) mask[i] |= (uint8_t)(tmp[i] << o);
+  }
+  int rc;
+  for (size_t id = 0; id < m->n && *added < max_add; ++id) {
+    if (!mask[id]) continue;
+    int i = (int)(id % (size_t)m->dim[0]), j = (int)((id / (size_t)m->dim[0]) % (size_t)m->dim[1]);
+    int k = (int)(id / ((size_t)m->dim[0] * (size_t)m->dim[1]));
+    for (int o = 0; o < 6 && mask[id]; ++o) {
+      if (!(mask[id] >> o & 1)) continue;
+      mask[id] &= (uint8_t) ~(1u << o);
+      if (p->count >= p->capacity && (rc = jl_block_packing_reserve(p, 2 * p->capacity + 8, err)))
+        return rc;
+      int ijk[3] = {i, j, k};
+      double *c = p->centre + 3 * p->count, *q = p->quat + 4 * p->count;
+      for (int d = 0; d < 3; ++d) c[d] = m->origin[d] + ijk[d] * voxel + 0.5 * len[o][d] * voxel;
+      q[0] = qo[o].w; q[1] = qo[o].x; q[2] = qo[o].y; q[3] = qo[o].z;
+      p->count++;
+      double worst = 0.0;
+      if (!check(check_ctx, p, &worst)) { p->count--; continue; }
+      (*added)++;
+      /* the new block: clear every orientation's corners whose box meets it */
+      for (int o2 = 0; o2 < 6; ++o2) {
+        int lo[3], hi[3];
+        for (int d = 0; d < 3; ++d) {
+          lo[d] = ijk[d] - len[o2][d] + 1;
+          hi[d] = ijk[d] + len[o][d] - 1;
+          if (lo[d] < 0) lo[d] = 0;
+          if (hi[d] > m->dim[d] - 1) hi[d] = m->dim[d] - 1;
+        }
+        for (int kk = lo[2]; kk <= hi[2]; ++kk)
+          for (int jj = lo[1]; jj <= hi[1]; ++jj)
+            for (int ii = lo[0]; ii <= hi[0]; ++ii)
+              mask[jl_gap_idx(m, ii, jj, kk)] &= (uint8_t) ~(1u << o2);
+      }
+    }
+  }
+  return JL_OK;
+}
+
+/* Compaction sequences tried by the gap fill, each from the packing as it
+ * stands: blocks slid down, then along x and/or y one way or the other
+ * (axis * 2 + (sign > 0)), -1 ends. More orders (y before x, no slide
+ * down; 26 in all) found nothing more in the sedan at about 3 times the time. */
+static const int jl_gap_seqs[][4] = {
+    {-1},       {4, -1},       {4, 0, -1},    {4, 1, -1},    {4, 2, -1},
+    {4, 3, -1}, {4, 0, 2, -1}, {4, 0, 3, -1}, {4, 1, 2, -1}, {4, 1, 3, -1},
+};
+
+int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_block_packing *p,
+                      int max_add, double time_s, jl_trunk_check_fn check, void *check_ctx,
+                      int *added, jl_error *err) {
+  *added = 0;
+  double t_end = time_s > 0.0 ? jl_time_now() + time_s : INFINITY;
+  double h[3] = {0.5 * size.x, 0.5 * size.y, 0.5 * size.z};
+  if (!(voxel > 0.0)) voxel = fmin(size.x, fmin(size.y, size.z)) / JL_GAP_VOXELS_PER_EDGE;
+  jl_gap_map m;
+  memset(&m, 0, sizeof m);
+  int rc = jl_gap_map_build(&m, mesh, voxel, err);
+  if (rc) return rc;
+  uint8_t *occ = malloc(m.n), *mask = malloc(m.n), *tmp = malloc(m.n);
+  jl_block_packing trial;
+  memset(&trial, 0, sizeof trial);
+  if (!occ || !mask || !tmp) {
+    rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the gap map");
+    goto done;
+  }
+  int nseq = (int)(sizeof jl_gap_seqs / sizeof jl_gap_seqs[0]);
+  for (int s = 0; s < nseq && *added < max_add && jl_time_now() < t_end; ++s) {
+    if ((rc = jl_block_packing_copy(&trial, p, err))) goto done;
+    jl_gap_mark_all(&m, occ, h, &trial);
+    for (int t = 0; t < 4 && jl_gap_seqs[s][t] >= 0; ++t) {
+      int a = jl_gap_seqs[s][t];
+      if ((rc = jl_gap_compact(&m, occ, h, &trial, a / 2, a % 2 ? 1 : -1, err))) goto done;
+    }
+    double worst = 0.0;
+    if (s > 0 && !check(check_ctx, &trial, &worst)) continue;
+    int got = 0;
+    if ((rc = jl_gap_fill_map(&m, occ, mask, tmp, h, &trial, max_add - *added, check, check_ctx,
+                              &got, err)))
+      goto done;
+    if (got > 0) {
+      if ((rc = jl_block_packing_copy(p, &trial, err))) goto done;
+      *added += got;
+    }
+  }
+  rc = JL_OK;
+done:
+  jl_block_packing_free(&trial);
+  free(occ);
+  free(mask);
+  free(tmp);
+  free(m.free);
+  return rc;
 }
 
 int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
@@ -160,15 +606,33 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
       info->checks_failed++;
     }
   }
+  /* the samples' relaxation rarely finds room in a dense start: fill the
+   * free space the start leaves first, exactly */
+  double t_gap = jl_time_now(), t_best = 0.0;
+  for (int r = 0; r < JL_GAP_ROUNDS && !cfg->no_gap_fill && best->count > 0 && best->count < cap;
+       ++r) {
+    int added = 0;
+    double left = cfg->time_s > 0.0 ? cfg->time_s - (jl_time_now() - t_gap) : 0.0;
+    if (cfg->time_s > 0.0 && left <= 0.0) break;
+    if ((rc = jl_trunk_gap_fill(mesh, size, 0.0, best, (int)cap - best->count, left, check,
+                                check_ctx, &added, err)))
+      goto done;
+    info->gap_added += added;
+    if (added == 0) break;
+    t_best = jl_time_now() - t_gap;
+  }
+  info->gap_time_s = jl_time_now() - t_gap;
+  const jl_block_packing *from = best->count > 0 ? best : start;
+  int from_n = from ? from->count : 0;
   for (int c = 0; c < count; ++c) {
-    if (start_n > 0 && (rc = jl_block_batch_set(&b, c, start, err))) goto done;
-    b.n[c] = start_n;
+    if (from_n > 0 && (rc = jl_block_batch_set(&b, c, from, err))) goto done;
+    b.n[c] = from_n;
     b.best_n[c] = best->count;
   }
   jl_rng host_rng;
   jl_rng_init(&host_rng, cfg->seed, (uint64_t)1 << 62, 0);
 
-  double t0 = jl_time_now(), t_best = 0.0;
+  double t0 = t_gap;
   long round = 0;
   int stopped_by = JL_TRUNK_STOP_ROUNDS;
   for (;;) {
@@ -195,6 +659,16 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     }
     int improved = 0;
     if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, &improved, err))) goto done;
+    double left = cfg->time_s > 0.0 ? cfg->time_s - (jl_time_now() - t0) : 0.0;
+    if (improved && !cfg->no_gap_fill && best->count < cap && (cfg->time_s <= 0.0 || left > 0.0)) {
+      /* a new best may leave room a gap fill finds at once (timed runs: in
+       * the time left) */
+      int added = 0;
+      if ((rc = jl_trunk_gap_fill(mesh, size, 0.0, best, (int)cap - best->count, left, check,
+                                  check_ctx, &added, err)))
+        goto done;
+      info->gap_added += added;
+    }
     now = jl_time_now() - t0;
     if (improved) t_best = now;
     jl_trunk_progress pr = {0};

@@ -31,6 +31,7 @@ typedef struct jl_trunk_search_config {
   int moves_per_round;     /* annealing moves per chain per launch; 0: 16, and
                               with a time limit adapted to ~1 s launches */
   double t_start, t_end;   /* temperature schedule (energy units: blocks); 0: 0.6, 0.03 */
+  int no_gap_fill;         /* 1: no gap fill (jl_trunk_gap_fill) of the start and of new bests */
 } jl_trunk_search_config;
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c);
@@ -57,6 +58,8 @@ typedef struct jl_trunk_run_info {
   long rounds;
   uint64_t moves, accepted, relax_steps;
   int checks, checks_failed; /* exact checks run / failed (candidates the samples passed) */
+  int gap_added;           /* blocks the gap fill added (at the start and after new bests) */
+  double gap_time_s;       /* the first gap fill's time */
   int n_points;            /* surface samples */
   double spacing, cell;
   int batch;
@@ -77,6 +80,19 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
                         jl_trunk_progress_fn progress, void *progress_ctx,
                         volatile sig_atomic_t *stop, jl_block_packing *best,
                         jl_trunk_run_info *info, jl_error *err);
+
+/* Gap fill: adds axis-aligned blocks (all 6 orientations) where they fit
+ * in the trunk's free space, lowest first (z, then y, then x), up to
+ * max_add. Free space is a voxel map (voxel mm; <= 0: the smallest edge /
+ * 20): voxels whose centre is inside, that no triangle and no block of p
+ * meets; a block goes on a voxel corner where all its voxels are free, and
+ * stays only when p with it passes check. Blocks are first slid toward
+ * walls in a few fixed sequences (docs/design.md, "Gap fill"); with time_s
+ * > 0 no new sequence starts after that many seconds. *added gets the
+ * number added. */
+int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_block_packing *p,
+                      int max_add, double time_s, jl_trunk_check_fn check, void *check_ctx,
+                      int *added, jl_error *err);
 
 #ifdef __cplusplus
 }

@@ -269,7 +269,7 @@ static void test_relax_to_legal(void **state) {
     double qq[4] = {q[i].w, q[i].x, q[i].y, q[i].z};
     assert_int_equal(jl_block_packing_push(&pk, c[i], qq, &err), JL_OK);
   }
-  cuboid_check cc = {{0, 0, 0}, {520, 240, 160}, {100, 50, 25}, 0};
+  cuboid_check cc = {{0, 0, 0}, {520, 240, 160}, {100, 50, 25}, 0, 0.0};
   double worst0;
   assert_int_equal(cuboid_check_fn(&cc, &pk, &worst0), 0);
   assert_true(worst0 > 10.0);

@@ -1,6 +1,8 @@
 /* The annealing search on the CPU twin: from a worse start it reaches the
  * known optimum of a small cuboid trunk, checked by a test-local exact
- * check; runs are reproducible from the seed. */
+ * check; runs are reproducible from the seed. The gap fill reaches the
+ * volume bound of a trunk whose start leaves room only for a turned block
+ * after sliding the others to a wall. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,7 +37,7 @@ static void run_small(double len_x, int target, int n_start, long rounds, uint64
   const double c0[3] = {105, 55, 30}, c1[3] = {315, 160, 30}, q[4] = {1, 0, 0, 0};
   assert_int_equal(jl_block_packing_push(&start, c0, q, &err), JL_OK);
   if (n_start > 1) assert_int_equal(jl_block_packing_push(&start, c1, q, &err), JL_OK);
-  cuboid_check cc = {{0, 0, 0}, {len_x, 220, 60}, {100, 50, 25}, 0};
+  cuboid_check cc = {{0, 0, 0}, {len_x, 220, 60}, {100, 50, 25}, 0, 0.0};
   jl_trunk_search_config cfg;
   jl_trunk_search_config_default(&cfg);
   cfg.seed = seed;
@@ -48,6 +50,7 @@ static void run_small(double len_x, int target, int n_start, long rounds, uint64
   cfg.point_skin = 3.125;
   cfg.rounds = rounds;  /* the temperature falls over this many launches */
   cfg.target_count = target;
+  cfg.no_gap_fill = 1;  /* the annealing alone (the gap fill has its own tests) */
   assert_int_equal(jl_block_packing_init(best, 4, &err), JL_OK);
   int rc = jl_trunk_search_run(&cfg, &m, &start, cuboid_check_fn, &cc, on_progress, NULL, NULL,
                                best, info, &err);
@@ -113,12 +116,13 @@ static void test_search_stop_flag(void **state) {
   assert_int_equal(jl_block_packing_init(&start, 2, &err), JL_OK);
   const double c0[3] = {105, 55, 30}, q[4] = {1, 0, 0, 0};
   assert_int_equal(jl_block_packing_push(&start, c0, q, &err), JL_OK);
-  cuboid_check cc = {{0, 0, 0}, {620, 220, 60}, {100, 50, 25}, 0};
+  cuboid_check cc = {{0, 0, 0}, {620, 220, 60}, {100, 50, 25}, 0, 0.0};
   jl_trunk_search_config cfg;
   jl_trunk_search_config_default(&cfg);
   cfg.device = "cpu";
   cfg.batch = 2;
   cfg.moves_per_round = 2;
+  cfg.no_gap_fill = 1;
   volatile sig_atomic_t stop = 1;
   jl_block_packing best = {0};
   jl_trunk_run_info info;
@@ -141,7 +145,7 @@ static void test_search_bad_input(void **state) {
   jl_mesh m;
   jl_error err = {0};
   assert_int_equal(jl_cuboid_mesh(&m, lo, hi, &err), JL_OK);
-  cuboid_check cc = {{0, 0, 0}, {150, 150, 150}, {100, 50, 25}, 0};
+  cuboid_check cc = {{0, 0, 0}, {150, 150, 150}, {100, 50, 25}, 0, 0.0};
   jl_trunk_search_config cfg;
   jl_trunk_search_config_default(&cfg);
   cfg.device = "cpu";
@@ -161,12 +165,102 @@ static void test_search_bad_input(void **state) {
   jl_cuboid_mesh_free(&m);
 }
 
+/* 300 x 200 x H mm holds exactly 3 H / 50 blocks of 200 x 100 x 50 (the
+ * volume bound): per 50 mm layer two blocks along x side by side and one
+ * turned (100 along x, 200 along y) beside them. Start: the two of each
+ * layer centred in x, 50 mm from either end wall, which leaves no room for
+ * any block as it is: only sliding them to a wall opens the 100 mm a turned
+ * block needs. */
+static void gap_start(int layers, jl_block_packing *start) {
+  jl_error err = {0};
+  assert_int_equal(jl_block_packing_init(start, 4, &err), JL_OK);
+  const double q[4] = {1, 0, 0, 0};
+  for (int l = 0; l < layers; ++l)
+    for (int r = 0; r < 2; ++r) {
+      const double c[3] = {150, 50 + 100 * r, 25 + 50 * l};
+      assert_int_equal(jl_block_packing_push(start, c, q, &err), JL_OK);
+    }
+}
+
+static void test_gap_fill_turned_block(void **state) {
+  (void)state;
+  for (int layers = 1; layers <= 2; ++layers) {
+    double lo[3] = {0, 0, 0}, hi[3] = {300, 200, 50.0 * layers};
+    jl_mesh m;
+    jl_error err = {0};
+    assert_int_equal(jl_cuboid_mesh(&m, lo, hi, &err), JL_OK);
+    cuboid_check cc = {{0, 0, 0}, {300, 200, 50.0 * layers}, {100, 50, 25}, 0, 1e-9};
+    jl_block_packing p;
+    gap_start(layers, &p);
+    double worst;
+    assert_int_equal(cuboid_check_fn(&cc, &p, &worst), 1);
+    int added = -1;
+    jl_block_size size = {200, 100, 50};
+    assert_int_equal(jl_trunk_gap_fill(&m, size, 0.0, &p, 10, 0.0, cuboid_check_fn, &cc, &added, &err),
+                     JL_OK);
+    assert_int_equal(added, layers);
+    assert_int_equal(p.count, 3 * layers);
+    assert_int_equal(cuboid_check_fn(&cc, &p, &worst), 1);
+    /* the added block is the turned one: its 200 mm edge along y */
+    int turned = 0;
+    for (int b = 0; b < p.count; ++b) {
+      const double *q = p.quat + 4 * b;
+      double ay = 2 * (q[1] * q[2] + q[0] * q[3]);  /* y of the block's x axis */
+      if (fabs(fabs(ay) - 1.0) < 1e-9) turned++;
+    }
+    assert_int_equal(turned, layers);
+    /* a full trunk takes nothing more */
+    assert_int_equal(jl_trunk_gap_fill(&m, size, 0.0, &p, 10, 0.0, cuboid_check_fn, &cc, &added, &err),
+                     JL_OK);
+    assert_int_equal(added, 0);
+    assert_int_equal(p.count, 3 * layers);
+    jl_block_packing_free(&p);
+    jl_cuboid_mesh_free(&m);
+  }
+}
+
+/* The search uses the gap fill on its start: one launch of one move
+ * reaches the bound that the annealing from this start does not find. */
+static void test_search_gap_fill(void **state) {
+  (void)state;
+  double lo[3] = {0, 0, 0}, hi[3] = {300, 200, 100};
+  jl_mesh m;
+  jl_error err = {0};
+  assert_int_equal(jl_cuboid_mesh(&m, lo, hi, &err), JL_OK);
+  cuboid_check cc = {{0, 0, 0}, {300, 200, 100}, {100, 50, 25}, 0, 1e-9};
+  jl_block_packing start, best;
+  gap_start(2, &start);
+  assert_int_equal(jl_block_packing_init(&best, 4, &err), JL_OK);
+  jl_trunk_search_config cfg;
+  jl_trunk_search_config_default(&cfg);
+  cfg.device = "cpu";
+  cfg.threads = 1;
+  cfg.batch = 1;
+  cfg.spacing = 12.5;
+  cfg.point_skin = 3.125;
+  cfg.rounds = 1;
+  cfg.moves_per_round = 1;
+  jl_trunk_run_info info;
+  assert_int_equal(jl_trunk_search_run(&cfg, &m, &start, cuboid_check_fn, &cc, NULL, NULL, NULL, &best,
+                                       &info, &err), JL_OK);
+  assert_int_equal(info.start_count, 4);
+  assert_int_equal(info.gap_added, 2);
+  assert_int_equal(best.count, 6);
+  double worst;
+  assert_int_equal(cuboid_check_fn(&cc, &best, &worst), 1);
+  jl_block_packing_free(&best);
+  jl_block_packing_free(&start);
+  jl_cuboid_mesh_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_search_reaches_optimum),
     cmocka_unit_test(test_search_six_from_one),
     cmocka_unit_test(test_search_stop_flag),
     cmocka_unit_test(test_search_bad_input),
+    cmocka_unit_test(test_gap_fill_turned_block),
+    cmocka_unit_test(test_search_gap_fill),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

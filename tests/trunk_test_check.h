@@ -12,6 +12,8 @@ typedef struct cuboid_check {
   double lo[3], hi[3];
   double half[3];          /* half edges of the block */
   int calls;
+  double tol;              /* legal up to this depth, mm (0: none; turned blocks'
+                              quaternions reach walls with rounding errors) */
 } cuboid_check;
 
 static void cc_axes(const double *q, long double ax[3][3]) {
@@ -77,7 +79,7 @@ static int cuboid_check_fn(void *ctx, const jl_block_packing *p, double *worst) 
     }
   }
   *worst = (double)bad;
-  return bad <= 0;
+  return bad <= cc->tol;
 }
 
 #endif
