@@ -302,10 +302,11 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
   if (si)
     jl_buf_printf(&b, ", \"anneal\": {\"chains\": %d, \"rounds\": %ld, \"moves\": %" PRIu64
                   ", \"accepted\": %" PRIu64 ", \"relax_steps\": %" PRIu64
-                  ", \"exact_checks\": %d, \"exact_checks_failed\": %d, \"surface_points\": %d, "
+                  ", \"exact_checks\": %d, \"exact_checks_failed\": %d, \"gap_fill_added\": %d, "
+                  "\"gap_fill_s\": %.6g, \"surface_points\": %d, "
                   "\"spacing_mm\": %.17g, \"cell_mm\": %.17g}",
                   si->batch, si->rounds, si->moves, si->accepted, si->relax_steps, si->checks,
-                  si->checks_failed, si->n_points, si->spacing, si->cell);
+                  si->checks_failed, si->gap_added, si->gap_time_s, si->n_points, si->spacing, si->cell);
   jl_buf_printf(&b, "},\n  \"blocks\": [\n");
   for (int i = 0; i < bp->count; ++i) {
     jl_buf_printf(&b, "    {\"c\": ");
