@@ -126,14 +126,16 @@ static int jl_box_meets(const jl_bvh_node *n, const double lo[3], const double h
          n->lo[2] <= hi[2] && n->hi[2] >= lo[2];
 }
 
-int jl_bvh_query_box(const jl_bvh *b, const double lo[3], const double hi[3], jl_bvh_visit_fn fn,
-                     void *ctx) {
+/* The one traversal behind both queries: visit every leaf triangle whose
+ * node passes meets(); static so the compiler inlines the test. */
+static int jl_bvh_walk(const jl_bvh *b, int (*meets)(const jl_bvh_node *, const double *, const double *),
+                       const double *p, const double *q, jl_bvh_visit_fn fn, void *ctx) {
   if (!b->nodes) return 0;
   int stack[JL_BVH_STACK], top = 0;
   stack[top++] = 0;
   while (top > 0) {
     const jl_bvh_node *n = &b->nodes[stack[--top]];
-    if (!jl_box_meets(n, lo, hi)) continue;
+    if (!meets(n, p, q)) continue;
     if (n->count > 0) {
       for (int i = n->first; i < n->first + n->count; ++i) {
         int r = fn(ctx, b->order[i]);
@@ -145,6 +147,11 @@ int jl_bvh_query_box(const jl_bvh *b, const double lo[3], const double hi[3], jl
     }
   }
   return 0;
+}
+
+int jl_bvh_query_box(const jl_bvh *b, const double lo[3], const double hi[3], jl_bvh_visit_fn fn,
+                     void *ctx) {
+  return jl_bvh_walk(b, jl_box_meets, lo, hi, fn, ctx);
 }
 
 /* Slab test, widened a little so a ray grazing a box face is not lost. */
@@ -168,21 +175,5 @@ static int jl_ray_meets(const jl_bvh_node *n, const double o[3], const double d[
 
 int jl_bvh_query_ray(const jl_bvh *b, const double o[3], const double d[3], jl_bvh_visit_fn fn,
                      void *ctx) {
-  if (!b->nodes) return 0;
-  int stack[JL_BVH_STACK], top = 0;
-  stack[top++] = 0;
-  while (top > 0) {
-    const jl_bvh_node *n = &b->nodes[stack[--top]];
-    if (!jl_ray_meets(n, o, d)) continue;
-    if (n->count > 0) {
-      for (int i = n->first; i < n->first + n->count; ++i) {
-        int r = fn(ctx, b->order[i]);
-        if (r) return r;
-      }
-    } else {
-      stack[top++] = n->first;
-      stack[top++] = n->first + 1;
-    }
-  }
-  return 0;
+  return jl_bvh_walk(b, jl_ray_meets, o, d, fn, ctx);
 }
