@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gpu_test.h"
+
 #include "block_batch.h"
 #include "device.h"
 #include "surface_grid.h"
@@ -183,10 +185,7 @@ static void test_search_kernel_matches_twin(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (jl_cuda_device_count() < 1) {
-    printf("no CUDA device: skipped\n");
-    return 77;
-  }
+  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_grid_gpu_equals_cpu),
     cmocka_unit_test(test_relax_kernel_matches_twin),
@@ -194,7 +193,6 @@ int main(void) {
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else
-  printf("built without CUDA: skipped\n");
-  return 77;
+  return jl_gpu_test_no_cuda();
 #endif
 }

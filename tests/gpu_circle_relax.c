@@ -8,6 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gpu_test.h"
+
 #include "circle_batch.h"
 #include "circle_search.h"
 #include "device.h"
@@ -90,10 +92,7 @@ static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_p
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (jl_cuda_device_count() < 1) {
-    printf("no CUDA device: skipped\n");
-    return 77;
-  }
+  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_curand_matches_host_philox),
     cmocka_unit_test(test_kernel_matches_twin_n12),
@@ -105,7 +104,6 @@ int main(void) {
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else
-  printf("built without CUDA: skipped\n");
-  return 77;
+  return jl_gpu_test_no_cuda();
 #endif
 }

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gpu_test.h"
+
 #include "circle_spread.h"
 #include "device.h"
 #include "rng.h"
@@ -69,10 +71,7 @@ static void test_spread_legal_stop(void **state) { (void)state; compare(20, 80.0
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (jl_cuda_device_count() < 1) {
-    printf("no CUDA device: skipped\n");
-    return 77;
-  }
+  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spread_n20),
     cmocka_unit_test(test_spread_n128),
@@ -81,7 +80,6 @@ int main(void) {
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else
-  printf("built without CUDA: skipped\n");
-  return 77;
+  return jl_gpu_test_no_cuda();
 #endif
 }

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gpu_test.h"
+
 #include "broad_phase.h"
 #include "collide.h"
 #include "device.h"
@@ -179,10 +181,7 @@ static void test_edge_scenes(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (jl_cuda_device_count() < 1) {
-    printf("no CUDA device: skipped\n");
-    return 77;
-  }
+  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_mixed_scene_with_planes_and_large_box),
     cmocka_unit_test(test_arena_grows_and_is_reused),
@@ -191,7 +190,6 @@ int main(void) {
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else
-  printf("built without CUDA: skipped\n");
-  return 77;
+  return jl_gpu_test_no_cuda();
 #endif
 }

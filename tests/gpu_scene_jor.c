@@ -15,6 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gpu_test.h"
+
 #include "collide.h"
 #include "device.h"
 #include "prox_math.h"
@@ -132,10 +134,7 @@ static void test_jor_restarts_match_twin(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (jl_cuda_device_count() < 1) {
-    printf("no CUDA device: skipped\n");
-    return 77;
-  }
+  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jor_converged_matches_twin),
     cmocka_unit_test(test_jor_fixed_iterations_matches_twin),
@@ -143,7 +142,6 @@ int main(void) {
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else
-  printf("built without CUDA: skipped\n");
-  return 77;
+  return jl_gpu_test_no_cuda();
 #endif
 }

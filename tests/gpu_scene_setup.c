@@ -14,6 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gpu_test.h"
+
 #include "device.h"
 #include "prox_math.h"
 #include "scene.h"
@@ -152,17 +154,13 @@ static void test_setup_with_g(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (jl_cuda_device_count() < 1) {
-    printf("no CUDA device: skipped\n");
-    return 77;
-  }
+  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_setup_without_g),
     cmocka_unit_test(test_setup_with_g),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else
-  printf("built without CUDA: skipped\n");
-  return 77;
+  return jl_gpu_test_no_cuda();
 #endif
 }

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gpu_test.h"
+
 #include "device.h"
 #include "scene.h"
 #include "scene_fixtures.h"
@@ -123,17 +125,13 @@ static void test_step_refuses_sor(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (jl_cuda_device_count() < 1) {
-    printf("no CUDA device: skipped\n");
-    return 77;
-  }
+  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_steps_match_cpu_stepper),
     cmocka_unit_test(test_step_refuses_sor),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else
-  printf("built without CUDA: skipped\n");
-  return 77;
+  return jl_gpu_test_no_cuda();
 #endif
 }

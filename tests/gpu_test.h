@@ -1,0 +1,27 @@
+/* Shared by the gpu suite's tests: each compares a CUDA kernel with its CPU
+ * twin and is skipped (exit status 77, which meson counts as a skip) when
+ * the build has no CUDA or no device is present. */
+#ifndef JL_GPU_TEST_H
+#define JL_GPU_TEST_H
+
+#include <stdio.h>
+
+#include "device.h"
+
+#define JL_TEST_SKIP 77
+
+#ifdef JL_HAVE_CUDA
+/* 1 when a CUDA device is present; otherwise says why the test is skipped. */
+static inline int jl_gpu_test_device_present(void) {
+  if (jl_cuda_device_count() >= 1) return 1;
+  printf("no CUDA device: skipped\n");
+  return 0;
+}
+#else
+static inline int jl_gpu_test_no_cuda(void) {
+  printf("built without CUDA: skipped\n");
+  return JL_TEST_SKIP;
+}
+#endif
+
+#endif
