@@ -22,9 +22,11 @@
 #include "rigid_body.h"
 #include "trajectory.h"
 
+#ifdef JL_HAVE_FCLIB
 static void assert_near(double a, double b, double tol) {
   if (!(fabs(a - b) <= tol)) fail_msg("%.17g != %.17g (tol %g)", a, b, tol);
 }
+#endif
 
 static void tmp_path(char *buf, size_t n, const char *name) {
   const char *dir = getenv("TMPDIR");
