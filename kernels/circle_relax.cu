@@ -10,14 +10,23 @@
 #include "circle_batch.h"
 
 // Launch configuration: a warp multiple covering the circles, capped so
-// large instances loop (JL_FOR strides by blockDim). The bound keeps the
-// kernel at 128 registers: at 132 (measured after the record-to-record
-// trial went in) an SM held one block fewer at n = 50 and n = 128, and
-// launches of 16 blocks per SM took an extra wave.
+// large instances loop (JL_FOR strides by blockDim). Two builds of one
+// kernel, by launch bounds:
+// - up to JL_CIRCLE_SMALL_THREADS threads (n <= 64, the contest sizes): the
+//   bound asks for JL_CIRCLE_SMALL_BLOCKS resident blocks per SM, so the
+//   compiler keeps fewer registers and an SM holds more of the small blocks
+//   (at 128 registers it held 8 blocks of 64 threads: a quarter of its
+//   threads);
+// - otherwise 256 threads, 2 blocks: 128 registers without spills (at 132,
+//   measured after the record-to-record trial went in, an SM held one block
+//   fewer at n = 50 and n = 128 and launches took an extra wave).
 #define JL_CIRCLE_MAX_THREADS 256
 #define JL_CIRCLE_MIN_BLOCKS 2
+#define JL_CIRCLE_SMALL_THREADS 64
+#define JL_CIRCLE_SMALL_BLOCKS 10
 
-__global__ void __launch_bounds__(JL_CIRCLE_MAX_THREADS, JL_CIRCLE_MIN_BLOCKS)
+template <int MAX_THREADS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
 jl_circle_relax_kernel(jl_relax_params p, jl_circle_batch b) {
   extern __shared__ double jl_mem[];
   __shared__ jl_relax_ws ws;
@@ -27,6 +36,23 @@ jl_circle_relax_kernel(jl_relax_params p, jl_circle_batch b) {
 static int jl_circle_threads(int n) {
   int t = (n + 31) / 32 * 32;
   return t > JL_CIRCLE_MAX_THREADS ? JL_CIRCLE_MAX_THREADS : t;
+}
+
+typedef void (*jl_circle_kernel_fn)(jl_relax_params, jl_circle_batch);
+
+static jl_circle_kernel_fn jl_circle_kernel_for(int n) {
+  if (jl_circle_threads(n) <= JL_CIRCLE_SMALL_THREADS)
+    return jl_circle_relax_kernel<JL_CIRCLE_SMALL_THREADS, JL_CIRCLE_SMALL_BLOCKS>;
+  return jl_circle_relax_kernel<JL_CIRCLE_MAX_THREADS, JL_CIRCLE_MIN_BLOCKS>;
+}
+
+extern "C" int jl_cuda_circles_resident(int n, int *blocks_per_sm, char *msg, int msg_len) {
+  jl_circle_kernel_fn k = jl_circle_kernel_for(n);
+  size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(n);
+  JL_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  JL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k, jl_circle_threads(n),
+                                                            smem));
+  return 0;
 }
 
 struct jl_cuda_circles {
@@ -64,7 +90,7 @@ extern "C" int jl_cuda_circles_create(jl_cuda_circles **out, int n, int count, c
   JL_CUDA_TRY(cudaMalloc(&c->d.trials_done, sizeof(uint64_t) * (size_t)count));
   JL_CUDA_TRY(cudaMalloc(&c->d.accepted, sizeof(uint64_t) * (size_t)count));
   size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(n);
-  JL_CUDA_TRY(cudaFuncSetAttribute(jl_circle_relax_kernel,
+  JL_CUDA_TRY(cudaFuncSetAttribute(jl_circle_kernel_for(n),
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   return 0;
 }
@@ -92,7 +118,7 @@ extern "C" int jl_cuda_circles_run(jl_cuda_circles *c, const jl_relax_params *p,
   JL_CUDA_TRY(cudaMemcpy(d.trials_done, b->trials_done, sizeof(uint64_t) * k, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.accepted, b->accepted, sizeof(uint64_t) * k, h2d));
   size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(b->n);
-  jl_circle_relax_kernel<<<b->count, jl_circle_threads(b->n), smem>>>(*p, d);
+  jl_circle_kernel_for(b->n)<<<b->count, jl_circle_threads(b->n), smem>>>(*p, d);
   JL_CUDA_TRY(cudaGetLastError());
   JL_CUDA_TRY(cudaMemcpy(b->x, d.x, sizeof(double) * nc, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->y, d.y, sizeof(double) * nc, d2h));

@@ -31,7 +31,15 @@ int jl_cuda_circles_create(jl_cuda_circles **ctx, int n, int count, char *msg, i
 int jl_cuda_circles_run(jl_cuda_circles *ctx, const jl_relax_params *p, jl_circle_batch *b,
                         char *msg, int msg_len);
 void jl_cuda_circles_destroy(jl_cuda_circles *ctx);
+/* Blocks of the kernel for n circles that one multiprocessor holds at once. */
+int jl_cuda_circles_resident(int n, int *blocks_per_sm, char *msg, int msg_len);
 #endif
+
+/* Candidates per launch when --batch is not given: on CUDA, whole waves of
+ * resident blocks, about this many per multiprocessor. */
+#define JL_CIRCLE_BATCH_PER_SM 16
+/* The default batch for n circles: CUDA as above, CPU per_thread per thread. */
+int jl_circle_auto_batch(const jl_device *dev, int n, int per_thread);
 
 typedef struct jl_circle_engine {
   jl_device dev;

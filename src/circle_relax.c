@@ -95,6 +95,24 @@ int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int th
   return JL_OK;
 }
 
+int jl_circle_auto_batch(const jl_device *dev, int n, int per_thread) {
+#ifdef JL_HAVE_CUDA
+  if (dev->kind == JL_DEVICE_CUDA) {
+    int sms = dev->sm_count > 0 ? dev->sm_count : 80, resident = 0;
+    char msg[256] = "";
+    if (jl_cuda_circles_resident(n, &resident, msg, sizeof msg) != 0 || resident < 1)
+      return sms * JL_CIRCLE_BATCH_PER_SM;
+    /* whole waves of resident blocks, about JL_CIRCLE_BATCH_PER_SM per SM:
+     * a partial last wave leaves SMs idle while it runs */
+    int waves = (JL_CIRCLE_BATCH_PER_SM + resident / 2) / resident;
+    return sms * resident * (waves > 0 ? waves : 1);
+  }
+#else
+  (void)n;
+#endif
+  return dev->threads * per_thread;
+}
+
 int jl_circle_engine_init(jl_circle_engine *e, const jl_device *dev, int n, int count,
                           jl_error *err) {
   memset(e, 0, sizeof *e);

@@ -153,9 +153,8 @@ static void jl_packing_to_batch(const jl_circle_packing *pk, const jl_sorted *s,
   if (fresh) b->stuck[c] = 0;
 }
 
-static int jl_auto_batch(const jl_device *dev, jl_search_mode mode) {
-  if (dev->kind == JL_DEVICE_CUDA) return (dev->sm_count > 0 ? dev->sm_count : 80) * 16;
-  return mode == JL_MODE_TRIALS ? dev->threads * 4 : dev->threads * 2;
+static int jl_auto_batch(const jl_device *dev, int n, jl_search_mode mode) {
+  return jl_circle_auto_batch(dev, n, mode == JL_MODE_TRIALS ? 4 : 2);
 }
 
 /* Rounds of about a second (polish often, answer Ctrl-C quickly): a budget
@@ -324,7 +323,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   jl_circle_engine eng = {0};
   jl_search_state st = {0};
   if ((rc = jl_sorted_init(&s, prob, err)) != JL_OK) goto done;
-  int count = o->batch > 0 ? o->batch : jl_auto_batch(dev, o->mode);
+  int count = o->batch > 0 ? o->batch : jl_auto_batch(dev, prob->n, o->mode);
   if ((rc = jl_circle_batch_alloc(&b, prob->n, count, s.r, err)) != JL_OK) goto done;
   if ((rc = jl_circle_engine_init(&eng, dev, prob->n, count, err)) != JL_OK) goto done;
   if ((rc = jl_circle_packing_init(&st.best, prob->n, err)) != JL_OK) goto done;
@@ -341,6 +340,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   jl_relax_params p;
   jl_relax_params_default(&p, s.r, prob->n, o->seed);
   p.area_weighted = o->area_weighted;
+  if (o->band > 0.0) p.accept_worse = o->band;
+  if (o->band_levels > 0) p.band_levels = o->band_levels;
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)
     p.step_budget = (uint64_t)(JL_STEP_BUDGET_N / prob->n);

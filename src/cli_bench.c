@@ -83,7 +83,7 @@ int jl_cli_bench(int argc, char **argv) {
   if (rc != JL_OK) return jl_cli_fail(&err);
   jl_device dev;
   if (jl_device_select(&dev, device, (int)threads, NULL, &err) != JL_OK) return jl_cli_fail(&err);
-  if (batch <= 0) batch = dev.kind == JL_DEVICE_CUDA ? dev.sm_count * 16 : dev.threads * 2;
+  if (batch <= 0) batch = jl_circle_auto_batch(&dev, (int)n, 2);
 
   double r[4096];
   for (int i = 0; i < n; ++i) r[i] = i + 1;

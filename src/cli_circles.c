@@ -31,11 +31,15 @@ static const char *const jl_circles_help =
   "  --rounds K        stop after K launches (deterministic for a seed)\n"
   "  --seed S          random seed (default 1); same seed, same moves on CPU and GPU\n"
   "  --mode MODE       population (default), trials, instances\n"
-  "  --batch B         candidates per launch (default: 16 per GPU multiprocessor,\n"
+  "  --batch B         candidates per launch (default: whole waves, about 16 per GPU SM,\n"
   "                    2 per CPU thread)\n"
   "  --trials T        exactly T trials per candidate per launch (default: trials\n"
   "                    until 2000000/n relaxation steps are spent)\n"
   "  --stuck K         trials without a new record before a restart (default max(100, 10 n))\n"
+  "  --band B          record-to-record travel: a candidate keeps a trial up to B\n"
+  "                    (relative) above its record (default 3e-4); candidate c uses\n"
+  "                    B (10/3)^(c mod L)\n"
+  "  --band-levels L   rungs of that ladder of bands (default 2)\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -70,7 +74,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -86,6 +90,8 @@ static const struct option jl_circles_opts[] = {
   {"batch", required_argument, NULL, OPT_BATCH},
   {"trials", required_argument, NULL, OPT_TRIALS},
   {"stuck", required_argument, NULL, OPT_STUCK},
+  {"band", required_argument, NULL, OPT_BAND},
+  {"band-levels", required_argument, NULL, OPT_BAND_LEVELS},
   {"area-weighted", no_argument, NULL, OPT_AREA},
   {"resume", required_argument, NULL, OPT_RESUME},
   {"device", required_argument, NULL, OPT_DEVICE},
@@ -146,6 +152,11 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
     case OPT_STUCK:
       rc = jl_cli_int("--stuck", optarg, 1, 1000000000L, &v, err);
       a->search.stuck_limit = (int)v;
+      break;
+    case OPT_BAND: rc = jl_cli_double("--band", optarg, 1e-12, 0.1, &a->search.band, err); break;
+    case OPT_BAND_LEVELS:
+      rc = jl_cli_int("--band-levels", optarg, 1, 16, &v, err);
+      a->search.band_levels = (int)v;
       break;
     case OPT_AREA: a->search.area_weighted = 1; break;
     case OPT_RESUME: a->resume = optarg; break;
