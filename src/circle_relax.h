@@ -249,7 +249,12 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
  * both paths (a block-wide shuffle sum would round differently from a CPU
  * loop). Leaves the sums in a[0], b[0], c[0]; the caller syncs before. */
 JL_RELAX_FN void jl_block_sum3(double *a, double *b, double *c, int n) {
-  for (int m = n; m > 1;) {
+  int m = n;
+#ifdef __CUDA_ARCH__
+  /* The same tree, but once the live entries fit in one warp its rounds go
+   * by shuffles (a[i] + a[i + h], the same additions in the same order)
+   * instead of a block barrier each: 2 barriers instead of 6 at n = 50. */
+  while (m > 32) {
     int h = (m + 1) >> 1;
     JL_FOR(i, m - h) {
       a[i] += a[i + h];
@@ -259,6 +264,40 @@ JL_RELAX_FN void jl_block_sum3(double *a, double *b, double *c, int n) {
     JL_SYNC();
     m = h;
   }
+  if (threadIdx.x < 32) {
+    int lane = (int)threadIdx.x;
+    double va = lane < m ? a[lane] : 0.0, vb = lane < m ? b[lane] : 0.0,
+           vc = lane < m ? c[lane] : 0.0;
+    while (m > 1) {
+      int h = (m + 1) >> 1;
+      double oa = __shfl_down_sync(0xffffffffu, va, h);
+      double ob = __shfl_down_sync(0xffffffffu, vb, h);
+      double oc = __shfl_down_sync(0xffffffffu, vc, h);
+      if (lane < m - h) {
+        va += oa;
+        vb += ob;
+        vc += oc;
+      }
+      m = h;
+    }
+    if (lane == 0) {
+      a[0] = va;
+      b[0] = vb;
+      c[0] = vc;
+    }
+  }
+  JL_SYNC();
+#else
+  while (m > 1) {
+    int h = (m + 1) >> 1;
+    JL_FOR(i, m - h) {
+      a[i] += a[i + h];
+      b[i] += b[i + h];
+      c[i] += c[i + h];
+    }
+    m = h;
+  }
+#endif
 }
 
 /* Contact relaxation by FIRE: the Jacobi moves are read as forces on unit
