@@ -1,6 +1,8 @@
 // Scene pipeline arena: creation, body upload and download (src/scene_gpu.h).
 #include "scene_arena.cuh"
 
+#include <cstdlib>
+
 #include "rigid_body.h"
 
 extern "C" int jl_cuda_scene_create(jl_scene_gpu **out, int ordinal, char *msg, int msg_len) {
@@ -28,8 +30,12 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->p_blocks, &g->law_table, &g->cf_a, &g->cf_b, &g->cf_point,
                     &g->cf_normal, &g->cf_gap, &g->cf_key, &g->c_flag, &g->c_scan, &g->w_imp,
                     &g->idx, &g->idx_alt, &g->prev_key, &g->prev_imp, &g->lam0,
-                    &g->lam1, &g->lam_init, &g->du, &g->res, &g->ok, &g->state, &g->temp};
+                    &g->lam1, &g->lam_init, &g->du, &g->res, &g->ok, &g->state, &g->temp,
+                    &g->col_hash, &g->col_round, &g->col_colour, &g->col_sorted,
+                    &g->col_sorted_alt, &g->col_iota, &g->col_order, &g->col_ptr,
+                    &g->col_flags, &g->partial};
   for (jl_dbuf *b : all) cudaFree(b->p);
+  free(g->h_colour_ptr);
   delete g;
 }
 

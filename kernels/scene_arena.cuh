@@ -22,6 +22,9 @@ struct jl_dbuf {
 #define JL_SCENE_BLOCK 256
 // The one-block reductions (deterministic: fixed strides, fixed tree).
 #define JL_SCENE_REDUCE_THREADS 1024
+// Multi-block reductions: at most this many blocks of JL_SCENE_BLOCK threads
+// write partials that one block of JL_SCENE_REDUCE_THREADS then joins.
+#define JL_SCENE_REDUCE_PARTIALS 1024
 
 static inline int jl_scene_blocks(long long n) {
   long long b = (n + JL_SCENE_BLOCK - 1) / JL_SCENE_BLOCK;
@@ -56,6 +59,13 @@ struct jl_scene_gpu {
   jl_dbuf cf_a, cf_b, cf_point, cf_normal, cf_gap, cf_key, c_flag, c_scan;
   jl_dbuf w_imp, idx, idx_alt, prev_key, prev_imp;
   int prev_n = 0;
+  // SOR: the colouring (kernels/scene_colour.cu) and the multi-block reductions' partials
+  jl_dbuf col_hash, col_round, col_colour, col_sorted, col_sorted_alt, col_iota, col_order,
+      col_ptr, col_flags, partial;
+  int colours = 0;         // of the last colouring; its offsets are h_colour_ptr
+  int groups = 0;          // launch groups of the last SOR solve (small colours merged)
+  int *h_colour_ptr = nullptr;
+  int h_colour_cap = 0;
   jl_dbuf temp;            // CUB scratch
 };
 
@@ -125,6 +135,18 @@ int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len);
 int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
                       int max_iter, int check_every, const double **result, jl_pm_state *out,
                       char *msg, int msg_len);
+// SOR by the colours of jl_scene_colour, in place in lam0 (lam_init: the start).
+int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
+                      int check_every, jl_pm_state *out, char *msg, int msg_len);
+// kernels/scene_colour.cu: colours the problem's contacts (keys: c_key) into
+// col_order / h_colour_ptr / g->colours.
+int jl_scene_colour(jl_scene_gpu *g, char *msg, int msg_len);
+
+// Blocks of a multi-block reduction over n items.
+static inline int jl_scene_reduce_blocks(long long n) {
+  int b = jl_scene_blocks(n);
+  return b < JL_SCENE_REDUCE_PARTIALS ? b : JL_SCENE_REDUCE_PARTIALS;
+}
 
 // Per-contact and per-body arrays of a problem of n contacts and nb bodies.
 static inline int jl_reserve_problem(jl_scene_gpu *g, int n, int nb, char *msg, int msg_len) {

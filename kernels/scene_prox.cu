@@ -4,15 +4,20 @@
 // ascending order (body CSR of the problem): a fixed order and no
 // floating-point atomics, so a run is bitwise reproducible and equals the
 // CPU twin (jl_prox_solve's JOR, src/prox_solver.c, the same schedule;
-// arithmetic in src/prox_math.h). The stop test
-// (residual, tolerance, divergence restarts) runs in a one-block kernel
-// after every iteration; the host reads the state every check_every
-// iterations, and launches after a stop return at once.
+// arithmetic in src/prox_math.h). SOR (jl_scene_sor_core): one kernel per
+// colour of the contact graph (kernels/scene_colour.cu), runs of small
+// colours in one block with a barrier between colours, updates in place
+// (jl_pm_sor_contact); its CPU twin is jl_step_twin_sor. The stop test
+// (residual, tolerance, divergence restarts) runs after every iteration in
+// two passes (per-block partials, then one block); the host reads the state
+// every check_every iterations, and launches after a stop return at once.
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "scene_arena.cuh"
 
+#include "colour_math.h"
 #include "prox_math.h"
 
 struct jl_jor_problem {
@@ -54,18 +59,20 @@ __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double
   ok[i] = good;
 }
 
-// One block: max residual (no NaN: non-finite residuals are INFINITY, so the
-// max is exact in any order), all ok, then the stop rule. result_buf: which
-// iterate buffer holds the newest impulses when the solve stops.
-__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_jor_decide_kernel(int n, const double *res, const int *ok, int max_iter,
-                                     int dst_index, jl_pm_state *state, int *result_buf) {
-  __shared__ double s_res[JL_SCENE_REDUCE_THREADS];
-  __shared__ int s_ok[JL_SCENE_REDUCE_THREADS];
+// Max residual (no NaN: non-finite residuals are INFINITY, so the max is
+// exact in any order) and all ok, in two passes: blocks of a grid-stride
+// loop write partials, then one block joins them and applies the stop rule.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_partial_kernel(
+    int n, const double *res, const int *ok, double *part_res, int *part_ok,
+    const jl_pm_state *state) {
+  __shared__ double s_res[JL_SCENE_BLOCK];
+  __shared__ int s_ok[JL_SCENE_BLOCK];
   if (state->state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
   int t = threadIdx.x;
   double r = 0.0;
   int good = 1;
-  for (int i = t; i < n; i += blockDim.x) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + t; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
     if (!(res[i] <= r)) r = res[i];
     good &= ok[i];
   }
@@ -80,8 +87,73 @@ __global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_jor_decide_kernel(
     __syncthreads();
   }
   if (t == 0) {
+    part_res[blockIdx.x] = s_res[0];
+    part_ok[blockIdx.x] = s_ok[0];
+  }
+}
+
+// One block: joins the parts, then the stop rule. result_buf: which iterate
+// buffer holds the newest impulses when the solve stops.
+__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_prox_decide_kernel(
+    int parts, const double *part_res, const int *part_ok, int max_iter, int dst_index,
+    jl_pm_state *state, int *result_buf) {
+  __shared__ double s_res[JL_SCENE_REDUCE_THREADS];
+  __shared__ int s_ok[JL_SCENE_REDUCE_THREADS];
+  if (state->state != JL_PM_RUN) return;
+  int t = threadIdx.x;
+  double r = 0.0;
+  int good = 1;
+  for (int i = t; i < parts; i += blockDim.x) {
+    if (!(part_res[i] <= r)) r = part_res[i];
+    good &= part_ok[i];
+  }
+  s_res[t] = r;
+  s_ok[t] = good;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (t < h) {
+      if (!(s_res[t + h] <= s_res[t])) s_res[t] = s_res[t + h];
+      s_ok[t] &= s_ok[t + h];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
     jl_pm_decide(state, s_res[0], s_ok[0], max_iter);
     *result_buf = dst_index;
+  }
+}
+
+// SOR sweep of one colour: contacts order[0..count), no two sharing a
+// dynamic body, so the updates and du's changes do not race.
+__global__ void jl_sor_colour_kernel(jl_jor_problem p, double *lam, double *du, double *res,
+                                     int *ok, const int *order, int count,
+                                     const jl_pm_state *state) {
+  if (state->state != JL_PM_RUN) return;
+  int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= count) return;
+  int i = order[e], good = 1;
+  res[i] = jl_pm_sor_contact(i, p.c, p.ka, p.kb, p.frame, p.rx, p.irx, p.im, p.diag, p.mu,
+                             state->alpha, p.tol_rel, p.tol_abs, lam, du, &good);
+  ok[i] = good;
+}
+
+// The merged small colours [c0, c1) (backwards when back) in one block:
+// each colour still alone, a block barrier between two, so the result is
+// the colour-by-colour sweep's.
+__global__ void __launch_bounds__(JL_COLOUR_MERGE_SIZE) jl_sor_merged_kernel(
+    jl_jor_problem p, double *lam, double *du, double *res, int *ok, const int *order,
+    const int *colour_ptr, int c0, int c1, int back, const jl_pm_state *state) {
+  if (state->state != JL_PM_RUN) return;  // uniform: no divergent barrier
+  double alpha = state->alpha;
+  for (int cc = c0; cc < c1; ++cc) {
+    int c = back ? c0 + c1 - 1 - cc : cc;
+    for (int e = colour_ptr[c] + threadIdx.x; e < colour_ptr[c + 1]; e += blockDim.x) {
+      int i = order[e], good = 1;
+      res[i] = jl_pm_sor_contact(i, p.c, p.ka, p.kb, p.frame, p.rx, p.irx, p.im, p.diag, p.mu,
+                                 alpha, p.tol_rel, p.tol_abs, lam, du, &good);
+      ok[i] = good;
+    }
+    __syncthreads();  // this colour's du and impulses before the next colour reads them
   }
 }
 
@@ -184,20 +256,14 @@ int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len) {
   JL_RESERVE(res, sn * sizeof(double), "residuals");
   JL_RESERVE(ok, sn * sizeof(int), "tolerance flags");
   JL_RESERVE(state, sizeof(jl_state_and_buf), "solver state");
+  JL_RESERVE(partial, JL_SCENE_REDUCE_PARTIALS * (sizeof(double) + sizeof(int)), "reduction partials");
   return 0;
 }
 
-// JOR from the impulses in lam0 (lam_init holds the same); *result: the
-// buffer with the final impulses; *out: the final state.
-int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
-                      int max_iter, int check_every, const double **result, jl_pm_state *out,
-                      char *msg, int msg_len) {
+// The problem in the arena, as the kernels take it.
+static jl_jor_problem jl_prox_problem(jl_scene_gpu *g, int on_g, double tol_abs, double tol_rel,
+                                      int max_iter) {
   int n = g->p_n, nb = g->p_nb;
-  if (on_g && !g->p_has_g) {
-    snprintf(msg, (size_t)msg_len, "JOR on G without the Delassus matrix on the device");
-    return -1;
-  }
-  if (check_every < 1) check_every = 1;
   jl_jor_problem q;
   q.n = n;
   q.nb = nb;
@@ -219,6 +285,21 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   q.tol_rel = tol_rel;
   q.tol_abs = tol_abs;
   q.max_iter = max_iter;
+  return q;
+}
+
+// JOR from the impulses in lam0 (lam_init holds the same); *result: the
+// buffer with the final impulses; *out: the final state.
+int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
+                      int max_iter, int check_every, const double **result, jl_pm_state *out,
+                      char *msg, int msg_len) {
+  int n = g->p_n, nb = g->p_nb;
+  if (on_g && !g->p_has_g) {
+    snprintf(msg, (size_t)msg_len, "JOR on G without the Delassus matrix on the device");
+    return -1;
+  }
+  if (check_every < 1) check_every = 1;
+  jl_jor_problem q = jl_prox_problem(g, on_g, tol_abs, tol_rel, max_iter);
   double *buf[2] = {jl_dp<double>(g->lam0), jl_dp<double>(g->lam1)};
   double *du = jl_dp<double>(g->du), *res = jl_dp<double>(g->res);
   int *ok = jl_dp<int>(g->ok);
@@ -227,6 +308,9 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   int *result_buf = &sb->result_buf;
   JL_CUDA_TRY(cudaMemset(result_buf, 0, sizeof(int)));
   int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? nb : 1), lb = jl_scene_blocks(3LL * n);
+  int rb = jl_scene_reduce_blocks(n);
+  double *part_res = jl_dp<double>(g->partial);
+  int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
   jl_jor_init_kernel<<<1, 1>>>(state, alpha);
   JL_CUDA_TRY(cudaGetLastError());
   jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[0], du, state, 0);
@@ -239,8 +323,9 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
     int nxt = 1 - cur;
     jl_jor_update_kernel<<<cb, JL_SCENE_BLOCK>>>(q, buf[cur], buf[nxt], du, res, ok, state);
     jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[nxt], du, state, 0);
-    jl_jor_decide_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(n, res, ok, max_iter, nxt, state,
-                                                         result_buf);
+    jl_prox_partial_kernel<<<rb, JL_SCENE_BLOCK>>>(n, res, ok, part_res, part_ok, state);
+    jl_prox_decide_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(rb, part_res, part_ok, max_iter, nxt,
+                                                          state, result_buf);
     jl_jor_restart_copy_kernel<<<lb, JL_SCENE_BLOCK>>>(n, jl_dp<double>(g->lam_init), buf[nxt],
                                                        state);
     jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[nxt], du, state, 1);
@@ -257,6 +342,75 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
     return -1;
   }
   *result = buf[host.result_buf];
+  *out = host.s;
+  return 0;
+}
+
+// SOR from the impulses in lam0 (lam_init holds the same), in place, by the
+// colours of jl_scene_colour: colour after colour (backwards on odd
+// iterations, as the twin and prox_solver.c's symmetric sweeps), the small
+// ones merged per run into one block; then the stop test as JOR's.
+int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
+                      int check_every, jl_pm_state *out, char *msg, int msg_len) {
+  int n = g->p_n, nb = g->p_nb, colours = g->colours;
+  if (n <= 0) return 0;
+  if (colours < 1) {
+    snprintf(msg, (size_t)msg_len, "SOR on the device without a colouring");
+    return -1;
+  }
+  if (check_every < 1) check_every = 1;
+  jl_jor_problem q = jl_prox_problem(g, 0, tol_abs, tol_rel, max_iter);
+  // launch plan: groups of colours [first[k], first[k + 1])
+  std::vector<int> first((size_t)colours + 1), merged((size_t)colours);
+  int groups = jl_cm_plan(g->h_colour_ptr, colours, first.data(), merged.data());
+  g->groups = groups;
+  double *lam = jl_dp<double>(g->lam0);
+  double *du = jl_dp<double>(g->du), *res = jl_dp<double>(g->res);
+  int *ok = jl_dp<int>(g->ok);
+  const int *order = jl_dp<int>(g->col_order), *cptr = jl_dp<int>(g->col_ptr);
+  jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
+  jl_pm_state *state = &sb->s;
+  int *result_buf = &sb->result_buf;
+  int bb = jl_scene_blocks(nb > 0 ? nb : 1), lb = jl_scene_blocks(3LL * n);
+  int rb = jl_scene_reduce_blocks(n);
+  double *part_res = jl_dp<double>(g->partial);
+  int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
+  jl_jor_init_kernel<<<1, 1>>>(state, alpha);
+  JL_CUDA_TRY(cudaGetLastError());
+  jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, lam, du, state, 0);
+  JL_CUDA_TRY(cudaGetLastError());
+  jl_state_and_buf host;
+  memset(&host, 0, sizeof host);
+  for (int it = 0; it < max_iter; ++it) {
+    int back = it & 1;  // the state's iteration count while it runs
+    for (int kk = 0; kk < groups; ++kk) {
+      int k = back ? groups - 1 - kk : kk;
+      int c0 = first[(size_t)k], c1 = first[(size_t)k + 1];
+      if (merged[(size_t)k]) {
+        jl_sor_merged_kernel<<<1, JL_COLOUR_MERGE_SIZE>>>(q, lam, du, res, ok, order, cptr, c0,
+                                                          c1, back, state);
+      } else {
+        int lo = g->h_colour_ptr[c0], count = g->h_colour_ptr[c0 + 1] - lo;
+        jl_sor_colour_kernel<<<jl_scene_blocks(count), JL_SCENE_BLOCK>>>(q, lam, du, res, ok,
+                                                                         order + lo, count, state);
+      }
+    }
+    jl_prox_partial_kernel<<<rb, JL_SCENE_BLOCK>>>(n, res, ok, part_res, part_ok, state);
+    jl_prox_decide_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(rb, part_res, part_ok, max_iter, 0,
+                                                          state, result_buf);
+    jl_jor_restart_copy_kernel<<<lb, JL_SCENE_BLOCK>>>(n, jl_dp<double>(g->lam_init), lam, state);
+    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, lam, du, state, 1);
+    jl_jor_resume_kernel<<<1, 1>>>(state);
+    JL_CUDA_TRY(cudaGetLastError());
+    if ((it + 1) % check_every == 0 || it + 1 == max_iter) {
+      JL_CUDA_TRY(cudaMemcpy(&host, sb, sizeof host, cudaMemcpyDeviceToHost));
+      if (host.s.state == JL_PM_STOP) break;
+    }
+  }
+  if (host.s.state != JL_PM_STOP) {
+    snprintf(msg, (size_t)msg_len, "SOR on the device did not stop after %d iterations", max_iter);
+    return -1;
+  }
   *out = host.s;
   return 0;
 }

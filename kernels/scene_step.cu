@@ -1,10 +1,12 @@
 // One Moreau midpoint step on the device (src/scene_gpu.h), matrix-free
-// JOR: half step, free velocity, collide, closed-contact filter (flag + scan
-// + scatter, order kept), setup, warm start by key, JOR, end velocities,
+// JOR or coloured SOR: half step, free velocity, collide, closed-contact
+// filter (flag + scan + scatter, order kept), setup, warm start by key, JOR
+// (or colouring + SOR, kernels/scene_colour.cu), end velocities,
 // half step, warm-start memory (keys sorted with their contact by a radix
 // sort). The per-element arithmetic is src/step_math.h and the other shared
 // headers; src/step_twin.c is the CPU twin. Host traffic: the counts of the
-// stages, the max penetration, the solver state every check_every iterations.
+// stages, the colours' offsets, the solver state every check_every
+// iterations, and the max penetration at the end.
 #include <algorithm>
 #include <climits>
 
@@ -52,13 +54,33 @@ __global__ void jl_step_scatter_kernel(int n, const int *flag, const int *scan,
   out.key[o] = in.key[i];
 }
 
-// One block: max(0, max -gap) (a max is exact in any order).
-__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_step_max_pen_kernel(int n, const double *gap, double *out) {
+// max(0, max -gap) in two passes (partials, then one block): a max is exact
+// in any order.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_step_pen_partial_kernel(int n,
+                                                                             const double *gap,
+                                                                             double *part) {
+  __shared__ double s_m[JL_SCENE_BLOCK];
+  int t = threadIdx.x;
+  double m = 0.0;
+  for (long long i = (long long)blockIdx.x * blockDim.x + t; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    if (-gap[i] > m) m = -gap[i];
+  s_m[t] = m;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (t < h && s_m[t + h] > s_m[t]) s_m[t] = s_m[t + h];
+    __syncthreads();
+  }
+  if (t == 0) part[blockIdx.x] = s_m[0];
+}
+
+__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_step_max_pen_kernel(
+    int parts, const double *part, double *out) {
   __shared__ double s_m[JL_SCENE_REDUCE_THREADS];
   int t = threadIdx.x;
   double m = 0.0;
-  for (int i = t; i < n; i += blockDim.x)
-    if (-gap[i] > m) m = -gap[i];
+  for (int i = t; i < parts; i += blockDim.x)
+    if (part[i] > m) m = part[i];
   s_m[t] = m;
   __syncthreads();
   for (int h = blockDim.x / 2; h > 0; h /= 2) {
@@ -107,11 +129,13 @@ __global__ void jl_step_gather_kernel(int n, const int *idx, const double *world
 extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3],
                                   double contact_tol, const double *mu_table,
                                   const double *eps_n_table, const double *eps_t_table,
-                                  double alpha, double tol_abs, double tol_rel, int max_iter,
-                                  int warm_start, int check_every, int *contacts,
+                                  int sor, double alpha, double tol_abs, double tol_rel,
+                                  int max_iter, int warm_start, int check_every, int *contacts,
                                   int *iterations, int *converged, int *restarts,
-                                  double *max_pen, char *msg, int msg_len) {
-  *contacts = *iterations = *restarts = 0;
+                                  int *colours, int *groups, double *max_pen, char *msg,
+                                  int msg_len) {
+  *contacts = *iterations = *restarts = *colours = *groups = 0;
+  g->colours = g->groups = 0;
   *converged = 1;
   *max_pen = 0.0;
   int nb = g->nb;
@@ -159,11 +183,16 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   }
   *contacts = n;
   if (n > 0) {
+    // read with the solver's state (or at the end of the step): no sync of its own
     JL_RESERVE(summary, 64, "step summary");
-    double *d_pen = jl_dp<double>(g->summary);
-    jl_step_max_pen_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(n, jl_dp<double>(g->c_gap), d_pen);
+    JL_RESERVE(partial, JL_SCENE_REDUCE_PARTIALS * (sizeof(double) + sizeof(int)),
+               "reduction partials");
+    int rb = jl_scene_reduce_blocks(n);
+    jl_step_pen_partial_kernel<<<rb, JL_SCENE_BLOCK>>>(n, jl_dp<double>(g->c_gap),
+                                                       jl_dp<double>(g->partial));
+    jl_step_max_pen_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(rb, jl_dp<double>(g->partial),
+                                                           jl_dp<double>(g->summary));
     JL_CUDA_TRY(cudaGetLastError());
-    JL_CUDA_TRY(cudaMemcpy(max_pen, d_pen, sizeof(double), cudaMemcpyDeviceToHost));
   }
   if (jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, msg, msg_len)) return -1;
   const double *lam = nullptr;
@@ -175,9 +204,18 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
         jl_dp<double>(g->lam0), jl_dp<double>(g->lam_init));
     JL_CUDA_TRY(cudaGetLastError());
     jl_pm_state fin;
-    if (jl_scene_jor_core(g, 0, alpha, tol_abs, tol_rel, max_iter, check_every, &lam, &fin, msg,
-                          msg_len))
+    if (sor) {
+      if (jl_scene_colour(g, msg, msg_len)) return -1;
+      if (jl_scene_sor_core(g, alpha, tol_abs, tol_rel, max_iter, check_every, &fin, msg,
+                            msg_len))
+        return -1;
+      lam = jl_dp<double>(g->lam0);
+      *colours = g->colours;
+      *groups = g->groups;
+    } else if (jl_scene_jor_core(g, 0, alpha, tol_abs, tol_rel, max_iter, check_every, &lam,
+                                 &fin, msg, msg_len)) {
       return -1;
+    }
     *iterations = fin.iterations;
     *converged = fin.converged;
     *restarts = fin.restarts;
@@ -217,6 +255,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
                                                                   jl_dp<double>(g->prev_imp));
     JL_CUDA_TRY(cudaGetLastError());
     g->prev_n = n;
+    JL_CUDA_TRY(cudaMemcpy(max_pen, g->summary.p, sizeof(double), cudaMemcpyDeviceToHost));
   }
   return 0;
 }

@@ -79,6 +79,29 @@ JL_HD static inline double jl_pm_update(const double xi[3], const double old[3],
   return res;
 }
 
+/* One matrix-free Gauss-Seidel update of contact i in place (the device
+ * SOR and its twin, step_twin.c): xi from du, the prox update, then du of
+ * both dynamic bodies moved by M^-1 W (new - old). Contacts of one colour
+ * share no dynamic body, so a colour's updates commute bit for bit. */
+JL_HD static inline double jl_pm_sor_contact(int i, const double *c, const int *ka,
+                                             const int *kb, const double *frame,
+                                             const double *rx, const double *irx,
+                                             const double *im, const double *diag,
+                                             const double *mu, double alpha, double tol_rel,
+                                             double tol_abs, double *lam, double *du, int *ok) {
+  double xi[3], out[3];
+  jl_pm_xi_mf(i, c, ka, kb, frame, rx, du, xi);
+  double *l = lam + 3 * (size_t)i;
+  double res = jl_pm_update(xi, l, alpha, diag + 2 * (size_t)i, mu[i], tol_rel, tol_abs, out, ok);
+  double d[3] = {out[0] - l[0], out[1] - l[1], out[2] - l[2]};
+  if (ka[i] >= 0) jl_sm_mw_add(frame, irx, im, i, 0, d, du + 6 * (size_t)ka[i]);
+  if (kb[i] >= 0) jl_sm_mw_add(frame, irx, im, i, 1, d, du + 6 * (size_t)kb[i]);
+  l[0] = out[0];
+  l[1] = out[1];
+  l[2] = out[2];
+  return res;
+}
+
 /* The stopping rule of prox_solver.c after one iteration with residual res
  * (max over contacts) and ok (all within tolerance). */
 enum { JL_PM_RUN = 0, JL_PM_STOP = 1, JL_PM_RESTART = 2 };

@@ -32,10 +32,11 @@ void jl_cuda_scene_problem_size(const jl_scene_gpu *g, int *n, int *nb, int *nnz
 int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p, char *msg, int msg_len);
 int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3], double contact_tol,
                        const double *mu_table, const double *eps_n_table,
-                       const double *eps_t_table, double alpha, double tol_abs, double tol_rel,
-                       int max_iter, int warm_start, int check_every, int *contacts,
-                       int *iterations, int *converged, int *restarts, double *max_pen,
-                       char *msg, int msg_len);
+                       const double *eps_t_table, int sor, double alpha, double tol_abs,
+                       double tol_rel, int max_iter, int warm_start, int check_every,
+                       int *contacts, int *iterations, int *converged, int *restarts,
+                       int *colours, int *groups, double *max_pen, char *msg, int msg_len);
+int jl_cuda_scene_get_colours(jl_scene_gpu *g, int *colour, int *colours, char *msg, int msg_len);
 
 /* Runs a launcher call with a message buffer; a failure becomes JL_ERR_DEVICE
  * (or JL_ERR_NOMEM when the device ran out of memory). */
@@ -154,15 +155,22 @@ int jl_scene_gpu_step(jl_scene_gpu *g, const jl_scene *s, int check_every, jl_gp
                       jl_error *err) {
   memset(st, 0, sizeof *st);
   const jl_prox_opts *o = &s->solver;
-  if (o->kind != JL_SOLVER_JOR)
-    return jl_error_set(err, JL_ERR_INPUT, "the device step solves with JOR only");
+  if (o->kind != JL_SOLVER_JOR && o->kind != JL_SOLVER_SOR)
+    return jl_error_set(err, JL_ERR_INPUT, "the device step solves with JOR or SOR only");
   if (!(o->alpha > 0.0) || o->max_iter < 1)
     return jl_error_set(err, JL_ERR_INPUT, "solver: alpha must be > 0 and max_iter >= 1");
   JL_GPU_CALL(err, "time step on the device",
               jl_cuda_scene_step(g, s->dt, s->gravity, s->contact_tol, s->mu, s->eps_n, s->eps_t,
-                                 o->alpha, o->tol_abs, o->tol_rel, o->max_iter, o->warm_start,
-                                 check_every, &st->contacts, &st->iterations, &st->converged,
-                                 &st->restarts, &st->max_penetration, msg, msg_len));
+                                 o->kind == JL_SOLVER_SOR, o->alpha, o->tol_abs, o->tol_rel,
+                                 o->max_iter, o->warm_start, check_every, &st->contacts,
+                                 &st->iterations, &st->converged, &st->restarts, &st->colours,
+                                 &st->groups, &st->max_penetration, msg, msg_len));
+  return JL_OK;
+}
+
+int jl_scene_gpu_get_colours(jl_scene_gpu *g, int *colour, int *colours, jl_error *err) {
+  JL_GPU_CALL(err, "download the colouring",
+              jl_cuda_scene_get_colours(g, colour, colours, msg, msg_len));
   return JL_OK;
 }
 
@@ -233,6 +241,11 @@ int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox
                      int check_every, double *lambda, jl_prox_stats *st, jl_error *err) {
   (void)g, (void)p, (void)o, (void)check_every, (void)lambda;
   memset(st, 0, sizeof *st);
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_get_colours(jl_scene_gpu *g, int *colour, int *colours, jl_error *err) {
+  (void)g, (void)colour;
+  *colours = 0;
   return JL_NO_CUDA(err);
 }
 #endif

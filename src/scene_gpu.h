@@ -10,10 +10,14 @@
  *   narrow phase     == jl_collide's contacts (same order, same bits)
  *   contact setup    == jl_setup_twin (frames, W, c, body CSR, G in block CSR)
  *   JOR prox         == jl_prox_solve's JOR (matrix-free or on G, no atomics)
- *   whole step       == jl_stepper_step with matrix-free JOR (jl_step_twin_step)
+ *   colouring        == jl_contact_colour_jp (colour_math.h, Jones-Plassmann)
+ *   SOR prox         == jl_step_twin_sor (colour by colour, matrix-free)
+ *   whole step       == jl_step_twin_step (JOR: also jl_stepper_step's with
+ *                       matrix-free JOR; SOR: close to jl_stepper_step's,
+ *                       which colours greedily)
  * Only counts and summaries cross to the host during a step (entries, pairs,
- * contacts, blocks, max penetration, solver state every check_every
- * iterations). Built without CUDA,
+ * contacts, blocks, colour offsets, max penetration, solver state every
+ * check_every iterations). Built without CUDA,
  * every call returns JL_ERR_DEVICE. */
 #ifndef JL_SCENE_GPU_H
 #define JL_SCENE_GPU_H
@@ -99,15 +103,24 @@ typedef struct jl_gpu_step_stats {
   int contacts;            /* closed contacts solved */
   int iterations, converged, restarts;
   double max_penetration;
+  int colours;             /* SOR: colours of the contact graph (0 with JOR) */
+  int groups;              /* SOR: kernel launches per sweep (small colours merged) */
 } jl_gpu_step_stats;
 
 /* One Moreau midpoint step of the bodies in the arena (jl_scene_gpu_set_bodies
- * once, jl_scene_gpu_get_bodies to look), as jl_stepper_step does it with
- * matrix-free JOR (the scene's solver must be JOR): equal to the CPU twin
- * jl_step_twin_step bit for bit. Warm starts come from the previous device
- * step's impulses, kept on the device. */
+ * once, jl_scene_gpu_get_bodies to look), as jl_stepper_step does it,
+ * matrix-free, with the scene's solver: JOR, or SOR by colours of the
+ * contact graph coloured on the device every step (sor_order is not used:
+ * the device always colours). Equal to the CPU twin jl_step_twin_step bit
+ * for bit. Warm starts come from the previous device step's impulses, kept
+ * on the device. */
 int jl_scene_gpu_step(jl_scene_gpu *g, const jl_scene *s, int check_every, jl_gpu_step_stats *st,
                       jl_error *err);
+
+/* The last SOR step's colouring: colour of each of its contacts (solver
+ * order, as jl_scene_gpu_get_contacts; room for st->contacts) and the
+ * number of colours (0 after a JOR step). */
+int jl_scene_gpu_get_colours(jl_scene_gpu *g, int *colour, int *colours, jl_error *err);
 
 #ifdef __cplusplus
 }

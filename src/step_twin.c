@@ -21,7 +21,49 @@ void jl_step_twin_free(jl_step_twin *t) {
   free(t->dv);
   free(t->prev_key);
   free(t->prev_imp);
+  free(t->init);
+  jl_pcolouring_free(&t->col);
   memset(t, 0, sizeof *t);
+}
+
+void jl_step_twin_sor(const jl_contact_problem *p, const jl_pcolouring *col,
+                      const jl_prox_opts *o, double *lambda, double *init, double *du,
+                      jl_prox_stats *st) {
+  int n = p->n, nb = p->nbodies;
+  memset(st, 0, sizeof *st);
+  st->colours = col->colours;
+  memcpy(init, lambda, 3 * sizeof(double) * (size_t)n);
+  for (int k = 0; k < nb; ++k)
+    jl_pm_du_body(k, p->body_ptr, p->body_contact, p->ka, p->frame, p->irx, p->im, lambda,
+                  du + 6 * (size_t)k);
+  jl_pm_state pm;
+  jl_pm_state_init(&pm, o->alpha);
+  for (;;) {
+    double res = 0.0;
+    int ok = 1, back = pm.iterations & 1, C = col->colours;
+    for (int cc = 0; cc < C; ++cc) {
+      int c = back ? C - 1 - cc : cc;
+      for (int e = col->colour_ptr[c]; e < col->colour_ptr[c + 1]; ++e) {
+        double r = jl_pm_sor_contact(col->order[e], p->c, p->ka, p->kb, p->frame, p->rx, p->irx,
+                                     p->im, p->diag, p->mu, pm.alpha, o->tol_rel, o->tol_abs,
+                                     lambda, du, &ok);
+        if (!(r <= res)) res = r;
+      }
+    }
+    jl_pm_decide(&pm, res, ok, o->max_iter);
+    if (pm.state == JL_PM_STOP) break;
+    if (pm.state == JL_PM_RESTART) {
+      memcpy(lambda, init, 3 * sizeof(double) * (size_t)n);
+      for (int k = 0; k < nb; ++k)
+        jl_pm_du_body(k, p->body_ptr, p->body_contact, p->ka, p->frame, p->irx, p->im, lambda,
+                      du + 6 * (size_t)k);
+    }
+  }
+  st->iterations = pm.iterations;
+  st->residual = pm.residual;
+  st->converged = pm.converged;
+  st->restarts = pm.restarts;
+  st->alpha = pm.alpha;
 }
 
 int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_error *err) {
@@ -29,8 +71,7 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
   int nb = b->count, rc;
   double dt = s->dt;
   memset(st, 0, sizeof *st);
-  if (s->solver.kind != JL_SOLVER_JOR)
-    return jl_error_set(err, JL_ERR_INPUT, "the device step solves with JOR only");
+  int sor = s->solver.kind == JL_SOLVER_SOR;
   if (nb > t->body_cap) {
     double *d = realloc(t->dv, 6 * sizeof(double) * (size_t)nb);
     if (!d) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d bodies", nb);
@@ -54,9 +95,12 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
     double *l = realloc(t->lambda, 3 * sizeof(double) * (size_t)cap);
     if (!l) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
     t->lambda = l;
+    double *w = realloc(t->init, 3 * sizeof(double) * (size_t)cap);
+    if (!w) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+    t->init = w;
     t->contact_cap = cap;
   }
-  /* 5: warm start, JOR */
+  /* 5: warm start, JOR or coloured SOR */
   for (int i = 0; i < n; ++i) {
     double *l = t->lambda + 3 * (size_t)i;
     if (s->solver.warm_start)
@@ -68,7 +112,21 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
   o.matrix_free = 1;
   jl_prox_stats ps;
   o.threads = 1;
-  if ((rc = jl_prox_solve(&t->prob, &o, t->lambda, &t->ws, &ps, err))) return rc;
+  if (sor) {
+    if ((rc = jl_contact_colour_jp(&t->prob, c->key, &t->col, err))) return rc;
+    if ((rc = jl_prox_ws_reserve(&t->ws, n, nb, err))) return rc;
+    if (n > 0) {
+      if (!(o.alpha > 0.0) || o.max_iter < 1)
+        return jl_error_set(err, JL_ERR_INPUT, "solver: alpha must be > 0 and max_iter >= 1");
+      jl_step_twin_sor(&t->prob, &t->col, &o, t->lambda, t->init, t->ws.du, &ps);
+    } else {
+      memset(&ps, 0, sizeof ps);
+      ps.converged = 1;
+    }
+    st->colours = t->col.colours;
+  } else if ((rc = jl_prox_solve(&t->prob, &o, t->lambda, &t->ws, &ps, err))) {
+    return rc;
+  }
   /* 6, 7: end velocities, end positions */
   const jl_contact_problem *p = &t->prob;
   for (int k = 0; k < nb; ++k)

@@ -3,7 +3,12 @@
  * matrix-free JOR solver, in the device's order of stages and with the
  * shared arithmetic (integrate.h, setup_math.h, prox_math.h, step_math.h).
  * The test suite holds it equal to jl_stepper_step bit for bit, and the
- * device step equal to it. */
+ * device step equal to it. With SOR it solves as the device does: the
+ * contact graph coloured by jl_contact_colour_jp (colour_math.h), colours
+ * swept in order (backwards every other iteration, as prox_solver.c's
+ * symmetric sweeps), jl_pm_sor_contact per contact; the CPU reference
+ * colours greedily instead, so it agrees with jl_stepper_step to a
+ * tolerance, not bit for bit. */
 #ifndef JL_STEP_TWIN_H
 #define JL_STEP_TWIN_H
 
@@ -11,6 +16,7 @@
 
 #include "broad_phase.h"
 #include "contact.h"
+#include "contact_graph.h"
 #include "setup_math.h"
 #include "error.h"
 #include "prox_solver.h"
@@ -30,6 +36,8 @@ typedef struct jl_step_twin {
   uint64_t *prev_key;      /* last step's keys, sorted, and world impulses */
   double *prev_imp;
   int prev_n, prev_cap;
+  jl_pcolouring col;       /* SOR: the device's colouring */
+  double *init;            /* SOR: the warm start, for restarts */
 } jl_step_twin;
 
 typedef struct jl_step_twin_stats {
@@ -38,11 +46,18 @@ typedef struct jl_step_twin_stats {
   int converged;
   int restarts;
   double max_penetration;
+  int colours;             /* SOR: colours of the contact graph (0 with JOR) */
 } jl_step_twin_stats;
 
-/* The scene's solver must be JOR (matrix_free is taken as 1). */
+/* JOR or SOR (matrix_free is taken as 1, SOR is always coloured). */
 int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_error *err);
 void jl_step_twin_free(jl_step_twin *t);
+
+/* The device SOR on one thread: from lambda (init: scratch of 3 n, du: of
+ * 6 per body), colours col of p, opts o's alpha, tolerances and max_iter. */
+void jl_step_twin_sor(const jl_contact_problem *p, const jl_pcolouring *col,
+                      const jl_prox_opts *o, double *lambda, double *init, double *du,
+                      jl_prox_stats *st);
 
 #ifdef __cplusplus
 }

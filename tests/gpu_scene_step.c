@@ -103,13 +103,14 @@ static void test_steps_match_cpu_stepper(void **state) {
   jl_scene_free(&again);
 }
 
-/* SOR is not on the device yet: a clear error, nothing stepped. */
-static void test_step_refuses_sor(void **state) {
+/* A relaxation alpha <= 0: a clear error, nothing stepped (SOR steps are
+ * tested in gpu_scene_sor). */
+static void test_step_refuses_bad_alpha(void **state) {
   (void)state;
   jl_scene s;
   jl_error err = {0};
   setup_scene(&s);
-  s.solver.kind = JL_SOLVER_SOR;
+  s.solver.alpha = 0.0;
   jl_device dev;
   assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
   jl_scene_gpu *g = NULL;
@@ -117,7 +118,13 @@ static void test_step_refuses_sor(void **state) {
   assert_int_equal(jl_scene_gpu_set_bodies(g, &s.bodies, &err), JL_OK);
   jl_gpu_step_stats b;
   assert_int_equal(jl_scene_gpu_step(g, &s, 8, &b, &err), JL_ERR_INPUT);
-  assert_non_null(strstr(err.msg, "JOR"));
+  assert_non_null(strstr(err.msg, "alpha"));
+  jl_bodies back;
+  assert_int_equal(jl_bodies_init(&back, s.bodies.count, &err), JL_OK);
+  back.count = s.bodies.count;
+  assert_int_equal(jl_scene_gpu_get_bodies(g, &back, &err), JL_OK);
+  assert_memory_equal(back.pos, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
+  jl_bodies_free(&back);
   jl_scene_gpu_destroy(g);
   jl_scene_free(&s);
 }
@@ -128,7 +135,7 @@ int main(void) {
   if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_steps_match_cpu_stepper),
-    cmocka_unit_test(test_step_refuses_sor),
+    cmocka_unit_test(test_step_refuses_bad_alpha),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else
