@@ -13,6 +13,16 @@
 
 #include "scene_checks.h"
 
+/* The stated tolerance of the device comparison (tests/gpu_scene_physics.c)
+ * holds between two solvers on the CPU: SOR and JOR. */
+static void test_sor_and_jor_agree(void **state) {
+  const jl_device *dev = *state;
+  double pos, imp;
+  sc_compare_runs(dev, JL_SOLVER_SOR, dev, JL_SOLVER_JOR, &pos, &imp);
+  assert_true(pos <= SC_CMP_POS);
+  assert_true(imp <= SC_CMP_IMP);
+}
+
 /* argv[1]: run only the tests matching this pattern. */
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
@@ -33,6 +43,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_prestate(sc_pyramid_stands, &two),
     cmocka_unit_test_prestate(sc_pile_energy_decreases, &two),
     cmocka_unit_test_prestate(sc_warm_start_helps, &one),
+    cmocka_unit_test_prestate(test_sor_and_jor_agree, &one),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
