@@ -281,8 +281,8 @@ int jl_cli_scene(int argc, char **argv) {
   }
   jl_log log = {stderr, a.quiet ? JL_LOG_NOTICE : JL_LOG_INFO};
   if (notice)
-    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d threads)",
-                  dev.threads);
+    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)",
+                  dev.threads, dev.threads == 1 ? "" : "s");
   int dynamic = 0;
   for (int k = 0; k < s.bodies.count; ++k) dynamic += !s.bodies.is_static[k];
   jl_log_printf(&log, JL_LOG_INFO, "%s, %d bodies (%d dynamic), dt %g, %ld steps, %s%s, %s", s.name,
