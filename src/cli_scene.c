@@ -290,11 +290,11 @@ int jl_cli_scene(int argc, char **argv) {
                 s.bodies.count, dynamic, s.dt, steps, s.solver.kind == JL_SOLVER_JOR ? "JOR" : "SOR",
                 s.solver.matrix_free < 0 ? "" : s.solver.matrix_free ? " matrix-free" : " assembled G",
                 dev.name);
+  have_run = 1; /* jl_scene_runner_free also undoes a failed init */
   if (jl_scene_runner_init(&run, &s, &dev, &err) != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  have_run = 1;
   long glb_every = a.glb_every;
   if (a.glb) {
     if (!glb_every) {
