@@ -1,4 +1,5 @@
-/* jostle scene: run a rigid-body scene file on the CPU reference path. */
+/* jostle scene: run a rigid-body scene file on the CPU reference path or on a
+ * CUDA device (scene_runner.h). */
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include "log.h"
 #include "progress.h"
 #include "scene.h"
+#include "scene_runner.h"
 #include "scene_step.h"
 #include "timer.h"
 #include "trajectory.h"
@@ -32,14 +34,20 @@ static const char *const jl_scene_help =
   "  --matrix-free      per-body velocity changes instead of the Delassus matrix\n"
   "  --assembled        the assembled Delassus matrix G (default: the scene's\n"
   "                     choice, \"auto\": matrix-free when G is dense)\n"
-  "  --device D         cpu or auto (default auto: the CPU; CUDA is issue 5)\n"
+  "  --device D         cpu, cuda or auto (default auto: CUDA when a device is\n"
+  "                     present, else the CPU). On CUDA the whole step runs on\n"
+  "                     the device (JOR or SOR as the scene says, matrix-free);\n"
+  "                     bodies come back only for outputs. Exit status 4 when\n"
+  "                     cuda is asked for and no device is present.\n"
   "  --threads T        CPU threads (default: all cores)\n"
   "  --out FILE.json    result summary and final state (default NAME.json)\n"
   "  --csv FILE.csv     one line per step: step,time,kinetic,potential,contacts,\n"
-  "                     iterations,residual,max_penetration\n"
+  "                     iterations,residual,max_penetration (residual: nan on\n"
+  "                     CUDA, where the device step does not report it)\n"
   "  --glb FILE.glb     animated trajectory (glTF binary), one node per body\n"
   "  --glb-every K      a frame every K steps (default: about 30 frames per second)\n"
   "  --fclib FILE.hdf5  export one step's contact problem (G, c, mu) to FCLib\n"
+  "                     (CPU only: the device step does not assemble G)\n"
   "  --fclib-step K     the step to export (default: the last one run)\n"
   "  --quiet            no first line, no progress line\n"
   "\n"
@@ -138,6 +146,13 @@ typedef struct jl_scene_totals {
   double wall_s;
 } jl_scene_totals;
 
+/* %.6g, or null when not finite (the device reports no residual). */
+static const char *jl_fmt_or_null(char *out, size_t cap, double v) {
+  if (isfinite(v)) snprintf(out, cap, "%.6g", v);
+  else snprintf(out, cap, "null");
+  return out;
+}
+
 static int jl_write_result(const char *path, const char *scene_path, const jl_scene *s,
                            const jl_device *dev, const jl_scene_totals *t, long steps_wanted,
                            int stopped_by_signal, const double e0[2], jl_error *err) {
@@ -149,7 +164,7 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
   double ke, pe;
   jl_scene_energy(s, &ke, &pe);
   jl_buf_printf(&b, "{\n  \"format\": \"jostle-result\",\n  \"kind\": \"scene\",\n  \"version\": 1,\n");
-  char g1[32], g2[32], g3[32], g4[32];
+  char g0[32], g1[32], g2[32], g3[32], g4[32];
   jl_buf_printf(&b, "  \"scene\": {\"name\": \"%s\", \"file\": \"%s\", \"bodies\": %d, "
                 "\"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld},\n",
                 s->name, scene_path, bo->count, dynamic, jl_fmt_double(g1, sizeof g1, s->dt), steps_wanted);
@@ -161,19 +176,21 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
                 o->max_iter, o->warm_start ? "true" : "false",
                 o->matrix_free < 0 ? "\"auto\"" : o->matrix_free ? "true" : "false",
                 o->sor_order == JL_SOR_SEQUENTIAL ? "sequential" : "coloured");
-  jl_buf_printf(&b, "  \"run\": {\"device\": \"%s\", \"threads\": %d, \"steps\": %ld, "
-                "\"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, \"stopped_by\": \"%s\"},\n",
-                dev->name, dev->threads, t->steps, jl_fmt_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
+  jl_buf_printf(&b, "  \"run\": {\"device\": \"%s\", \"device_kind\": \"%s\", \"threads\": %d, "
+                "\"steps\": %ld, \"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, "
+                "\"stopped_by\": \"%s\"},\n",
+                dev->name, jl_device_kind_name(dev->kind), dev->threads, t->steps, jl_fmt_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
                 t->steps ? 1e3 * t->wall_s / t->steps : 0.0, stopped_by_signal ? "signal" : "steps");
   double ns = t->steps > 0 ? (double)t->steps : 1.0;
   jl_buf_printf(&b, "  \"summary\": {\"contacts_mean\": %.6g, \"contacts_max\": %d, "
                 "\"iterations_mean\": %.6g, \"iterations_max\": %d, \"steps_not_converged\": %ld, "
-                "\"restarts\": %ld, \"residual_max\": %.6g, \"max_penetration\": %.6g, "
+                "\"restarts\": %ld, \"residual_max\": %s, \"max_penetration\": %.6g, "
                 "\"max_displacement\": %.6g, "
                 "\"energy_initial\": {\"kinetic\": %s, \"potential\": %s}, "
                 "\"energy_final\": {\"kinetic\": %s, \"potential\": %s}},\n",
                 t->contacts_sum / ns, t->contacts_max, t->iterations_sum / ns, t->iterations_max,
-                t->not_converged, t->restarts, t->residual_max, t->penetration_max,
+                t->not_converged, t->restarts, jl_fmt_or_null(g0, sizeof g0, t->residual_max),
+                t->penetration_max,
                 t->displacement_max, jl_fmt_double(g1, sizeof g1, e0[0]),
                 jl_fmt_double(g2, sizeof g2, e0[1]), jl_fmt_double(g3, sizeof g3, ke), jl_fmt_double(g4, sizeof g4, pe));
   jl_buf_printf(&b, "  \"bodies\": [\n");
@@ -216,18 +233,16 @@ int jl_cli_scene(int argc, char **argv) {
     fputs(jl_scene_help, stdout);
     return 0;
   }
-  if (strcmp(a.device, "cuda") == 0) {
-    jl_error_set(&err, JL_ERR_DEVICE, "--device cuda: the scene job runs on the CPU in this version");
+  /* the device first: --device cuda without one fails before a large scene is read */
+  jl_device dev;
+  int notice = 0;
+  if (jl_device_select(&dev, a.device, (int)a.threads, &notice, &err) != JL_OK)
     return jl_cli_fail(&err);
-  }
-  if (strcmp(a.device, "cpu") != 0 && strcmp(a.device, "auto") != 0) {
-    jl_error_set(&err, JL_ERR_INPUT, "--device: expected cpu or auto, got '%s'", a.device);
-    return jl_cli_fail(&err);
-  }
   jl_scene s;
   int status = 0;
-  jl_stepper st;
-  memset(&st, 0, sizeof st);
+  jl_scene_runner run;
+  memset(&run, 0, sizeof run);
+  int have_run = 0;
   jl_trajectory traj;
   memset(&traj, 0, sizeof traj);
   int have_traj = 0;
@@ -257,24 +272,29 @@ int jl_cli_scene(int argc, char **argv) {
       status = jl_cli_fail(&err);
       goto done;
     }
-  jl_device dev;
-  int notice = 0;
-  if (jl_device_select(&dev, "cpu", (int)a.threads, &notice, &err) != JL_OK) {
+  int on_gpu = dev.kind == JL_DEVICE_CUDA;
+  if (on_gpu && a.matrix_free == 2) {
+    jl_error_set(&err, JL_ERR_INPUT,
+                 "--assembled: the device step is matrix-free; use --device cpu for G");
     status = jl_cli_fail(&err);
     goto done;
   }
+  if (on_gpu) s.solver.matrix_free = 1; /* what the device step does (and the result says) */
   jl_log log = {stderr, a.quiet ? JL_LOG_NOTICE : JL_LOG_INFO};
+  if (notice)
+    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)",
+                  dev.threads, dev.threads == 1 ? "" : "s");
   int dynamic = 0;
   for (int k = 0; k < s.bodies.count; ++k) dynamic += !s.bodies.is_static[k];
   jl_log_printf(&log, JL_LOG_INFO, "%s, %d bodies (%d dynamic), dt %g, %ld steps, %s%s, %s", s.name,
                 s.bodies.count, dynamic, s.dt, steps, s.solver.kind == JL_SOLVER_JOR ? "JOR" : "SOR",
                 s.solver.matrix_free < 0 ? "" : s.solver.matrix_free ? " matrix-free" : " assembled G",
                 dev.name);
-  if (jl_stepper_init(&st, &s, dev.threads, &err) != JL_OK) {
+  have_run = 1; /* jl_scene_runner_free also undoes a failed init */
+  if (jl_scene_runner_init(&run, &s, &dev, &err) != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  st.keep_g = a.fclib != NULL;
   long glb_every = a.glb_every;
   if (a.glb) {
     if (!glb_every) {
@@ -315,10 +335,17 @@ int jl_cli_scene(int argc, char **argv) {
   long fclib_step = a.fclib_step ? a.fclib_step : steps;
   int fclib_done = 0;
   double t0 = jl_time_now();
-  jl_step_stats ss;
+  jl_scene_run_stats ss;
   memset(&ss, 0, sizeof ss);
   for (long i = 0; i < steps && !jl_scene_stop; ++i) {
-    if (jl_stepper_step(&st, &ss, &err) != JL_OK) {
+    const jl_contact_problem *prob = NULL;
+    int rc = a.fclib && run.step + 1 == fclib_step
+               ? jl_scene_runner_step_problem(&run, &ss, &prob, &err)
+               : jl_scene_runner_step(&run, &ss, &err);
+    /* energies: on the device only for what shows them (a reduction, two numbers back) */
+    double ke = NAN, pe = NAN;
+    if (rc == JL_OK && (a.csv || !on_gpu)) rc = jl_scene_runner_energy(&run, &ke, &pe, &err);
+    if (rc != JL_OK) {
       jl_progress_end(&pr);
       status = jl_cli_fail(&err);
       goto done;
@@ -330,23 +357,25 @@ int jl_cli_scene(int argc, char **argv) {
     if (ss.iterations > tot.iterations_max) tot.iterations_max = ss.iterations;
     tot.not_converged += !ss.converged && ss.contacts > 0;
     tot.restarts += ss.restarts;
-    if (ss.residual > tot.residual_max) tot.residual_max = ss.residual;
+    if (isnan(ss.residual) || isnan(tot.residual_max)) tot.residual_max = NAN;
+    else if (ss.residual > tot.residual_max) tot.residual_max = ss.residual;
     if (ss.max_penetration > tot.penetration_max) tot.penetration_max = ss.max_penetration;
     if (a.csv)
-      jl_csv_row(&csv, ss.step, ss.time, ss.kinetic, ss.potential, ss.contacts, ss.iterations,
-                 ss.residual, ss.max_penetration);
+      jl_csv_row(&csv, ss.step, ss.time, ke, pe, ss.contacts, ss.iterations, ss.residual,
+                 ss.max_penetration);
     if (have_traj && (ss.step % glb_every == 0 || i + 1 == steps) &&
-        jl_trajectory_add_frame(&traj, &s.bodies, ss.time, &err) != JL_OK) {
+        (jl_scene_runner_fetch(&run, &err) != JL_OK ||
+         jl_trajectory_add_frame(&traj, &s.bodies, ss.time, &err) != JL_OK)) {
       jl_progress_end(&pr);
       status = jl_cli_fail(&err);
       goto done;
     }
-    if (a.fclib && ss.step == fclib_step) {
-      jl_fc_problem fp = {st.prob.n, st.prob.rowptr, st.prob.col, st.prob.blocks, st.prob.c, st.prob.mu};
+    if (prob) {
+      jl_fc_problem fp = {prob->n, prob->rowptr, prob->col, prob->blocks, prob->c, prob->mu};
       char title[256], desc[256];
       snprintf(title, sizeof title, "jostle %s step %ld", s.name, ss.step);
       snprintf(desc, sizeof desc, "%d contacts, Delassus G and free term c of Moreau's midpoint step, dt %g",
-               st.prob.n, s.dt);
+               prob->n, s.dt);
       if (jl_fclib_write_local(&fp, a.fclib, title, desc, &err) != JL_OK) {
         jl_progress_end(&pr);
         status = jl_cli_fail(&err);
@@ -356,13 +385,29 @@ int jl_cli_scene(int argc, char **argv) {
     }
     double now = jl_time_now();
     tot.wall_s = now - t0;
-    jl_progress_update(&pr, now, 0,
-                       "%s: step %ld/%ld  t %.4g s  contacts %d  it %d  res %.2e  pen %.2e  E %.6g  %.3g ms/step",
-                       s.name, ss.step, steps, ss.time, ss.contacts, ss.iterations, ss.residual,
-                       ss.max_penetration, ss.kinetic + ss.potential, 1e3 * tot.wall_s / tot.steps);
+    if (isnan(ke))
+      jl_progress_update(&pr, now, 0,
+                         "%s: step %ld/%ld  t %.4g s  contacts %d  it %d  pen %.2e  %.3g ms/step",
+                         s.name, ss.step, steps, ss.time, ss.contacts, ss.iterations,
+                         ss.max_penetration, 1e3 * tot.wall_s / tot.steps);
+    else
+      jl_progress_update(&pr, now, 0,
+                         "%s: step %ld/%ld  t %.4g s  contacts %d  it %d  res %.2e  pen %.2e  E %.6g  %.3g ms/step",
+                         s.name, ss.step, steps, ss.time, ss.contacts, ss.iterations, ss.residual,
+                         ss.max_penetration, ke + pe, 1e3 * tot.wall_s / tot.steps);
+  }
+  /* the time of the steps (the device's queue drained), then the final state */
+  if (jl_scene_runner_sync(&run, &err) != JL_OK) {
+    jl_progress_end(&pr);
+    status = jl_cli_fail(&err);
+    goto done;
   }
   tot.wall_s = jl_time_now() - t0;
   jl_progress_end(&pr);
+  if (jl_scene_runner_fetch(&run, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
   for (int k = 0; k < s.bodies.count; ++k) {
     if (s.bodies.is_static[k]) continue;
     double d2 = 0.0;
@@ -398,7 +443,7 @@ done:
   free(pos0);
   jl_buf_free(&csv);
   if (have_traj) jl_trajectory_free(&traj);
-  jl_stepper_free(&st);
+  if (have_run) jl_scene_runner_free(&run);
   jl_scene_free(&s);
   return status;
 }

@@ -1,6 +1,7 @@
 /* The scene pipeline (collision, contact setup, prox solve, Moreau step)
- * against known physical answers. */
-#include <math.h>
+ * against known physical answers on the CPU path, through the runner
+ * (scene_runner.h). The checks live in scene_checks.h, shared with the
+ * device's run of them (tests/gpu_scene_physics.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,334 +11,39 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "scene.h"
-#include "scene_step.h"
+#include "scene_checks.h"
 
-#define G 9.81
-
-static void new_scene(jl_scene *s, double dt, double mu, double e) {
-  jl_error err = {0};
-  assert_int_equal(jl_scene_init(s, &err), JL_OK);
-  s->dt = dt;
-  jl_scene_set_pair(s, 0, 0, mu, e, 0.0);
-}
-
-static void add_ground(jl_scene *s) {
-  jl_error err = {0};
-  double p[3] = {0, 0, 0}, n[3] = {0, 0, 1};
-  assert_true(jl_scene_add_plane(s, p, n, 0, &err) >= 0);
-}
-
-static int add(jl_scene *s, jl_shape shape, double a, double b, double c, double x, double y,
-               double z, double mass) {
-  jl_error err = {0};
-  jl_body_spec spec;
-  jl_body_spec_default(&spec);
-  spec.shape = shape;
-  spec.size[0] = a; spec.size[1] = b; spec.size[2] = c;
-  spec.pos[0] = x; spec.pos[1] = y; spec.pos[2] = z;
-  spec.mass = mass;
-  int k = jl_scene_add_body(s, &spec, &err);
-  assert_true(k >= 0);
-  return k;
-}
-
-static void step(jl_stepper *st, jl_step_stats *ss) {
-  jl_error err = {0};
-  int rc = jl_stepper_step(st, ss, &err);
-  if (rc) fprintf(stderr, "step: %s\n", err.msg);
-  assert_int_equal(rc, JL_OK);
-}
-
-/* Resting sphere: one contact, normal impulse m g dt every step, no drift. */
-static void test_sphere_rests(void **state) {
-  (void)state;
-  jl_scene s;
-  new_scene(&s, 1e-3, 0.5, 0.0);
-  add_ground(&s);
-  int k = add(&s, JL_SHAPE_SPHERE, 0.5, 0, 0, 0.3, -0.2, 0.5, 2.0);
-  jl_stepper st;
-  jl_error err = {0};
-  assert_int_equal(jl_stepper_init(&st, &s, 1, &err), JL_OK);
-  jl_step_stats ss;
-  for (int i = 0; i < 1000; ++i) {
-    step(&st, &ss);
-    assert_int_equal(ss.contacts, 1);
-    assert_true(fabs(st.lambda[0] - 2.0 * G * 1e-3) < 1e-12);
-    assert_true(fabs(st.lambda[1]) < 1e-15 && fabs(st.lambda[2]) < 1e-15);
-  }
-  const double *x = s.bodies.pos + 3 * k;
-  assert_true(fabs(x[0] - 0.3) < 1e-12 && fabs(x[1] + 0.2) < 1e-12 && fabs(x[2] - 0.5) < 1e-12);
-  jl_stepper_free(&st);
-  jl_scene_free(&s);
-}
-
-/* A box sliding at v0 on a plane decelerates at mu g. */
-static void test_block_slides(void **state) {
-  (void)state;
-  jl_scene s;
-  double mu = 0.3;
-  new_scene(&s, 1e-3, mu, 0.0);
-  add_ground(&s);
-  int k = add(&s, JL_SHAPE_BOX, 0.5, 0.5, 0.25, 0, 0, 0.25, 1.0);
-  s.bodies.vel[3 * k] = 5.0;
-  jl_stepper st;
-  jl_error err = {0};
-  assert_int_equal(jl_stepper_init(&st, &s, 1, &err), JL_OK);
-  jl_step_stats ss;
-  double v1 = 0, v2 = 0;
-  for (int i = 1; i <= 1200; ++i) {
-    step(&st, &ss);
-    assert_true(ss.contacts == 4);
-    if (i == 200) v1 = s.bodies.vel[3 * k];
-    if (i == 1200) v2 = s.bodies.vel[3 * k];
-  }
-  double a = (v1 - v2) / 1.0;
-  assert_true(fabs(a - mu * G) < 0.01 * mu * G);
-  assert_true(fabs(s.bodies.pos[3 * k + 2] - 0.25) < 1e-4);
-  jl_stepper_free(&st);
-  jl_scene_free(&s);
-}
-
-/* On an incline (gravity tilted by theta) a box sticks when tan(theta) < mu
- * and slides at g (sin - mu cos) otherwise. */
-static double incline_run(double theta_deg, double mu, double *vx) {
-  jl_scene s;
-  new_scene(&s, 1e-3, mu, 0.0);
-  double th = theta_deg * 3.14159265358979323846 / 180.0;
-  s.gravity[0] = G * sin(th);
-  s.gravity[2] = -G * cos(th);
-  add_ground(&s);
-  int k = add(&s, JL_SHAPE_BOX, 0.5, 0.5, 0.25, 0, 0, 0.25, 1.0);
-  jl_stepper st;
-  jl_error err = {0};
-  assert_int_equal(jl_stepper_init(&st, &s, 1, &err), JL_OK);
-  jl_step_stats ss;
-  for (int i = 0; i < 1000; ++i) step(&st, &ss);
-  double dx = s.bodies.pos[3 * k];
-  *vx = s.bodies.vel[3 * k];
-  jl_stepper_free(&st);
-  jl_scene_free(&s);
-  return dx;
-}
-
-static void test_incline(void **state) {
-  (void)state;
-  double v;
-  double dx = incline_run(20.0, 0.5, &v); /* tan 20 deg = 0.364 < 0.5 */
-  assert_true(fabs(dx) < 1e-6 && fabs(v) < 1e-6);
-  dx = incline_run(35.0, 0.5, &v); /* tan 35 deg = 0.700 > 0.5 */
-  double th = 35.0 * 3.14159265358979323846 / 180.0;
-  double a = G * (sin(th) - 0.5 * cos(th));
-  assert_true(fabs(v - a * 1.0) < 0.01 * a);
-  assert_true(fabs(dx - 0.5 * a) < 0.01 * 0.5 * a);
-}
-
-/* A ball dropped from h with restitution e rebounds to e^2 h. */
-static void test_ball_rebounds(void **state) {
-  (void)state;
-  jl_scene s;
-  double e = 0.8, h = 1.0, r = 0.1;
-  new_scene(&s, 1e-4, 0.3, e);
-  add_ground(&s);
-  int k = add(&s, JL_SHAPE_SPHERE, r, 0, 0, 0, 0, r + h, 1.0);
-  jl_stepper st;
-  jl_error err = {0};
-  assert_int_equal(jl_stepper_init(&st, &s, 1, &err), JL_OK);
-  jl_step_stats ss;
-  int bounced = 0;
-  double apex = 0.0;
-  for (int i = 0; i < 10000; ++i) {
-    step(&st, &ss);
-    double z = s.bodies.pos[3 * k + 2] - r, vz = s.bodies.vel[3 * k + 2];
-    if (ss.contacts > 0) bounced = 1;
-    if (bounced && vz > 0 && z > apex) apex = z;
-    if (bounced && vz < 0 && apex > 0) break;
-  }
-  assert_true(bounced);
-  assert_true(fabs(apex - e * e * h) < 0.01 * e * e * h);
-  jl_stepper_free(&st);
-  jl_scene_free(&s);
-}
-
-/* Newton's cradle, e = 1, no gravity: five balls 1 mm apart, the first
- * moving at 1 m/s; the velocity passes through to the last ball. */
-static void test_newtons_cradle(void **state) {
-  (void)state;
-  jl_scene s;
-  new_scene(&s, 1e-4, 0.0, 1.0);
-  s.gravity[2] = 0.0;
-  int first = 0;
-  for (int i = 0; i < 5; ++i) {
-    int k = add(&s, JL_SHAPE_SPHERE, 0.5, 0, 0, i * 1.001, 0, 0, 1.0);
-    if (i == 0) first = k;
-  }
-  s.bodies.vel[3 * first] = 1.0;
-  jl_stepper st;
-  jl_error err = {0};
-  assert_int_equal(jl_stepper_init(&st, &s, 1, &err), JL_OK);
-  jl_step_stats ss;
-  for (int i = 0; i < 1000; ++i) step(&st, &ss); /* 0.1 s: 4 mm of gaps crossed */
-  for (int i = 0; i < 4; ++i) assert_true(fabs(s.bodies.vel[3 * i]) < 1e-9);
-  assert_true(fabs(s.bodies.vel[3 * 4] - 1.0) < 1e-9);
-  double ke, pe;
-  jl_scene_energy(&s, &ke, &pe);
-  assert_true(fabs(ke - 0.5) < 1e-9);
-  jl_stepper_free(&st);
-  jl_scene_free(&s);
-}
-
-/* max distance of any dynamic body from where it started */
-static double max_drift(const jl_scene *s, const double *x0) {
-  double d = 0.0;
-  for (int k = 0; k < s->bodies.count; ++k) {
-    if (s->bodies.is_static[k]) continue;
-    double dx = s->bodies.pos[3 * k] - x0[3 * k], dy = s->bodies.pos[3 * k + 1] - x0[3 * k + 1],
-           dz = s->bodies.pos[3 * k + 2] - x0[3 * k + 2];
-    d = fmax(d, sqrt(dx * dx + dy * dy + dz * dz));
-  }
-  return d;
-}
-
-/* A stack of 10 boxes stands for 10 s with less than 1 mm drift. */
-static void test_box_stack_stands(void **state) {
-  (void)state;
-  jl_scene s;
-  new_scene(&s, 0.005, 0.6, 0.0);
-  add_ground(&s);
-  jl_body_spec proto;
-  jl_body_spec_default(&proto);
-  jl_error err = {0};
-  double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
-  assert_int_equal(jl_scene_gen_box_stack(&s, &proto, 10, he, 0.0, origin, &err), JL_OK);
-  double *x0 = malloc(3 * sizeof(double) * (size_t)s.bodies.count);
-  memcpy(x0, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
-  jl_stepper st;
-  assert_int_equal(jl_stepper_init(&st, &s, 2, &err), JL_OK);
-  jl_step_stats ss;
-  for (int i = 0; i < 2000; ++i) step(&st, &ss);
-  assert_int_equal(ss.contacts, 40);
-  assert_true(max_drift(&s, x0) < 1e-3);
-  free(x0);
-  jl_stepper_free(&st);
-  jl_scene_free(&s);
-}
-
-/* The issue's 20-row box pyramid (210 boxes, 1 cm apart in a row) stands
- * for 1 s: no box moves by more than 0.5% of its size. (The 100-row pyramid
- * runs in scripts/bench-scenes.) */
-static void test_pyramid_stands(void **state) {
-  (void)state;
-  jl_scene s;
-  new_scene(&s, 0.01, 0.6, 0.0);
-  s.solver.max_iter = 500;
-  add_ground(&s);
-  jl_body_spec proto;
-  jl_body_spec_default(&proto);
-  jl_error err = {0};
-  double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
-  assert_int_equal(jl_scene_gen_box_pyramid(&s, &proto, 20, he, 0.01, origin, &err), JL_OK);
-  assert_int_equal(s.bodies.count, 211);
-  double *x0 = malloc(3 * sizeof(double) * (size_t)s.bodies.count);
-  memcpy(x0, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
-  jl_stepper st;
-  assert_int_equal(jl_stepper_init(&st, &s, 2, &err), JL_OK);
-  jl_step_stats ss;
-  for (int i = 0; i < 100; ++i) step(&st, &ss);
-  assert_true(max_drift(&s, x0) < 5e-3);
-  free(x0);
-  jl_stepper_free(&st);
-  jl_scene_free(&s);
-}
-
-/* A dissipative pile (e = 0, friction) dropped into a container: kinetic
- * plus potential energy never increases by more than the solver tolerance
- * allows (1e-6 of the initial energy in one step; measured 5e-8). */
-static void test_pile_energy_decreases(void **state) {
-  (void)state;
-  jl_scene s;
-  new_scene(&s, 1e-3, 0.5, 0.0);
-  jl_error err = {0};
-  double lo[3] = {-1.5, -1.5, 0}, hi[3] = {1.5, 1.5, 3};
-  double p[5][3] = {{0, 0, 0}, {-1.5, 0, 0}, {1.5, 0, 0}, {0, -1.5, 0}, {0, 1.5, 0}};
-  double n[5][3] = {{0, 0, 1}, {1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}};
-  for (int w = 0; w < 5; ++w) assert_true(jl_scene_add_plane(&s, p[w], n[w], 0, &err) >= 0);
-  jl_body_spec proto;
-  jl_body_spec_default(&proto);
-  double blo[3] = {-1.5, -1.5, 0.5}, bhi[3] = {1.5, 1.5, 3.0};
-  (void)lo; (void)hi;
-  assert_int_equal(jl_scene_gen_sphere_pile(&s, &proto, 60, 0.15, 0.25, blo, bhi, 7, &err), JL_OK);
-  jl_stepper st;
-  assert_int_equal(jl_stepper_init(&st, &s, 2, &err), JL_OK);
-  jl_step_stats ss;
-  double ke, pe;
-  jl_scene_energy(&s, &ke, &pe);
-  double prev = ke + pe, first = prev, worst = 0.0;
-  int contacts = 0;
-  for (int i = 0; i < 1500; ++i) {
-    step(&st, &ss);
-    double e = ss.kinetic + ss.potential;
-    worst = fmax(worst, e - prev);
-    prev = e;
-    contacts = ss.contacts > contacts ? ss.contacts : contacts;
-  }
-  fprintf(stderr, "pile: E %g -> %g, worst increase %g, max contacts %d\n", first, prev, worst, contacts);
-  assert_true(contacts > 60);
-  assert_true(worst <= 1e-6 * fabs(first));
-  assert_true(prev < first);
-  jl_stepper_free(&st);
-  jl_scene_free(&s);
-}
-
-/* Warm starts (impulses carried by contact key) cut the iterations of a
- * resting stack to a fraction and give the same state to the tolerance. */
-static long stack_iterations(int warm, double *top_z) {
-  jl_scene s;
-  new_scene(&s, 0.005, 0.6, 0.0);
-  s.solver.warm_start = warm;
-  add_ground(&s);
-  jl_body_spec proto;
-  jl_body_spec_default(&proto);
-  jl_error err = {0};
-  double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
-  assert_int_equal(jl_scene_gen_box_stack(&s, &proto, 5, he, 0.0, origin, &err), JL_OK);
-  jl_stepper st;
-  assert_int_equal(jl_stepper_init(&st, &s, 1, &err), JL_OK);
-  jl_step_stats ss;
-  long total = 0;
-  for (int i = 0; i < 200; ++i) {
-    step(&st, &ss);
-    total += ss.iterations;
-  }
-  *top_z = s.bodies.pos[3 * 5 + 2];
-  jl_stepper_free(&st);
-  jl_scene_free(&s);
-  return total;
-}
-
-static void test_warm_start_helps(void **state) {
-  (void)state;
-  double zw, zc;
-  long warm = stack_iterations(1, &zw), cold = stack_iterations(0, &zc);
-  fprintf(stderr, "stack of 5, 200 steps: %ld iterations warm, %ld cold; top z %.9f / %.9f\n",
-          warm, cold, zw, zc);
-  assert_true(warm * 4 < cold);
-  assert_true(fabs(zw - 4.5) < 1e-4 && fabs(zc - 4.5) < 1e-4);
+/* The stated tolerance of the device comparison (tests/gpu_scene_physics.c)
+ * holds between two solvers on the CPU: SOR and JOR. */
+static void test_sor_and_jor_agree(void **state) {
+  const jl_device *dev = *state;
+  double pos, imp;
+  sc_compare_runs(dev, JL_SOLVER_SOR, dev, JL_SOLVER_JOR, &pos, &imp);
+  assert_true(pos <= SC_CMP_POS);
+  assert_true(imp <= SC_CMP_IMP);
 }
 
 /* argv[1]: run only the tests matching this pattern. */
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
+  jl_error err = {0};
+  jl_device one, two; /* the results do not depend on the thread count */
+  if (jl_device_select(&one, "cpu", 1, NULL, &err) != JL_OK ||
+      jl_device_select(&two, "cpu", 2, NULL, &err) != JL_OK) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_sphere_rests),
-    cmocka_unit_test(test_block_slides),
-    cmocka_unit_test(test_incline),
-    cmocka_unit_test(test_ball_rebounds),
-    cmocka_unit_test(test_newtons_cradle),
-    cmocka_unit_test(test_box_stack_stands),
-    cmocka_unit_test(test_pyramid_stands),
-    cmocka_unit_test(test_pile_energy_decreases),
-    cmocka_unit_test(test_warm_start_helps),
+    cmocka_unit_test_prestate(sc_sphere_rests, &one),
+    cmocka_unit_test_prestate(sc_block_slides, &one),
+    cmocka_unit_test_prestate(sc_incline, &one),
+    cmocka_unit_test_prestate(sc_ball_rebounds, &one),
+    cmocka_unit_test_prestate(sc_newtons_cradle, &one),
+    cmocka_unit_test_prestate(sc_box_stack_stands, &two),
+    cmocka_unit_test_prestate(sc_pyramid_stands, &two),
+    cmocka_unit_test_prestate(sc_pile_energy_decreases, &two),
+    cmocka_unit_test_prestate(sc_warm_start_helps, &one),
+    cmocka_unit_test_prestate(test_sor_and_jor_agree, &one),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,4 +60,19 @@ rc=0
 grep -q "line 4" "$W/bad.err" && grep -q "'iterations'" "$W/bad.err" \
   || fail "bad number: expected the message to name line 4 and 'iterations', got: $(cat "$W/bad.err")"
 
+# A GPU run's CSV: residual nan after step 0 is drawn as a note, not refused;
+# nan in any other column exits 2 naming it.
+sed '3,$s/,[^,]*,\([^,]*\)$/,nan,\1/' "$W/ok/run.csv" > "$W/ok/gpu.csv"
+grep -q ',nan,' "$W/ok/gpu.csv" || fail "test setup: expected nan residuals in gpu.csv"
+"$PY" "$PLOT" "$W/ok/gpu.csv" > /dev/null 2> "$W/plot.err" || fail "plot-stats on nan residuals failed: $(cat "$W/plot.err")"
+[ -s "$W/ok/gpu-residual.png" ] || fail "expected $W/ok/gpu-residual.png"
+rm -f "$W/bad"/*.png
+sed '4s/,12,/,nan,/' "$W/ok/run.csv" > "$W/bad/run.csv"
+rc=0
+"$PY" "$PLOT" "$W/bad/run.csv" > /dev/null 2> "$W/bad.err" || rc=$?
+[ "$rc" -eq 2 ] || fail "nan iterations: expected exit status 2, got $rc"
+grep -q "line 4" "$W/bad.err" && grep -q "'iterations'" "$W/bad.err" \
+  || fail "nan iterations: expected the message to name line 4 and 'iterations', got: $(cat "$W/bad.err")"
+ls "$W/bad"/*.png > /dev/null 2>&1 && fail "nan iterations: expected no PNG written"
+
 echo "PASS: cli_plot_stats"

@@ -1,0 +1,94 @@
+/* One seam for running a scene on the CPU reference path (jl_stepper, all
+ * cores) or on a CUDA device (jl_scene_gpu: the bodies live in the device
+ * arena, only per-step summaries cross to the host). The CLI and the tests
+ * drive both through it:
+ *
+ *   jl_scene_runner_init(&r, &scene, &dev)     dev from jl_device_select
+ *   jl_scene_runner_step(&r, &stats)           once per step
+ *   jl_scene_runner_energy(&r, &ke, &pe)       when a CSV row needs it
+ *   jl_scene_runner_fetch(&r)                  scene.bodies up to date (frames, final state)
+ *   jl_scene_runner_free(&r)
+ *
+ * On the CPU the scene's bodies are always current and fetch does nothing;
+ * on the device they are the start state until fetched. */
+#ifndef JL_SCENE_RUNNER_H
+#define JL_SCENE_RUNNER_H
+
+#include <stdint.h>
+
+#include "device.h"
+#include "error.h"
+#include "scene.h"
+#include "scene_gpu.h"
+#include "scene_gpu_stats.h"
+#include "scene_step.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The device's solver state is read every this many iterations. */
+#define JL_RUNNER_CHECK_EVERY 8
+
+/* What one step reports, on either path. */
+typedef struct jl_scene_run_stats {
+  long step;               /* steps done after this one */
+  double time;             /* simulated time at the end of the step */
+  int contacts;            /* closed contacts solved */
+  int iterations, converged, restarts;
+  double residual;         /* NAN on the device: its step does not report it */
+  double max_penetration;  /* max -gap over the closed contacts at the mid-point, >= 0 */
+} jl_scene_run_stats;
+
+typedef struct jl_scene_runner {
+  jl_scene *scene;         /* settings; bodies current on the CPU, after a fetch on the device */
+  jl_device dev;
+  int on_gpu;
+  long step;
+  double time;
+  int fresh;               /* scene->bodies hold the current state */
+  jl_stepper cpu;          /* the CPU path */
+  jl_scene_gpu *gpu;       /* the device path */
+  jl_gpu_stats_ws ws;
+  int check_every;
+  double ke, pe;           /* energies of the current state, when have_energy */
+  int have_energy;
+  jl_scene aux_scene;      /* device path: a host copy stepped once to assemble G (export) */
+  jl_stepper aux;
+  int have_aux;
+} jl_scene_runner;
+
+/* Starts a run of scene s (kept, not copied) on dev (CPU: dev->threads).
+ * On the device the bodies are uploaded once here. */
+int jl_scene_runner_init(jl_scene_runner *r, jl_scene *s, const jl_device *dev, jl_error *err);
+int jl_scene_runner_step(jl_scene_runner *r, jl_scene_run_stats *st, jl_error *err);
+/* One step that also gives the step's contact problem with G assembled
+ * (FCLib export), valid until the next call. On the device the problem is
+ * built on the host from the device's state at the start of the step (a
+ * copy of the scene stepped once by jl_stepper): contacts, G, c and mu do
+ * not depend on the solver, and the device's setup equals the CPU's bit for
+ * bit (scene_gpu.h). */
+int jl_scene_runner_step_problem(jl_scene_runner *r, jl_scene_run_stats *st,
+                                 const jl_contact_problem **prob, jl_error *err);
+/* Kinetic and potential energy of the current state (scene.h's definition):
+ * jl_scene_energy on the CPU, the device reduction (scene_gpu_stats.h) on a
+ * GPU, without fetching the bodies. The two differ only by the order of
+ * additions. */
+int jl_scene_runner_energy(jl_scene_runner *r, double *kinetic, double *potential, jl_error *err);
+/* Makes r->scene->bodies the current state (a download on the device, once
+ * per step at most). */
+int jl_scene_runner_fetch(jl_scene_runner *r, jl_error *err);
+/* The last step's contact keys (sorted) and impulses in world coordinates
+ * (3 per contact), copied into *keys / *imp, grown to *cap as needed (the
+ * caller frees them); *n: the count. */
+int jl_scene_runner_impulses(jl_scene_runner *r, uint64_t **keys, double **imp, int *cap, int *n,
+                             jl_error *err);
+/* Waits for the device's queued work (nothing on the CPU): for timing. */
+int jl_scene_runner_sync(jl_scene_runner *r, jl_error *err);
+void jl_scene_runner_free(jl_scene_runner *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,445 @@
+/* The physics checks of the scene pipeline against known answers, run
+ * through the runner (scene_runner.h) so the same checks hold the CPU path
+ * (tests/test_scene_physics.c) and the device (tests/gpu_scene_physics.c)
+ * to the same analytic tolerances. Each check is a cmocka test whose state
+ * is the jl_device to run on (cmocka_unit_test_prestate). */
+#ifndef JL_SCENE_CHECKS_H
+#define JL_SCENE_CHECKS_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "scene.h"
+#include "scene_runner.h"
+
+#define SC_G 9.81
+
+static void sc_new_scene(jl_scene *s, double dt, double mu, double e) {
+  jl_error err = {0};
+  assert_int_equal(jl_scene_init(s, &err), JL_OK);
+  s->dt = dt;
+  jl_scene_set_pair(s, 0, 0, mu, e, 0.0);
+}
+
+static void sc_add_ground(jl_scene *s) {
+  jl_error err = {0};
+  double p[3] = {0, 0, 0}, n[3] = {0, 0, 1};
+  assert_true(jl_scene_add_plane(s, p, n, 0, &err) >= 0);
+}
+
+static int sc_add(jl_scene *s, jl_shape shape, double a, double b, double c, double x, double y,
+                  double z, double mass) {
+  jl_error err = {0};
+  jl_body_spec spec;
+  jl_body_spec_default(&spec);
+  spec.shape = shape;
+  spec.size[0] = a; spec.size[1] = b; spec.size[2] = c;
+  spec.pos[0] = x; spec.pos[1] = y; spec.pos[2] = z;
+  spec.mass = mass;
+  int k = jl_scene_add_body(s, &spec, &err);
+  assert_true(k >= 0);
+  return k;
+}
+
+static void sc_start(jl_scene_runner *r, jl_scene *s, void **state) {
+  jl_error err = {0};
+  int rc = jl_scene_runner_init(r, s, (const jl_device *)*state, &err);
+  if (rc) fprintf(stderr, "runner: %s\n", err.msg);
+  assert_int_equal(rc, JL_OK);
+}
+
+static void sc_step(jl_scene_runner *r, jl_scene_run_stats *ss) {
+  jl_error err = {0};
+  int rc = jl_scene_runner_step(r, ss, &err);
+  if (rc) fprintf(stderr, "step: %s\n", err.msg);
+  assert_int_equal(rc, JL_OK);
+}
+
+/* the current state into the scene's bodies */
+static void sc_fetch(jl_scene_runner *r) {
+  jl_error err = {0};
+  int rc = jl_scene_runner_fetch(r, &err);
+  if (rc) fprintf(stderr, "fetch: %s\n", err.msg);
+  assert_int_equal(rc, JL_OK);
+}
+
+static void sc_energy(jl_scene_runner *r, double *ke, double *pe) {
+  jl_error err = {0};
+  int rc = jl_scene_runner_energy(r, ke, pe, &err);
+  if (rc) fprintf(stderr, "energy: %s\n", err.msg);
+  assert_int_equal(rc, JL_OK);
+}
+
+/* Resting sphere: one contact, normal impulse m g dt every step (in world
+ * coordinates: |impulse| = m g dt, no tangential part), no drift. */
+static void sc_sphere_rests(void **state) {
+  jl_scene s;
+  sc_new_scene(&s, 1e-3, 0.5, 0.0);
+  sc_add_ground(&s);
+  int k = sc_add(&s, JL_SHAPE_SPHERE, 0.5, 0, 0, 0.3, -0.2, 0.5, 2.0);
+  jl_scene_runner r;
+  sc_start(&r, &s, state);
+  jl_scene_run_stats ss;
+  uint64_t *keys = NULL;
+  double *imp = NULL;
+  int cap = 0, n = 0;
+  jl_error err = {0};
+  for (int i = 0; i < 1000; ++i) {
+    sc_step(&r, &ss);
+    assert_int_equal(ss.contacts, 1);
+    assert_int_equal(jl_scene_runner_impulses(&r, &keys, &imp, &cap, &n, &err), JL_OK);
+    assert_int_equal(n, 1);
+    assert_true(fabs(fabs(imp[2]) - 2.0 * SC_G * 1e-3) < 1e-12);
+    assert_true(fabs(imp[0]) < 1e-15 && fabs(imp[1]) < 1e-15);
+  }
+  sc_fetch(&r);
+  const double *x = s.bodies.pos + 3 * k;
+  assert_true(fabs(x[0] - 0.3) < 1e-12 && fabs(x[1] + 0.2) < 1e-12 && fabs(x[2] - 0.5) < 1e-12);
+  free(keys);
+  free(imp);
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+}
+
+/* A box sliding at v0 on a plane decelerates at mu g. */
+static void sc_block_slides(void **state) {
+  jl_scene s;
+  double mu = 0.3;
+  sc_new_scene(&s, 1e-3, mu, 0.0);
+  sc_add_ground(&s);
+  int k = sc_add(&s, JL_SHAPE_BOX, 0.5, 0.5, 0.25, 0, 0, 0.25, 1.0);
+  s.bodies.vel[3 * k] = 5.0;
+  jl_scene_runner r;
+  sc_start(&r, &s, state);
+  jl_scene_run_stats ss;
+  double v1 = 0, v2 = 0;
+  for (int i = 1; i <= 1200; ++i) {
+    sc_step(&r, &ss);
+    assert_true(ss.contacts == 4);
+    if (i == 200 || i == 1200) sc_fetch(&r);
+    if (i == 200) v1 = s.bodies.vel[3 * k];
+    if (i == 1200) v2 = s.bodies.vel[3 * k];
+  }
+  double a = (v1 - v2) / 1.0;
+  assert_true(fabs(a - mu * SC_G) < 0.01 * mu * SC_G);
+  assert_true(fabs(s.bodies.pos[3 * k + 2] - 0.25) < 1e-4);
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+}
+
+/* On an incline (gravity tilted by theta) a box sticks when tan(theta) < mu
+ * and slides at g (sin - mu cos) otherwise. */
+static double sc_incline_run(void **state, double theta_deg, double mu, double *vx) {
+  jl_scene s;
+  sc_new_scene(&s, 1e-3, mu, 0.0);
+  double th = theta_deg * 3.14159265358979323846 / 180.0;
+  s.gravity[0] = SC_G * sin(th);
+  s.gravity[2] = -SC_G * cos(th);
+  sc_add_ground(&s);
+  int k = sc_add(&s, JL_SHAPE_BOX, 0.5, 0.5, 0.25, 0, 0, 0.25, 1.0);
+  jl_scene_runner r;
+  sc_start(&r, &s, state);
+  jl_scene_run_stats ss;
+  for (int i = 0; i < 1000; ++i) sc_step(&r, &ss);
+  sc_fetch(&r);
+  double dx = s.bodies.pos[3 * k];
+  *vx = s.bodies.vel[3 * k];
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+  return dx;
+}
+
+static void sc_incline(void **state) {
+  double v;
+  double dx = sc_incline_run(state, 20.0, 0.5, &v); /* tan 20 deg = 0.364 < 0.5 */
+  assert_true(fabs(dx) < 1e-6 && fabs(v) < 1e-6);
+  dx = sc_incline_run(state, 35.0, 0.5, &v); /* tan 35 deg = 0.700 > 0.5 */
+  double th = 35.0 * 3.14159265358979323846 / 180.0;
+  double a = SC_G * (sin(th) - 0.5 * cos(th));
+  assert_true(fabs(v - a * 1.0) < 0.01 * a);
+  assert_true(fabs(dx - 0.5 * a) < 0.01 * 0.5 * a);
+}
+
+/* A ball dropped from h with restitution e rebounds to e^2 h. */
+static void sc_ball_rebounds(void **state) {
+  jl_scene s;
+  double e = 0.8, h = 1.0, r0 = 0.1;
+  sc_new_scene(&s, 1e-4, 0.3, e);
+  sc_add_ground(&s);
+  int k = sc_add(&s, JL_SHAPE_SPHERE, r0, 0, 0, 0, 0, r0 + h, 1.0);
+  jl_scene_runner r;
+  sc_start(&r, &s, state);
+  jl_scene_run_stats ss;
+  int bounced = 0;
+  double apex = 0.0;
+  for (int i = 0; i < 10000; ++i) {
+    sc_step(&r, &ss);
+    sc_fetch(&r);
+    double z = s.bodies.pos[3 * k + 2] - r0, vz = s.bodies.vel[3 * k + 2];
+    if (ss.contacts > 0) bounced = 1;
+    if (bounced && vz > 0 && z > apex) apex = z;
+    if (bounced && vz < 0 && apex > 0) break;
+  }
+  assert_true(bounced);
+  assert_true(fabs(apex - e * e * h) < 0.01 * e * e * h);
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+}
+
+/* Newton's cradle, e = 1, no gravity: five balls 1 mm apart, the first
+ * moving at 1 m/s; the velocity passes through to the last ball. */
+static void sc_newtons_cradle(void **state) {
+  jl_scene s;
+  sc_new_scene(&s, 1e-4, 0.0, 1.0);
+  s.gravity[2] = 0.0;
+  int first = 0;
+  for (int i = 0; i < 5; ++i) {
+    int k = sc_add(&s, JL_SHAPE_SPHERE, 0.5, 0, 0, i * 1.001, 0, 0, 1.0);
+    if (i == 0) first = k;
+  }
+  s.bodies.vel[3 * first] = 1.0;
+  jl_scene_runner r;
+  sc_start(&r, &s, state);
+  jl_scene_run_stats ss;
+  for (int i = 0; i < 1000; ++i) sc_step(&r, &ss); /* 0.1 s: 4 mm of gaps crossed */
+  double ke, pe;
+  sc_energy(&r, &ke, &pe);
+  assert_true(fabs(ke - 0.5) < 1e-9);
+  sc_fetch(&r);
+  for (int i = 0; i < 4; ++i) assert_true(fabs(s.bodies.vel[3 * i]) < 1e-9);
+  assert_true(fabs(s.bodies.vel[3 * 4] - 1.0) < 1e-9);
+  jl_scene_energy(&s, &ke, &pe);
+  assert_true(fabs(ke - 0.5) < 1e-9);
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+}
+
+/* max distance of any dynamic body from where it started */
+static double sc_max_drift(const jl_scene *s, const double *x0) {
+  double d = 0.0;
+  for (int k = 0; k < s->bodies.count; ++k) {
+    if (s->bodies.is_static[k]) continue;
+    double dx = s->bodies.pos[3 * k] - x0[3 * k], dy = s->bodies.pos[3 * k + 1] - x0[3 * k + 1],
+           dz = s->bodies.pos[3 * k + 2] - x0[3 * k + 2];
+    d = fmax(d, sqrt(dx * dx + dy * dy + dz * dz));
+  }
+  return d;
+}
+
+/* A stack of 10 boxes stands for 10 s with less than 1 mm drift. */
+static void sc_box_stack_stands(void **state) {
+  jl_scene s;
+  sc_new_scene(&s, 0.005, 0.6, 0.0);
+  sc_add_ground(&s);
+  jl_body_spec proto;
+  jl_body_spec_default(&proto);
+  jl_error err = {0};
+  double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
+  assert_int_equal(jl_scene_gen_box_stack(&s, &proto, 10, he, 0.0, origin, &err), JL_OK);
+  double *x0 = malloc(3 * sizeof(double) * (size_t)s.bodies.count);
+  assert_non_null(x0);
+  memcpy(x0, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
+  jl_scene_runner r;
+  sc_start(&r, &s, state);
+  jl_scene_run_stats ss;
+  for (int i = 0; i < 2000; ++i) sc_step(&r, &ss);
+  assert_int_equal(ss.contacts, 40);
+  sc_fetch(&r);
+  assert_true(sc_max_drift(&s, x0) < 1e-3);
+  free(x0);
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+}
+
+/* The issue's 20-row box pyramid (210 boxes, 1 cm apart in a row) stands
+ * for 1 s: no box moves by more than 0.5% of its size. (The 100-row pyramid
+ * runs in scripts/bench-scenes.) */
+static void sc_pyramid_stands(void **state) {
+  jl_scene s;
+  sc_new_scene(&s, 0.01, 0.6, 0.0);
+  s.solver.max_iter = 500;
+  sc_add_ground(&s);
+  jl_body_spec proto;
+  jl_body_spec_default(&proto);
+  jl_error err = {0};
+  double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
+  assert_int_equal(jl_scene_gen_box_pyramid(&s, &proto, 20, he, 0.01, origin, &err), JL_OK);
+  assert_int_equal(s.bodies.count, 211);
+  double *x0 = malloc(3 * sizeof(double) * (size_t)s.bodies.count);
+  assert_non_null(x0);
+  memcpy(x0, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
+  jl_scene_runner r;
+  sc_start(&r, &s, state);
+  jl_scene_run_stats ss;
+  for (int i = 0; i < 100; ++i) sc_step(&r, &ss);
+  sc_fetch(&r);
+  assert_true(sc_max_drift(&s, x0) < 5e-3);
+  free(x0);
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+}
+
+/* A dissipative pile (e = 0, friction) dropped into a container: kinetic
+ * plus potential energy never increases by more than the solver tolerance
+ * allows (1e-6 of the initial energy in one step; measured 5e-8 on the CPU). */
+static void sc_pile_energy_decreases(void **state) {
+  jl_scene s;
+  sc_new_scene(&s, 1e-3, 0.5, 0.0);
+  jl_error err = {0};
+  double p[5][3] = {{0, 0, 0}, {-1.5, 0, 0}, {1.5, 0, 0}, {0, -1.5, 0}, {0, 1.5, 0}};
+  double n[5][3] = {{0, 0, 1}, {1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}};
+  for (int w = 0; w < 5; ++w) assert_true(jl_scene_add_plane(&s, p[w], n[w], 0, &err) >= 0);
+  jl_body_spec proto;
+  jl_body_spec_default(&proto);
+  double blo[3] = {-1.5, -1.5, 0.5}, bhi[3] = {1.5, 1.5, 3.0};
+  assert_int_equal(jl_scene_gen_sphere_pile(&s, &proto, 60, 0.15, 0.25, blo, bhi, 7, &err), JL_OK);
+  jl_scene_runner r;
+  sc_start(&r, &s, state);
+  jl_scene_run_stats ss;
+  double ke, pe;
+  sc_energy(&r, &ke, &pe);
+  double prev = ke + pe, first = prev, worst = 0.0;
+  int contacts = 0;
+  for (int i = 0; i < 1500; ++i) {
+    sc_step(&r, &ss);
+    sc_energy(&r, &ke, &pe);
+    double e = ke + pe;
+    worst = fmax(worst, e - prev);
+    prev = e;
+    contacts = ss.contacts > contacts ? ss.contacts : contacts;
+  }
+  fprintf(stderr, "pile: E %g -> %g, worst increase %g, max contacts %d\n", first, prev, worst, contacts);
+  assert_true(contacts > 60);
+  assert_true(worst <= 1e-6 * fabs(first));
+  assert_true(prev < first);
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+}
+
+/* Warm starts (impulses carried by contact key) cut the iterations of a
+ * resting stack to a fraction and give the same state to the tolerance. */
+static long sc_stack_iterations(void **state, int warm, double *top_z) {
+  jl_scene s;
+  sc_new_scene(&s, 0.005, 0.6, 0.0);
+  s.solver.warm_start = warm;
+  sc_add_ground(&s);
+  jl_body_spec proto;
+  jl_body_spec_default(&proto);
+  jl_error err = {0};
+  double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
+  assert_int_equal(jl_scene_gen_box_stack(&s, &proto, 5, he, 0.0, origin, &err), JL_OK);
+  jl_scene_runner r;
+  sc_start(&r, &s, state);
+  jl_scene_run_stats ss;
+  long total = 0;
+  for (int i = 0; i < 200; ++i) {
+    sc_step(&r, &ss);
+    total += ss.iterations;
+  }
+  sc_fetch(&r);
+  *top_z = s.bodies.pos[3 * 5 + 2];
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+  return total;
+}
+
+static void sc_warm_start_helps(void **state) {
+  double zw, zc;
+  long warm = sc_stack_iterations(state, 1, &zw), cold = sc_stack_iterations(state, 0, &zc);
+  fprintf(stderr, "stack of 5, 200 steps: %ld iterations warm, %ld cold; top z %.9f / %.9f\n",
+          warm, cold, zw, zc);
+  assert_true(warm * 4 < cold);
+  assert_true(fabs(zw - 4.5) < 1e-4 && fabs(zc - 4.5) < 1e-4);
+}
+
+/* Agreement of two runs of one scene (two devices, or two solvers): a
+ * 3x3x3 grid of touching spheres (r 0.5) dropped 1 mm onto a plane, its top
+ * layer sliding at 0.3 m/s over the one below (mu 0.3), 100 steps of 5 ms,
+ * a fixed 500 iterations per step (tolerances 0). At that budget the prox
+ * iteration has converged: the same run with SOR and with JOR
+ * on the CPU agrees to 4e-13 m in positions and 3e-9 of the largest impulse
+ * (measured). The stated tolerances: */
+#define SC_CMP_POS 1e-9 /* m, every coordinate of every body, every step */
+#define SC_CMP_IMP 1e-6 /* of the step's largest impulse, every component by contact key */
+#define SC_CMP_STEPS 100
+
+static void sc_compare_scene(jl_scene *s, jl_solver_kind kind) {
+  jl_error err = {0};
+  sc_new_scene(s, 0.005, 0.3, 0.0);
+  sc_add_ground(s);
+  jl_body_spec proto;
+  jl_body_spec_default(&proto);
+  int counts[3] = {3, 3, 3};
+  double o[3] = {0, 0, 0.501};
+  assert_int_equal(jl_scene_gen_sphere_grid(s, &proto, 0.5, counts, 1.0, o, &err), JL_OK);
+  for (int k = 0; k < s->bodies.count; ++k)
+    if (!s->bodies.is_static[k] && s->bodies.pos[3 * k + 2] > 2.0) s->bodies.vel[3 * k] = 0.3;
+  s->solver.kind = kind;
+  s->solver.alpha = kind == JL_SOLVER_JOR ? 0.3 : 1.0;
+  s->solver.max_iter = 500;
+  s->solver.tol_abs = s->solver.tol_rel = 0.0;
+}
+
+/* Runs the comparison scene with solver ka on device a and kb on b; the
+ * contact counts must match every step; *pos, *imp: the largest differences
+ * (m; fraction of the step's largest impulse). */
+static void sc_compare_runs(const jl_device *a, jl_solver_kind ka, const jl_device *b,
+                            jl_solver_kind kb, double *pos, double *imp) {
+  jl_scene sa, sb;
+  sc_compare_scene(&sa, ka);
+  sc_compare_scene(&sb, kb);
+  double *x0 = malloc(sizeof(double) * (size_t)sa.bodies.count);
+  assert_non_null(x0);
+  for (int k = 0; k < sa.bodies.count; ++k) x0[k] = sa.bodies.pos[3 * k];
+  jl_scene_runner ra, rb;
+  void *st = (void *)a;
+  sc_start(&ra, &sa, &st);
+  st = (void *)b;
+  sc_start(&rb, &sb, &st);
+  uint64_t *k1 = NULL, *k2 = NULL;
+  double *i1 = NULL, *i2 = NULL;
+  int c1 = 0, c2 = 0, n1 = 0, n2 = 0;
+  jl_error err = {0};
+  *pos = *imp = 0.0;
+  int moved = 0, loaded = 0;
+  for (int i = 0; i < SC_CMP_STEPS; ++i) {
+    jl_scene_run_stats x, y;
+    sc_step(&ra, &x);
+    sc_step(&rb, &y);
+    assert_int_equal(x.contacts, y.contacts);
+    assert_true(x.contacts >= 27);
+    assert_int_equal(jl_scene_runner_impulses(&ra, &k1, &i1, &c1, &n1, &err), JL_OK);
+    assert_int_equal(jl_scene_runner_impulses(&rb, &k2, &i2, &c2, &n2, &err), JL_OK);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(k1, k2, (size_t)n1 * sizeof(uint64_t));
+    double big = 0.0;
+    for (int e = 0; e < 3 * n1; ++e) big = fmax(big, fabs(i1[e]));
+    if (big > 0.0) ++loaded; /* in free fall (the first steps) all impulses are 0 */
+    for (int e = 0; e < 3 * n1; ++e) *imp = fmax(*imp, fabs(i1[e] - i2[e]) / (big > 0.0 ? big : 1.0));
+    sc_fetch(&ra);
+    sc_fetch(&rb);
+    for (int e = 0; e < 3 * sa.bodies.count; ++e)
+      *pos = fmax(*pos, fabs(sa.bodies.pos[e] - sb.bodies.pos[e]));
+  }
+  /* the top layer slid: the run compares friction, not a scene at rest */
+  for (int k = 0; k < sa.bodies.count; ++k)
+    if (sa.bodies.pos[3 * k + 2] > 2.0 && sa.bodies.pos[3 * k] - x0[k] > 0.05) moved = 1;
+  assert_true(moved);
+  assert_true(loaded > SC_CMP_STEPS / 2);
+  free(x0);
+  fprintf(stderr, "comparison scene, %d steps: positions differ by %.3g m, impulses by %.3g of the largest\n",
+          SC_CMP_STEPS, *pos, *imp);
+  free(k1);
+  free(k2);
+  free(i1);
+  free(i2);
+  jl_scene_runner_free(&ra);
+  jl_scene_runner_free(&rb);
+  jl_scene_free(&sa);
+  jl_scene_free(&sb);
+}
+
+#endif
