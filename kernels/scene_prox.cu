@@ -273,11 +273,14 @@ static int jl_prox_loop(jl_scene_gpu *g, int max_iter, int check_every, Body &bo
                         jl_state_and_buf *host, char *msg, int msg_len) {
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   memset(host, 0, sizeof *host);
+  // a restart decided at the last iteration buys one more (jl_pm_decide), at most
+  // JL_PROX_MAX_RESTARTS times
+  int limit = max_iter + JL_PROX_MAX_RESTARTS;
   if (!g->use_graphs) {
-    for (int it = 0; it < max_iter; ++it) {
+    for (int it = 0; it < limit; ++it) {
       body(it, (cudaStream_t)0);
       JL_CUDA_TRY(cudaGetLastError());
-      if ((it + 1) % check_every == 0 || it + 1 == max_iter) {
+      if ((it + 1) % check_every == 0 || it + 1 == limit) {
         JL_CUDA_TRY(cudaMemcpy(host, sb, sizeof *host, cudaMemcpyDeviceToHost));
         if (host->s.state == JL_PM_STOP) break;
       }
@@ -321,7 +324,7 @@ static int jl_prox_loop(jl_scene_gpu *g, int max_iter, int check_every, Body &bo
   cudaGraphDestroy(graph);
   JL_CUDA_TRY(cudaEventRecord(g->ready, 0));
   JL_CUDA_TRY(cudaStreamWaitEvent(g->stream, g->ready, 0));
-  for (int done = 0; done < max_iter; done += per) {
+  for (int done = 0; done < limit; done += per) {
     JL_CUDA_TRY(cudaGraphLaunch(g->graph_exec, g->stream));
     JL_CUDA_TRY(cudaMemcpyAsync(host, sb, sizeof *host, cudaMemcpyDeviceToHost, g->stream));
     JL_CUDA_TRY(cudaStreamSynchronize(g->stream));
@@ -401,7 +404,8 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   };
   if (jl_prox_loop(g, max_iter, check_every, body, &host, msg, msg_len)) return -1;
   if (host.s.state != JL_PM_STOP) {
-    snprintf(msg, (size_t)msg_len, "JOR on the device did not stop after %d iterations", max_iter);
+    snprintf(msg, (size_t)msg_len, "JOR on the device did not stop after %d iterations",
+             max_iter + JL_PROX_MAX_RESTARTS);
     return -1;
   }
   *result = buf[host.result_buf];
@@ -468,7 +472,8 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   };
   if (jl_prox_loop(g, max_iter, check_every, body, &host, msg, msg_len)) return -1;
   if (host.s.state != JL_PM_STOP) {
-    snprintf(msg, (size_t)msg_len, "SOR on the device did not stop after %d iterations", max_iter);
+    snprintf(msg, (size_t)msg_len, "SOR on the device did not stop after %d iterations",
+             max_iter + JL_PROX_MAX_RESTARTS);
     return -1;
   }
   *out = host.s;
