@@ -36,12 +36,17 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->col_flags, &g->partial};
   for (jl_dbuf *b : all) cudaFree(b->p);
   free(g->h_colour_ptr);
+  if (g->graph_exec) cudaGraphExecDestroy(g->graph_exec);
+  if (g->ready) cudaEventDestroy(g->ready);
+  if (g->stream) cudaStreamDestroy(g->stream);
   delete g;
 }
 
 extern "C" size_t jl_cuda_scene_bytes(const jl_scene_gpu *g) { return g ? g->bytes : 0; }
 
 extern "C" void jl_cuda_scene_set_limit(jl_scene_gpu *g, size_t bytes) { g->limit = bytes; }
+
+extern "C" void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on) { g->use_graphs = on != 0; }
 
 extern "C" int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg,
                                         int msg_len) {

@@ -67,6 +67,11 @@ struct jl_scene_gpu {
   int *h_colour_ptr = nullptr;
   int h_colour_cap = 0;
   jl_dbuf temp;            // CUB scratch
+  // the solver's iterations as a CUDA graph (kernels/scene_prox.cu), on its own stream
+  int use_graphs = 1;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ready = nullptr;      // the legacy stream's work before a solve
+  cudaGraphExec_t graph_exec = nullptr;
 };
 
 // Makes b hold at least need bytes (contents dropped when it grows: 1.5x).

@@ -26,21 +26,31 @@ __global__ void jl_colour_init_kernel(int n, const uint64_t *key, uint64_t *hash
   iota[i] = i;
 }
 
-// flags[0]: the last round that left a contact uncoloured; flags[1]: the largest colour.
-__global__ void jl_colour_round_kernel(int n, int r, const int *ka, const int *kb,
-                                       const int *body_ptr, const int *body_contact,
-                                       const uint64_t *hash, int *round, int *colour,
-                                       int *flags) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n || round[i] >= 0) return;
-  if (!jl_cm_ready(i, r, ka, kb, body_ptr, body_contact, hash, round)) {
-    flags[0] = r;  // every writer writes the same value
-    return;
+// flags[0]: the last round that left a contact uncoloured; flags[1]: the
+// largest colour. Joined per block first (a block barrier's OR, a shared
+// integer max), so millions of contacts do not all write one address.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_colour_round_kernel(
+    int n, int r, const int *ka, const int *kb, const int *body_ptr, const int *body_contact,
+    const uint64_t *hash, int *round, int *colour, int *flags) {
+  __shared__ int s_max;
+  if (threadIdx.x == 0) s_max = -1;
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + threadIdx.x, left = 0;
+  if (i < n && round[i] < 0) {
+    if (jl_cm_ready(i, r, ka, kb, body_ptr, body_contact, hash, round)) {
+      int c = jl_cm_first_fit(i, ka, kb, body_ptr, body_contact, hash, colour);
+      colour[i] = c;
+      round[i] = r;
+      atomicMax(&s_max, c);  // integer max: the same result in any order
+    } else {
+      left = 1;
+    }
   }
-  int c = jl_cm_first_fit(i, ka, kb, body_ptr, body_contact, hash, colour);
-  colour[i] = c;
-  round[i] = r;
-  atomicMax(&flags[1], c);  // an integer max: the same result in any order
+  int any_left = __syncthreads_or(left);  // also makes s_max final
+  if (threadIdx.x == 0) {
+    if (any_left) flags[0] = r;  // every writer writes the same value
+    if (s_max >= 0) atomicMax(&flags[1], s_max);
+  }
 }
 
 __global__ void jl_colour_ptr_kernel(int n, int colours, const int *sorted, int *ptr) {

@@ -183,7 +183,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   }
   *contacts = n;
   if (n > 0) {
-    // read with the solver's state (or at the end of the step): no sync of its own
+    // read at the end of the step: no sync of its own
     JL_RESERVE(summary, 64, "step summary");
     JL_RESERVE(partial, JL_SCENE_REDUCE_PARTIALS * (sizeof(double) + sizeof(int)),
                "reduction partials");

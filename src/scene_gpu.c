@@ -11,6 +11,7 @@ int jl_cuda_scene_create(jl_scene_gpu **out, int ordinal, char *msg, int msg_len
 void jl_cuda_scene_destroy(jl_scene_gpu *g);
 size_t jl_cuda_scene_bytes(const jl_scene_gpu *g);
 void jl_cuda_scene_set_limit(jl_scene_gpu *g, size_t bytes);
+void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on);
 int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg, int msg_len);
 int jl_cuda_scene_get_bodies(jl_scene_gpu *g, jl_bodies *b, char *msg, int msg_len);
 int jl_cuda_scene_half_step(jl_scene_gpu *g, double half_dt, char *msg, int msg_len);
@@ -64,6 +65,8 @@ void jl_scene_gpu_destroy(jl_scene_gpu *g) { jl_cuda_scene_destroy(g); }
 size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) { return jl_cuda_scene_bytes(g); }
 
 void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { jl_cuda_scene_set_limit(g, bytes); }
+
+void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { jl_cuda_scene_set_graphs(g, on); }
 
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
   JL_GPU_CALL(err, "upload bodies", jl_cuda_scene_set_bodies(g, b, msg, msg_len));
@@ -187,6 +190,7 @@ size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) {
   return 0;
 }
 void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { (void)g, (void)bytes; }
+void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 #define JL_NO_CUDA(err) jl_error_set(err, JL_ERR_DEVICE, "jostle was built without CUDA")
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
   (void)g, (void)b;

@@ -56,6 +56,10 @@ size_t jl_scene_gpu_bytes(const jl_scene_gpu *g);
  * would need more fails with JL_ERR_NOMEM saying how many bytes it needed. */
 void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes);
 
+/* The solvers' iterations as CUDA graphs (on: the default) or one launch per
+ * kernel (off); the results are the same bits either way. */
+void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on);
+
 /* Copies every body array to the device (grows the arena). */
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err);
 /* Copies pos, quat, vel, omega back into b (same count). */

@@ -624,6 +624,24 @@ static void test_colour_jp_twin(void **state) {
   }
 }
 
+/* The device's launch plan by hand: big colours alone, runs of small ones
+ * (under JL_COLOUR_MERGE_SIZE) merged, colour order kept. */
+static void test_colour_plan(void **state) {
+  (void)state;
+  const int M = JL_COLOUR_MERGE_SIZE;
+  int sizes[7] = {2 * M, M, M - 1, 3, M + 7, 5, 1};
+  int ptr[8] = {0}, first[8], merged[7];
+  for (int c = 0; c < 7; ++c) ptr[c + 1] = ptr[c] + sizes[c];
+  int groups = jl_cm_plan(ptr, 7, first, merged);
+  assert_int_equal(groups, 5);
+  const int want_first[6] = {0, 1, 2, 4, 5, 7}, want_merged[5] = {0, 0, 1, 0, 1};
+  assert_memory_equal(first, want_first, sizeof want_first);
+  assert_memory_equal(merged, want_merged, sizeof want_merged);
+  int small[3] = {0, 4, 9};  /* only small colours: one merged group */
+  assert_int_equal(jl_cm_plan(small, 2, first, merged), 1);
+  assert_true(first[0] == 0 && first[1] == 2 && merged[0] == 1);
+}
+
 /* Ground contacts do not join the graph: spheres resting apart on a static
  * plane form one colour. */
 static void test_colour_jp_static_excluded(void **state) {
@@ -755,6 +773,7 @@ int main(void) {
     cmocka_unit_test(test_step_twin_matches_stepper),
     cmocka_unit_test(test_colour_jp_twin),
     cmocka_unit_test(test_colour_jp_static_excluded),
+    cmocka_unit_test(test_colour_plan),
     cmocka_unit_test(test_sor_twin_stack_stands),
     cmocka_unit_test(test_sor_twin_pile_close_to_reference),
   };
