@@ -12,6 +12,7 @@
 
 #include "cuda_check.h"
 #include "prox_math.h"
+#include "scene_gpu.h"
 
 struct jl_dbuf {
   void *p = nullptr;
@@ -69,6 +70,10 @@ struct jl_scene_gpu {
   jl_dbuf temp;            // CUB scratch
   // the solver's iterations as a CUDA graph (kernels/scene_prox.cu), on its own stream
   int use_graphs = 1;
+  // stage timing (jl_scene_gpu_set_timing): a device sync at each stage end
+  int timing = 0;
+  double stage_s[JL_GPU_STAGES] = {0};
+  double stage_t0 = 0;
   cudaStream_t stream = nullptr;
   cudaEvent_t ready = nullptr;      // the legacy stream's work before a solve
   cudaGraphExec_t graph_exec = nullptr;

@@ -9,6 +9,7 @@
 // iterations, and the max penetration at the end.
 #include <algorithm>
 #include <climits>
+#include <ctime>
 
 #include <cub/cub.cuh>
 
@@ -126,24 +127,48 @@ __global__ void jl_step_gather_kernel(int n, const int *idx, const double *world
   for (int d = 0; d < 3; ++d) prev_imp[3 * (size_t)e + d] = world[3 * (size_t)i + d];
 }
 
+// Stage timing: with g->timing on, the device is synchronised at the end
+// of each stage and the wall time since the previous mark is added to that
+// stage (the syncs cost a little; off by default).
+static double jl_wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int jl_stage_mark(jl_scene_gpu *g, int stage, char *msg, int msg_len) {
+  if (!g->timing) return 0;
+  JL_CUDA_TRY(cudaDeviceSynchronize());
+  double t = jl_wall_s();
+  if (stage >= 0) g->stage_s[stage] += t - g->stage_t0;
+  g->stage_t0 = t;
+  return 0;
+}
+#define JL_STAGE(stage) \
+  do { if (jl_stage_mark(g, (stage), msg, msg_len)) return -1; } while (0)
+
 extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3],
                                   double contact_tol, const double *mu_table,
                                   const double *eps_n_table, const double *eps_t_table,
                                   int sor, double alpha, double tol_abs, double tol_rel,
                                   int max_iter, int warm_start, int check_every, int *contacts,
                                   int *iterations, int *converged, int *restarts,
-                                  int *colours, int *groups, double *max_pen, char *msg,
+                                  int *colours, int *groups, double *max_pen, double *residual, char *msg,
                                   int msg_len) {
   *contacts = *iterations = *restarts = *colours = *groups = 0;
   g->colours = g->groups = 0;
   *converged = 1;
   *max_pen = 0.0;
+  *residual = 0.0;
   int nb = g->nb;
+  JL_STAGE(-1);
   if (jl_cuda_scene_half_step(g, 0.5 * dt, msg, msg_len)) return -1;
   if (jl_cuda_scene_free_velocity(g, gravity, dt, nullptr, msg, msg_len)) return -1;
+  JL_STAGE(JL_GPU_STAGE_INTEGRATE);
   double margin = contact_tol > 0 ? 2.0 * contact_tol : 1e-12;
   jl_gpu_collide_stats cs;
   if (jl_cuda_scene_collide(g, margin, &cs, msg, msg_len)) return -1;
+  JL_STAGE(JL_GPU_STAGE_COLLIDE);
   // closed contacts, in order
   int m = g->contacts, n = 0;
   if (m > 0) {
@@ -195,6 +220,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     JL_CUDA_TRY(cudaGetLastError());
   }
   if (jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, msg, msg_len)) return -1;
+  JL_STAGE(JL_GPU_STAGE_SETUP);
   const double *lam = nullptr;
   if (n > 0) {
     if (jl_scene_jor_reserve(g, msg, msg_len)) return -1;
@@ -206,6 +232,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     jl_pm_state fin;
     if (sor) {
       if (jl_scene_colour(g, msg, msg_len)) return -1;
+      JL_STAGE(JL_GPU_STAGE_COLOUR);
       if (jl_scene_sor_core(g, alpha, tol_abs, tol_rel, max_iter, check_every, &fin, msg,
                             msg_len))
         return -1;
@@ -219,6 +246,8 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     *iterations = fin.iterations;
     *converged = fin.converged;
     *restarts = fin.restarts;
+    *residual = fin.residual;
+    JL_STAGE(JL_GPU_STAGE_SOLVE);
   }
   if (nb > 0) {
     jl_step_end_velocity_kernel<<<jl_scene_blocks(nb), JL_SCENE_BLOCK>>>(
@@ -257,5 +286,15 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     g->prev_n = n;
     JL_CUDA_TRY(cudaMemcpy(max_pen, g->summary.p, sizeof(double), cudaMemcpyDeviceToHost));
   }
+  JL_STAGE(JL_GPU_STAGE_FINISH);
   return 0;
+}
+
+extern "C" void jl_cuda_scene_set_timing(jl_scene_gpu *g, int on) {
+  g->timing = on;
+  for (int k = 0; k < JL_GPU_STAGES; ++k) g->stage_s[k] = 0.0;
+}
+
+extern "C" void jl_cuda_scene_stage_times(const jl_scene_gpu *g, double *s) {
+  for (int k = 0; k < JL_GPU_STAGES; ++k) s[k] = g->stage_s[k];
 }

@@ -34,10 +34,12 @@ static const char *const jl_bench_help =
   "serial twin on one thread. Times S steps (default 1000) after a one-step\n"
   "warm-up and prints one JSON line with steps per second.\n"
   "\n"
-  "usage: jostle bench trunk [...]   (jostle bench trunk --help)\n";
+  "usage: jostle bench trunk [...]   (jostle bench trunk --help)\n"
+  "usage: jostle bench scene SCENE.json [...]   (jostle bench scene --help)\n";
 
 static int jl_bench_spread(int argc, char **argv);
 int jl_cli_bench_trunk(int argc, char **argv);  /* cli_bench_trunk.c */
+int jl_cli_bench_scene(int argc, char **argv);  /* cli_bench_scene.c */
 
 int jl_cli_bench(int argc, char **argv) {
   static const struct option opts[] = {
@@ -50,10 +52,11 @@ int jl_cli_bench(int argc, char **argv) {
   jl_error err = {0};
   if (argc >= 2 && strcmp(argv[1], "spread") == 0) return jl_bench_spread(argc, argv);
   if (argc >= 2 && strcmp(argv[1], "trunk") == 0) return jl_cli_bench_trunk(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "scene") == 0) return jl_cli_bench_scene(argc, argv);
   if (argc < 2 || strcmp(argv[1], "relax") != 0) {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0)) { fputs(jl_bench_help, stdout); return 0; }
     jl_error_set(&err, JL_ERR_INPUT,
-                 "bench: expected 'relax', 'spread' or 'trunk' (see jostle bench --help)");
+                 "bench: expected 'relax', 'spread', 'trunk' or 'scene' (see jostle bench --help)");
     return jl_cli_fail(&err);
   }
   long n = 50, batch = 0, steps = 2000, threads = 0;

@@ -31,12 +31,14 @@ int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table, const double *e
                         const double *eps_t_table, int build_g, char *msg, int msg_len);
 void jl_cuda_scene_problem_size(const jl_scene_gpu *g, int *n, int *nb, int *nnz, int *has_g);
 int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p, char *msg, int msg_len);
+void jl_cuda_scene_set_timing(jl_scene_gpu *g, int on);
+void jl_cuda_scene_stage_times(const jl_scene_gpu *g, double *s);
 int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3], double contact_tol,
                        const double *mu_table, const double *eps_n_table,
                        const double *eps_t_table, int sor, double alpha, double tol_abs,
                        double tol_rel, int max_iter, int warm_start, int check_every,
                        int *contacts, int *iterations, int *converged, int *restarts,
-                       int *colours, int *groups, double *max_pen, char *msg, int msg_len);
+                       int *colours, int *groups, double *max_pen, double *residual, char *msg, int msg_len);
 int jl_cuda_scene_get_colours(jl_scene_gpu *g, int *colour, int *colours, char *msg, int msg_len);
 
 /* Runs a launcher call with a message buffer; a failure becomes JL_ERR_DEVICE
@@ -167,8 +169,13 @@ int jl_scene_gpu_step(jl_scene_gpu *g, const jl_scene *s, int check_every, jl_gp
                                  o->kind == JL_SOLVER_SOR, o->alpha, o->tol_abs, o->tol_rel,
                                  o->max_iter, o->warm_start, check_every, &st->contacts,
                                  &st->iterations, &st->converged, &st->restarts, &st->colours,
-                                 &st->groups, &st->max_penetration, msg, msg_len));
+                                 &st->groups, &st->max_penetration, &st->residual, msg, msg_len));
   return JL_OK;
+}
+
+void jl_scene_gpu_set_timing(jl_scene_gpu *g, int on) { jl_cuda_scene_set_timing(g, on); }
+void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds) {
+  jl_cuda_scene_stage_times(g, seconds);
 }
 
 int jl_scene_gpu_get_colours(jl_scene_gpu *g, int *colour, int *colours, jl_error *err) {
@@ -191,6 +198,11 @@ size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) {
 }
 void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { (void)g, (void)bytes; }
 void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { (void)g, (void)on; }
+void jl_scene_gpu_set_timing(jl_scene_gpu *g, int on) { (void)g, (void)on; }
+void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds) {
+  (void)g;
+  for (int k = 0; k < JL_GPU_STAGES; ++k) seconds[k] = 0.0;
+}
 #define JL_NO_CUDA(err) jl_error_set(err, JL_ERR_DEVICE, "jostle was built without CUDA")
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
   (void)g, (void)b;
@@ -253,3 +265,9 @@ int jl_scene_gpu_get_colours(jl_scene_gpu *g, int *colour, int *colours, jl_erro
   return JL_NO_CUDA(err);
 }
 #endif
+
+const char *jl_gpu_stage_name(int stage) {
+  static const char *const names[JL_GPU_STAGES] = {"integrate", "collide", "setup",
+                                                   "colour", "solve", "finish"};
+  return stage >= 0 && stage < JL_GPU_STAGES ? names[stage] : "?";
+}

@@ -56,7 +56,7 @@ int jl_scene_runner_step(jl_scene_runner *r, jl_scene_run_stats *st, jl_error *e
   st->iterations = gs.iterations;
   st->converged = gs.converged;
   st->restarts = gs.restarts;
-  st->residual = NAN;
+  st->residual = gs.residual;
   st->max_penetration = gs.max_penetration;
   return JL_OK;
 }

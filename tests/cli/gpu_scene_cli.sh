@@ -42,14 +42,14 @@ if g["run"]["device_kind"] != "cuda" or c["run"]["device_kind"] != "cpu":
     fail("device_kind: expected cuda and cpu, got %r and %r" % (g["run"]["device_kind"], c["run"]["device_kind"]))
 if g["run"]["steps"] != 200 or len(g["bodies"]) != 22:
     fail("expected 200 steps and 22 bodies, got %r" % g["run"])
-if g["summary"]["residual_max"] is not None:
-    fail("expected residual_max null on the device, got %r" % g["summary"]["residual_max"])
+if not isinstance(g["summary"]["residual_max"], (int, float)) or not math.isfinite(g["summary"]["residual_max"]):
+    fail("expected a finite residual_max on the device, got %r" % g["summary"]["residual_max"])
 gr = list(csv.reader(open(sys.argv[3])))
 cr = list(csv.reader(open(sys.argv[4])))
 if gr[0] != cr[0] or len(gr) != len(cr) or len(gr) != 202:
     fail("CSV: expected the CPU header and 201 rows, got %r, %d rows" % (gr[0], len(gr) - 1))
-if not all(r[6] == "nan" for r in gr[2:]):
-    fail("expected residual nan in every device row")
+if not all(math.isfinite(float(r[6])) and float(r[6]) >= 0 for r in gr[2:]):
+    fail("expected a finite residual in every device row")
 # free fall (no contacts on either path): the same energies to round-off
 n = 0
 for a, b in zip(gr[1:], cr[1:]):
