@@ -9,8 +9,11 @@
 // colours in one block with a barrier between colours, updates in place
 // (jl_pm_sor_contact); its CPU twin is jl_step_twin_sor. The stop test
 // (residual, tolerance, divergence restarts) runs after every iteration in
-// two passes (per-block partials, then one block); the host reads the state
-// every check_every iterations, and launches after a stop return at once.
+// one launch (per-block partials, the last block joins them), a restart in
+// another; the host reads the state every check_every iterations, and
+// launches after a stop return at once. Per JOR iteration: update, du,
+// stop, restart (4 kernels); per SOR iteration: the colour groups, stop,
+// restart.
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -29,6 +32,15 @@ struct jl_jor_problem {
   const double *blocks;
   double tol_rel, tol_abs;
   int max_iter;
+};
+
+// The solver's state on the device, read by the host every check_every
+// iterations. arrive_*: blocks of the fused stop / restart kernels that
+// finished (the last one to arrive does the one-block part, then resets it).
+struct jl_state_and_buf {
+  jl_pm_state s;
+  int result_buf;
+  unsigned arrive_stop, arrive_restart;
 };
 
 // mode 0: part of an iteration (state RUN); mode 1: after a restart (state RESTART).
@@ -59,15 +71,20 @@ __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double
   ok[i] = good;
 }
 
-// Max residual (no NaN: non-finite residuals are INFINITY, so the max is
-// exact in any order) and all ok, in two passes: blocks of a grid-stride
-// loop write partials, then one block joins them and applies the stop rule.
-__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_partial_kernel(
-    int n, const double *res, const int *ok, double *part_res, int *part_ok,
-    const jl_pm_state *state) {
+// The stop test in one launch: max residual (no NaN: non-finite residuals
+// are INFINITY) and all ok. Each block joins its share of the contacts
+// (grid-stride) into a partial; the last block to finish joins the partials
+// and applies the stop rule. Max and AND are exact in any order, so the
+// decision does not depend on the blocks' order. No block reads the state
+// after the last one arrives: every other block read it before arriving.
+// result_buf: which iterate buffer holds the newest impulses at a stop.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
+    int n, const double *res, const int *ok, double *part_res, int *part_ok, int max_iter,
+    int dst_index, jl_state_and_buf *sb) {
   __shared__ double s_res[JL_SCENE_BLOCK];
   __shared__ int s_ok[JL_SCENE_BLOCK];
-  if (state->state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
+  __shared__ int s_last;
+  if (sb->s.state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
   int t = threadIdx.x;
   double r = 0.0;
   int good = 1;
@@ -89,23 +106,18 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_partial_kernel(
   if (t == 0) {
     part_res[blockIdx.x] = s_res[0];
     part_ok[blockIdx.x] = s_ok[0];
+    __threadfence();  // the partial is visible before the arrival counts
+    s_last = atomicAdd(&sb->arrive_stop, 1u) == gridDim.x - 1;
   }
-}
-
-// One block: joins the parts, then the stop rule. result_buf: which iterate
-// buffer holds the newest impulses when the solve stops.
-__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_prox_decide_kernel(
-    int parts, const double *part_res, const int *part_ok, int max_iter, int dst_index,
-    jl_pm_state *state, int *result_buf) {
-  __shared__ double s_res[JL_SCENE_REDUCE_THREADS];
-  __shared__ int s_ok[JL_SCENE_REDUCE_THREADS];
-  if (state->state != JL_PM_RUN) return;
-  int t = threadIdx.x;
-  double r = 0.0;
-  int good = 1;
-  for (int i = t; i < parts; i += blockDim.x) {
-    if (!(part_res[i] <= r)) r = part_res[i];
-    good &= part_ok[i];
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  r = 0.0;
+  good = 1;
+  for (int i = t; i < (int)gridDim.x; i += blockDim.x) {
+    double pr = __ldcg(part_res + i);  // L2: written by other blocks in this launch
+    if (!(pr <= r)) r = pr;
+    good &= __ldcg(part_ok + i);
   }
   s_res[t] = r;
   s_ok[t] = good;
@@ -118,8 +130,34 @@ __global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_prox_decide_kernel
     __syncthreads();
   }
   if (t == 0) {
-    jl_pm_decide(state, s_res[0], s_ok[0], max_iter);
-    *result_buf = dst_index;
+    jl_pm_decide(&sb->s, s_res[0], s_ok[0], max_iter);
+    sb->result_buf = dst_index;
+    sb->arrive_stop = 0;
+  }
+}
+
+// A divergence restart in one launch: impulses back to the warm start
+// (threads < 3n) and du rebuilt from the warm start (threads < nb: the same
+// values the copy writes, so no thread waits for the copy); the last block
+// to finish sets the state running again.
+__global__ void jl_prox_restart_kernel(jl_jor_problem p, const double *init, double *lam,
+                                       double *du, jl_state_and_buf *sb) {
+  __shared__ int s_last;
+  if (sb->s.state != JL_PM_RESTART) return;  // uniform
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < 3LL * p.n) lam[i] = init[i];
+  if (!p.on_g && i < p.nb)
+    jl_pm_du_body((int)i, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, init,
+                  du + 6 * (size_t)i);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    s_last = atomicAdd(&sb->arrive_restart, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (s_last && threadIdx.x == 0) {
+    sb->s.state = JL_PM_RUN;
+    sb->arrive_restart = 0;
   }
 }
 
@@ -157,26 +195,12 @@ __global__ void __launch_bounds__(JL_COLOUR_MERGE_SIZE) jl_sor_merged_kernel(
   }
 }
 
-__global__ void jl_jor_restart_copy_kernel(int n, const double *init, double *lam,
-                                           const jl_pm_state *state) {
-  if (state->state != JL_PM_RESTART) return;
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= 3 * n) return;
-  lam[i] = init[i];
+__global__ void jl_jor_init_kernel(jl_state_and_buf *sb, double alpha) {
+  jl_pm_state_init(&sb->s, alpha);
+  sb->result_buf = 0;
+  sb->arrive_stop = sb->arrive_restart = 0;
 }
 
-__global__ void jl_jor_resume_kernel(jl_pm_state *state) {
-  if (state->state == JL_PM_RESTART) state->state = JL_PM_RUN;
-}
-
-__global__ void jl_jor_init_kernel(jl_pm_state *state, double alpha) {
-  jl_pm_state_init(state, alpha);
-}
-
-struct jl_state_and_buf {
-  jl_pm_state s;
-  int result_buf;
-};
 
 // Copies a problem set up on the host into the arena (the device setup writes the same arrays).
 extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
@@ -378,13 +402,12 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   int *ok = jl_dp<int>(g->ok);
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
-  int *result_buf = &sb->result_buf;
-  JL_CUDA_TRY(cudaMemset(result_buf, 0, sizeof(int)));
-  int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? nb : 1), lb = jl_scene_blocks(3LL * n);
+  int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? nb : 1);
+  int xb = jl_scene_blocks(3LL * n > nb ? 3LL * n : (long long)nb);
   int rb = jl_scene_reduce_blocks(n);
   double *part_res = jl_dp<double>(g->partial);
   int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
-  jl_jor_init_kernel<<<1, 1>>>(state, alpha);
+  jl_jor_init_kernel<<<1, 1>>>(sb, alpha);
   JL_CUDA_TRY(cudaGetLastError());
   jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[0], du, state, 0);
   JL_CUDA_TRY(cudaGetLastError());
@@ -395,12 +418,9 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
     int cur = it & 1, nxt = 1 - cur;
     jl_jor_update_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], du, res, ok, state);
     jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, buf[nxt], du, state, 0);
-    jl_prox_partial_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(n, res, ok, part_res, part_ok, state);
-    jl_prox_decide_kernel<<<1, JL_SCENE_REDUCE_THREADS, 0, st>>>(rb, part_res, part_ok, max_iter,
-                                                                 nxt, state, result_buf);
-    jl_jor_restart_copy_kernel<<<lb, JL_SCENE_BLOCK, 0, st>>>(n, lam_init, buf[nxt], state);
-    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, buf[nxt], du, state, 1);
-    jl_jor_resume_kernel<<<1, 1, 0, st>>>(state);
+    jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(n, res, ok, part_res, part_ok, max_iter,
+                                                       nxt, sb);
+    jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, buf[nxt], du, sb);
   };
   if (jl_prox_loop(g, max_iter, check_every, body, &host, msg, msg_len)) return -1;
   if (host.s.state != JL_PM_STOP) {
@@ -437,12 +457,12 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   const int *order = jl_dp<int>(g->col_order), *cptr = jl_dp<int>(g->col_ptr);
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
-  int *result_buf = &sb->result_buf;
-  int bb = jl_scene_blocks(nb > 0 ? nb : 1), lb = jl_scene_blocks(3LL * n);
+  int bb = jl_scene_blocks(nb > 0 ? nb : 1);
+  int xb = jl_scene_blocks(3LL * n > nb ? 3LL * n : (long long)nb);
   int rb = jl_scene_reduce_blocks(n);
   double *part_res = jl_dp<double>(g->partial);
   int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
-  jl_jor_init_kernel<<<1, 1>>>(state, alpha);
+  jl_jor_init_kernel<<<1, 1>>>(sb, alpha);
   JL_CUDA_TRY(cudaGetLastError());
   jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, lam, du, state, 0);
   JL_CUDA_TRY(cudaGetLastError());
@@ -463,12 +483,9 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
             q, lam, du, res, ok, order + lo, count, state);
       }
     }
-    jl_prox_partial_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(n, res, ok, part_res, part_ok, state);
-    jl_prox_decide_kernel<<<1, JL_SCENE_REDUCE_THREADS, 0, st>>>(rb, part_res, part_ok, max_iter,
-                                                                 0, state, result_buf);
-    jl_jor_restart_copy_kernel<<<lb, JL_SCENE_BLOCK, 0, st>>>(n, lam_init, lam, state);
-    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, lam, du, state, 1);
-    jl_jor_resume_kernel<<<1, 1, 0, st>>>(state);
+    jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(n, res, ok, part_res, part_ok, max_iter, 0,
+                                                       sb);
+    jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, lam, du, sb);
   };
   if (jl_prox_loop(g, max_iter, check_every, body, &host, msg, msg_len)) return -1;
   if (host.s.state != JL_PM_STOP) {
