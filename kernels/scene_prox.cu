@@ -43,15 +43,18 @@ struct jl_state_and_buf {
   unsigned arrive_stop, arrive_restart;
 };
 
+// du of every body, one thread per (body, component): six short chains of
+// loads per body instead of one long one (a brick of a wall has about 15
+// contacts), each summed in the body's contact order as jl_pm_du_body does.
 // mode 0: part of an iteration (state RUN); mode 1: after a restart (state RESTART).
 __global__ void jl_jor_du_kernel(jl_jor_problem p, const double *lam, double *du,
                                  const jl_pm_state *state, int mode) {
   int want = mode == 0 ? JL_PM_RUN : JL_PM_RESTART;
   if (p.on_g || state->state != want) return;
-  int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= p.nb) return;
-  jl_pm_du_body(k, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam,
-                du + 6 * (size_t)k);
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= 6LL * p.nb) return;
+  int k = (int)(t / 6), c = (int)(t % 6);
+  du[t] = jl_pm_du_body_comp(k, c, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam, 0.0);
 }
 
 __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double *dst,
@@ -146,9 +149,9 @@ __global__ void jl_prox_restart_kernel(jl_jor_problem p, const double *init, dou
   if (sb->s.state != JL_PM_RESTART) return;  // uniform
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < 3LL * p.n) lam[i] = init[i];
-  if (!p.on_g && i < p.nb)
-    jl_pm_du_body((int)i, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, init,
-                  du + 6 * (size_t)i);
+  if (!p.on_g && i < 6LL * p.nb)
+    du[i] = jl_pm_du_body_comp((int)(i / 6), (int)(i % 6), p.body_ptr, p.body_contact, p.ka,
+                               p.frame, p.irx, p.im, init, 0.0);
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();
@@ -402,8 +405,8 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   int *ok = jl_dp<int>(g->ok);
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
-  int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? nb : 1);
-  int xb = jl_scene_blocks(3LL * n > nb ? 3LL * n : (long long)nb);
+  int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
+  int xb = jl_scene_blocks(3LL * n > 6LL * nb ? 3LL * n : 6LL * nb);
   int rb = jl_scene_reduce_blocks(n);
   double *part_res = jl_dp<double>(g->partial);
   int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
@@ -457,8 +460,8 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   const int *order = jl_dp<int>(g->col_order), *cptr = jl_dp<int>(g->col_ptr);
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
-  int bb = jl_scene_blocks(nb > 0 ? nb : 1);
-  int xb = jl_scene_blocks(3LL * n > nb ? 3LL * n : (long long)nb);
+  int bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
+  int xb = jl_scene_blocks(3LL * n > 6LL * nb ? 3LL * n : 6LL * nb);
   int rb = jl_scene_reduce_blocks(n);
   double *part_res = jl_dp<double>(g->partial);
   int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);

@@ -106,10 +106,15 @@ __global__ void jl_step_end_velocity_kernel(int nb, const uint8_t *is_static, co
                                             const int *ka, const double *frame,
                                             const double *irx, const double *im,
                                             const double *lam, double *vel, double *omega) {
-  int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= nb) return;
-  jl_st_end_velocity_body(k, is_static, dv, body_ptr, body_contact, ka, frame, irx, im, lam, vel,
-                          omega);
+  // one thread per (body, component), as jl_jor_du_kernel
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= 6LL * nb) return;
+  int k = (int)(t / 6), c = (int)(t % 6);
+  if (is_static[k]) return;
+  // dv_free first, then the contacts: jl_st_end_velocity_body's order
+  double acc = jl_pm_du_body_comp(k, c, body_ptr, body_contact, ka, frame, irx, im, lam, dv[t]);
+  if (c < 3) vel[3 * (size_t)k + c] += acc;
+  else omega[3 * (size_t)k + c - 3] += acc;
 }
 
 __global__ void jl_step_world_kernel(int n, const double *frame, const double *lam,
@@ -250,7 +255,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     JL_STAGE(JL_GPU_STAGE_SOLVE);
   }
   if (nb > 0) {
-    jl_step_end_velocity_kernel<<<jl_scene_blocks(nb), JL_SCENE_BLOCK>>>(
+    jl_step_end_velocity_kernel<<<jl_scene_blocks(6LL * nb), JL_SCENE_BLOCK>>>(
         nb, jl_dp<uint8_t>(g->is_static), jl_dp<double>(g->dv), jl_dp<int>(g->p_body_ptr),
         jl_dp<int>(g->p_body_contact), jl_dp<int>(g->p_ka), jl_dp<double>(g->p_frame),
         jl_dp<double>(g->p_irx), jl_dp<double>(g->p_im), lam ? lam : jl_dp<double>(g->lam0),

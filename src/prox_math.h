@@ -62,6 +62,21 @@ JL_HD static inline void jl_pm_du_body(int k, const int *body_ptr, const int *bo
   for (int m = 0; m < 6; ++m) out[m] = acc[m];
 }
 
+/* acc0 plus component c of body k's contact sum, in the order of
+ * jl_pm_du_body (acc0 = 0: its component c, bit for bit). */
+JL_HD static inline double jl_pm_du_body_comp(int k, int c, const int *body_ptr,
+                                              const int *body_contact, const int *ka,
+                                              const double *frame, const double *irx,
+                                              const double *im, const double *lam,
+                                              double acc0) {
+  double acc = acc0;
+  for (int e = body_ptr[k]; e < body_ptr[k + 1]; ++e) {
+    int i = body_contact[e];
+    acc += jl_sm_mw_comp(frame, irx, im, i, ka[i] == k ? 0 : 1, lam + 3 * (size_t)i, c);
+  }
+  return acc;
+}
+
 /* One prox update of contact i from old (its 3 impulses) into out; returns
  * its residual max |out - old| (non-finite -> INFINITY) and sets *ok = 0
  * when a component misses |d| <= |old| tol_rel + tol_abs. */
@@ -94,8 +109,16 @@ JL_HD static inline double jl_pm_sor_contact(int i, const double *c, const int *
   double *l = lam + 3 * (size_t)i;
   double res = jl_pm_update(xi, l, alpha, diag + 2 * (size_t)i, mu[i], tol_rel, tol_abs, out, ok);
   double d[3] = {out[0] - l[0], out[1] - l[1], out[2] - l[2]};
-  if (ka[i] >= 0) jl_sm_mw_add(frame, irx, im, i, 0, d, du + 6 * (size_t)ka[i]);
-  if (kb[i] >= 0) jl_sm_mw_add(frame, irx, im, i, 1, d, du + 6 * (size_t)kb[i]);
+  /* the du rows in registers: stores through du could alias the problem's
+   * arrays, which would force a reload after every store */
+  for (int side = 0; side < 2; ++side) {
+    int k = side ? kb[i] : ka[i];
+    if (k < 0) continue;
+    double *row = du + 6 * (size_t)k, u[6];
+    for (int m = 0; m < 6; ++m) u[m] = row[m];
+    jl_sm_mw_add(frame, irx, im, i, side, d, u);
+    for (int m = 0; m < 6; ++m) row[m] = u[m];
+  }
   l[0] = out[0];
   l[1] = out[1];
   l[2] = out[2];

@@ -47,17 +47,26 @@ JL_HD static inline double jl_sm_w_row_dot(const double *frame, const double *rx
   return side ? v : -v;
 }
 
+/* Component c (0-2 linear, 3-5 angular) of M_K^-1 W_iK lam for side 0 (a)
+ * or 1 (b): one component alone, so a kernel can give each of a body's six
+ * sums its own thread and still add exactly what jl_sm_mw_add adds. */
+JL_HD static inline double jl_sm_mw_comp(const double *frame, const double *irx, const double *im,
+                                         int i, int side, const double lam[3], int c) {
+  if (c < 3) {
+    const double *e = frame + 9 * (size_t)i;
+    double m = side ? im[2 * (size_t)i + 1] : -im[2 * (size_t)i];
+    return m * (e[c] * lam[0] + e[3 + c] * lam[1] + e[6 + c] * lam[2]);
+  }
+  const double *ir = irx + 18 * (size_t)i + 9 * side;
+  double sg = side ? 1.0 : -1.0;
+  int k = c - 3;
+  return sg * (ir[k] * lam[0] + ir[3 + k] * lam[1] + ir[6 + k] * lam[2]);
+}
+
 /* u += M_K^-1 W_iK lam for side 0 (a) or 1 (b). */
 JL_HD static inline void jl_sm_mw_add(const double *frame, const double *irx, const double *im,
                                       int i, int side, const double lam[3], double *u) {
-  const double *e = frame + 9 * (size_t)i;
-  const double *ir = irx + 18 * (size_t)i + 9 * side;
-  double m = side ? im[2 * (size_t)i + 1] : -im[2 * (size_t)i];
-  double sg = side ? 1.0 : -1.0;
-  for (int k = 0; k < 3; ++k) {
-    u[k] += m * (e[k] * lam[0] + e[3 + k] * lam[1] + e[6 + k] * lam[2]);
-    u[3 + k] += sg * (ir[k] * lam[0] + ir[3 + k] * lam[1] + ir[6 + k] * lam[2]);
-  }
+  for (int c = 0; c < 6; ++c) u[c] += jl_sm_mw_comp(frame, irx, im, i, side, lam, c);
 }
 
 /* Flat views of the bodies and of the problem's per-contact arrays. */
