@@ -74,6 +74,23 @@ __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double
   ok[i] = good;
 }
 
+// Max of r and AND of good over the block into s_res[0], s_ok[0] (blockDim
+// a power of two). Residuals are never NaN (non-finite ones are INFINITY),
+// so the max, like the AND, is exact in any order.
+static __device__ void jl_block_max_and(double *s_res, int *s_ok, double r, int good) {
+  int t = threadIdx.x;
+  s_res[t] = r;
+  s_ok[t] = good;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (t < h) {
+      if (!(s_res[t + h] <= s_res[t])) s_res[t] = s_res[t + h];
+      s_ok[t] &= s_ok[t + h];
+    }
+    __syncthreads();
+  }
+}
+
 // The stop test in one launch: max residual (no NaN: non-finite residuals
 // are INFINITY) and all ok. Each block joins its share of the contacts
 // (grid-stride) into a partial; the last block to finish joins the partials
@@ -96,16 +113,7 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
     if (!(res[i] <= r)) r = res[i];
     good &= ok[i];
   }
-  s_res[t] = r;
-  s_ok[t] = good;
-  __syncthreads();
-  for (int h = blockDim.x / 2; h > 0; h /= 2) {
-    if (t < h) {
-      if (!(s_res[t + h] <= s_res[t])) s_res[t] = s_res[t + h];
-      s_ok[t] &= s_ok[t + h];
-    }
-    __syncthreads();
-  }
+  jl_block_max_and(s_res, s_ok, r, good);
   if (t == 0) {
     part_res[blockIdx.x] = s_res[0];
     part_ok[blockIdx.x] = s_ok[0];
@@ -122,16 +130,7 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
     if (!(pr <= r)) r = pr;
     good &= __ldcg(part_ok + i);
   }
-  s_res[t] = r;
-  s_ok[t] = good;
-  __syncthreads();
-  for (int h = blockDim.x / 2; h > 0; h /= 2) {
-    if (t < h) {
-      if (!(s_res[t + h] <= s_res[t])) s_res[t] = s_res[t + h];
-      s_ok[t] &= s_ok[t + h];
-    }
-    __syncthreads();
-  }
+  jl_block_max_and(s_res, s_ok, r, good);
   if (t == 0) {
     jl_pm_decide(&sb->s, s_res[0], s_ok[0], max_iter);
     sb->result_buf = dst_index;

@@ -30,6 +30,7 @@
 #include "scene.h"
 #include "scene_gpu.h"
 #include "scene_step.h"
+#include "scene_fixtures.h"
 #include "step_twin.h"
 
 /* metres, between the device SOR and jl_stepper_step's SOR on the sphere
@@ -39,40 +40,7 @@
 
 #ifdef JL_HAVE_CUDA
 static void sor_scene(jl_scene *s, int which) {
-  jl_error err = {0};
-  assert_int_equal(jl_scene_init(s, &err), JL_OK);
-  s->dt = 0.01;
-  jl_scene_set_pair(s, 0, 0, 0.6, 0.0, 0.0);
-  s->solver.kind = JL_SOLVER_SOR;
-  s->solver.alpha = 1.0;
-  s->solver.tol_abs = s->solver.tol_rel = 1e-7;
-  s->solver.max_iter = 200;
-  s->solver.warm_start = 1;
-  double p0[3] = {0, 0, 0}, up[3] = {0, 0, 1}, origin[3] = {0, 0, 0};
-  assert_true(jl_scene_add_plane(s, p0, up, 0, &err) >= 0);
-  jl_body_spec proto;
-  jl_body_spec_default(&proto);
-  if (which == 0) {
-    double he[3] = {0.5, 0.5, 0.5};
-    assert_int_equal(jl_scene_gen_box_pyramid(s, &proto, 12, he, 0.01, origin, &err), JL_OK);
-  } else if (which == 1) {
-    double he[3] = {0.2, 0.1, 0.1};
-    assert_int_equal(jl_scene_gen_brick_wall(s, &proto, 10, 6, 2, he, 0.001, origin, &err), JL_OK);
-  } else {
-    int counts[3] = {5, 5, 4};  /* a pile of touching spheres, settling */
-    if (which == 3) {  /* wide: colours above JL_COLOUR_MERGE_SIZE, launched alone */
-      counts[0] = counts[1] = 20;
-      counts[2] = 5;
-    }
-    double o[3] = {0.0, 0.0, 0.2};
-    assert_int_equal(jl_scene_gen_sphere_grid(s, &proto, 0.2, counts, 0.4, o, &err), JL_OK);
-    for (int k = 0; k < s->bodies.count; ++k) {  /* odd layers off the hollows: they roll */
-      if (s->bodies.is_static[k]) continue;
-      int layer = (int)((s->bodies.pos[3 * k + 2] - 0.2) / 0.4 + 0.5);
-      s->bodies.pos[3 * k] += 0.07 * (layer % 2);
-      s->bodies.pos[3 * k + 1] += 0.05 * (layer % 2);
-    }
-  }
+  assert_int_equal(fx_sor_scene(s, which, which == 0 ? 12 : 10, 6), 0);
 }
 
 /* No colour holds two contacts of one dynamic body. */

@@ -169,4 +169,49 @@ static inline double fx_array_diff(const double *x, const double *y, size_t n) {
   return worst == 0.0 ? 0.0 : worst / (scale > 0.0 ? scale : 1.0);
 }
 
+/* Small reference-like scenes for the SOR tests, on a ground plane, SOR
+ * (alpha 1, tol 1e-7, 200 iterations, warm start): which 0 a box pyramid of
+ * `rows` rows, 1 a brick wall of `rows` rows and `cols` columns, 2 a pile
+ * of touching spheres (5 x 5 x 4) whose odd layers sit off the hollows so
+ * they roll, 3 the same pile 20 x 20 x 5 (colours large enough for their own
+ * launch). Returns 0 or -1. */
+static inline int fx_sor_scene(jl_scene *s, int which, int rows, int cols) {
+  jl_error err = {0};
+  if (jl_scene_init(s, &err) != JL_OK) return -1;
+  s->dt = 0.01;
+  jl_scene_set_pair(s, 0, 0, 0.6, 0.0, 0.0);
+  s->solver.kind = JL_SOLVER_SOR;
+  s->solver.alpha = 1.0;
+  s->solver.tol_abs = s->solver.tol_rel = 1e-7;
+  s->solver.max_iter = 200;
+  s->solver.warm_start = 1;
+  double p0[3] = {0, 0, 0}, up[3] = {0, 0, 1}, origin[3] = {0, 0, 0};
+  if (jl_scene_add_plane(s, p0, up, 0, &err) < 0) return -1;
+  jl_body_spec proto;
+  jl_body_spec_default(&proto);
+  if (which == 0) {
+    double he[3] = {0.5, 0.5, 0.5};
+    return jl_scene_gen_box_pyramid(s, &proto, rows, he, 0.01, origin, &err) == JL_OK ? 0 : -1;
+  }
+  if (which == 1) {
+    double he[3] = {0.2, 0.1, 0.1};
+    return jl_scene_gen_brick_wall(s, &proto, rows, cols, 2, he, 0.001, origin, &err) == JL_OK
+               ? 0 : -1;
+  }
+  int counts[3] = {5, 5, 4};
+  if (which == 3) {
+    counts[0] = counts[1] = 20;
+    counts[2] = 5;
+  }
+  double o[3] = {0.0, 0.0, 0.2};
+  if (jl_scene_gen_sphere_grid(s, &proto, 0.2, counts, 0.4, o, &err) != JL_OK) return -1;
+  for (int k = 0; k < s->bodies.count; ++k) {
+    if (s->bodies.is_static[k]) continue;
+    int layer = (int)((s->bodies.pos[3 * k + 2] - 0.2) / 0.4 + 0.5);
+    s->bodies.pos[3 * k] += 0.07 * (layer % 2);
+    s->bodies.pos[3 * k + 1] += 0.05 * (layer % 2);
+  }
+  return 0;
+}
+
 #endif

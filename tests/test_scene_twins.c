@@ -468,36 +468,7 @@ static void test_step_twin_matches_stepper(void **state) {
 
 /* Small reference-like scenes: a box pyramid, a brick wall, a sphere pile. */
 static void sor_scene(jl_scene *s, int which) {
-  jl_error err = {0};
-  assert_int_equal(jl_scene_init(s, &err), JL_OK);
-  s->dt = 0.01;
-  jl_scene_set_pair(s, 0, 0, 0.6, 0.0, 0.0);
-  s->solver.kind = JL_SOLVER_SOR;
-  s->solver.alpha = 1.0;
-  s->solver.tol_abs = s->solver.tol_rel = 1e-7;
-  s->solver.max_iter = 200;
-  s->solver.warm_start = 1;
-  double p0[3] = {0, 0, 0}, up[3] = {0, 0, 1}, origin[3] = {0, 0, 0};
-  assert_true(jl_scene_add_plane(s, p0, up, 0, &err) >= 0);
-  jl_body_spec proto;
-  jl_body_spec_default(&proto);
-  if (which == 0) {
-    double he[3] = {0.5, 0.5, 0.5};
-    assert_int_equal(jl_scene_gen_box_pyramid(s, &proto, 8, he, 0.01, origin, &err), JL_OK);
-  } else if (which == 1) {
-    double he[3] = {0.2, 0.1, 0.1};
-    assert_int_equal(jl_scene_gen_brick_wall(s, &proto, 6, 5, 2, he, 0.001, origin, &err), JL_OK);
-  } else {
-    int counts[3] = {5, 5, 4};
-    double o[3] = {0.0, 0.0, 0.2};
-    assert_int_equal(jl_scene_gen_sphere_grid(s, &proto, 0.2, counts, 0.4, o, &err), JL_OK);
-    for (int k = 0; k < s->bodies.count; ++k) {  /* odd layers off the hollows: they roll */
-      if (s->bodies.is_static[k]) continue;
-      int layer = (int)((s->bodies.pos[3 * k + 2] - 0.2) / 0.4 + 0.5);
-      s->bodies.pos[3 * k] += 0.07 * (layer % 2);
-      s->bodies.pos[3 * k + 1] += 0.05 * (layer % 2);
-    }
-  }
+  assert_int_equal(fx_sor_scene(s, which, which == 0 ? 8 : 6, 5), 0);
 }
 
 /* Jones-Plassmann as the device runs it: rounds, each reading the state the
