@@ -56,6 +56,7 @@ struct jl_scene_gpu {
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
+  jl_dbuf contrib;         // JOR: each contact's share of du (12 per contact)
   // the device step: closed-contact filter, warm-start memory (keys sorted, world impulses)
   jl_dbuf cf_a, cf_b, cf_point, cf_normal, cf_gap, cf_key, c_flag, c_scan;
   jl_dbuf w_imp, idx, idx_alt, prev_key, prev_imp;
