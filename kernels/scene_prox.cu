@@ -171,12 +171,13 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
 // (threads < 3n) and du rebuilt from the warm start (threads < nb: the same
 // values the copy writes, so no thread waits for the copy); the last block
 // to finish sets the state running again.
+// order (SOR): lam is in colour order, lam[3 e + d] = init[3 order[e] + d].
 __global__ void jl_prox_restart_kernel(jl_jor_problem p, const double *init, double *lam,
-                                       double *du, jl_state_and_buf *sb) {
+                                       double *du, const int *order, jl_state_and_buf *sb) {
   __shared__ int s_last;
   if (sb->s.state != JL_PM_RESTART) return;  // uniform
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < 3LL * p.n) lam[i] = init[i];
+  if (i < 3LL * p.n) lam[i] = order ? init[3 * (size_t)order[i / 3] + i % 3] : init[i];
   if (!p.on_g && i < 6LL * p.nb)
     du[i] = jl_pm_du_body_comp((int)(i / 6), (int)(i % 6), p.body_ptr, p.body_contact, p.ka,
                                p.frame, p.irx, p.im, init, 0.0);
@@ -192,15 +193,56 @@ __global__ void jl_prox_restart_kernel(jl_jor_problem p, const double *init, dou
   }
 }
 
-// SOR sweep of one colour: contacts order[0..count), no two sharing a
-// dynamic body, so the updates and du's changes do not race.
+// SOR sweeps on the contacts in colour order (jl_sor_gather below): the
+// contacts of a colour sit side by side, so a sweep reads them coalesced,
+// without an index through the colouring's order; the arithmetic is
+// jl_pm_sor_contact's, whatever the contact's place.
+struct jl_sor_perm {
+  int *ka, *kb;
+  double *frame, *rx, *irx, *im, *c, *mu, *diag, *lam;
+};
+
+// Problem arrays and the warm start into colour order: position e holds
+// contact order[e].
+__global__ void jl_sor_gather_kernel(jl_jor_problem p, const int *order, const double *lam,
+                                     jl_sor_perm s) {
+  int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= p.n) return;
+  size_t i = (size_t)order[e], f = (size_t)e;
+  s.ka[f] = p.ka[i];
+  s.kb[f] = p.kb[i];
+  for (int d = 0; d < 9; ++d) s.frame[9 * f + d] = p.frame[9 * i + d];
+  for (int d = 0; d < 18; ++d) {
+    s.rx[18 * f + d] = p.rx[18 * i + d];
+    s.irx[18 * f + d] = p.irx[18 * i + d];
+  }
+  for (int d = 0; d < 2; ++d) {
+    s.im[2 * f + d] = p.im[2 * i + d];
+    s.diag[2 * f + d] = p.diag[2 * i + d];
+  }
+  for (int d = 0; d < 3; ++d) {
+    s.c[3 * f + d] = p.c[3 * i + d];
+    s.lam[3 * f + d] = lam[3 * i + d];
+  }
+  s.mu[f] = p.mu[i];
+}
+
+// The impulses back into contact order.
+__global__ void jl_sor_scatter_kernel(int n, const int *order, const double *lam_s, double *lam) {
+  int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n) return;
+  size_t i = (size_t)order[e];
+  for (int d = 0; d < 3; ++d) lam[3 * i + d] = lam_s[3 * (size_t)e + d];
+}
+
+// SOR sweep of one colour: positions [lo, lo + count), no two contacts
+// sharing a dynamic body, so the updates and du's changes do not race.
 __global__ void jl_sor_colour_kernel(jl_jor_problem p, double *lam, double *du, double *res,
-                                     int *ok, const int *order, int count,
-                                     const jl_pm_state *state) {
+                                     int *ok, int lo, int count, const jl_pm_state *state) {
   if (state->state != JL_PM_RUN) return;
   int e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= count) return;
-  int i = order[e], good = 1;
+  int i = lo + e, good = 1;
   res[i] = jl_pm_sor_contact(i, p.c, p.ka, p.kb, p.frame, p.rx, p.irx, p.im, p.diag, p.mu,
                              state->alpha, p.tol_rel, p.tol_abs, lam, du, &good);
   ok[i] = good;
@@ -210,14 +252,14 @@ __global__ void jl_sor_colour_kernel(jl_jor_problem p, double *lam, double *du, 
 // each colour still alone, a block barrier between two, so the result is
 // the colour-by-colour sweep's.
 __global__ void __launch_bounds__(JL_COLOUR_MERGE_SIZE) jl_sor_merged_kernel(
-    jl_jor_problem p, double *lam, double *du, double *res, int *ok, const int *order,
-    const int *colour_ptr, int c0, int c1, int back, const jl_pm_state *state) {
+    jl_jor_problem p, double *lam, double *du, double *res, int *ok, const int *colour_ptr,
+    int c0, int c1, int back, const jl_pm_state *state) {
   if (state->state != JL_PM_RUN) return;  // uniform: no divergent barrier
   double alpha = state->alpha;
   for (int cc = c0; cc < c1; ++cc) {
     int c = back ? c0 + c1 - 1 - cc : cc;
-    for (int e = colour_ptr[c] + threadIdx.x; e < colour_ptr[c + 1]; e += blockDim.x) {
-      int i = order[e], good = 1;
+    for (int i = colour_ptr[c] + threadIdx.x; i < colour_ptr[c + 1]; i += blockDim.x) {
+      int good = 1;
       res[i] = jl_pm_sor_contact(i, p.c, p.ka, p.kb, p.frame, p.rx, p.irx, p.im, p.diag, p.mu,
                                  alpha, p.tol_rel, p.tol_abs, lam, du, &good);
       ok[i] = good;
@@ -457,7 +499,8 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
     jl_jor_du_sum_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, contrib, du, state);
     jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(n, res, ok, part_res, part_ok, max_iter,
                                                        nxt, sb);
-    jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, buf[nxt], du, sb);
+    jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, buf[nxt], du, nullptr,
+                                                          sb);
   };
   if (jl_prox_loop(g, max_iter, check_every, body, &host, msg, msg_len)) return -1;
   if (host.s.state != JL_PM_STOP) {
@@ -488,7 +531,32 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   std::vector<int> first((size_t)colours + 1), merged((size_t)colours);
   int groups = jl_cm_plan(g->h_colour_ptr, colours, first.data(), merged.data());
   g->groups = groups;
-  double *lam = jl_dp<double>(g->lam0);
+  size_t sn = (size_t)n;
+  JL_RESERVE(s_ka, sn * sizeof(int), "contacts in colour order");
+  JL_RESERVE(s_kb, sn * sizeof(int), "contacts in colour order");
+  JL_RESERVE(s_frame, 9 * sn * sizeof(double), "contacts in colour order");
+  JL_RESERVE(s_rx, 18 * sn * sizeof(double), "contacts in colour order");
+  JL_RESERVE(s_irx, 18 * sn * sizeof(double), "contacts in colour order");
+  JL_RESERVE(s_im, 2 * sn * sizeof(double), "contacts in colour order");
+  JL_RESERVE(s_c, 3 * sn * sizeof(double), "contacts in colour order");
+  JL_RESERVE(s_mu, sn * sizeof(double), "contacts in colour order");
+  JL_RESERVE(s_diag, 2 * sn * sizeof(double), "contacts in colour order");
+  JL_RESERVE(s_lam, 3 * sn * sizeof(double), "contacts in colour order");
+  jl_sor_perm sp = {jl_dp<int>(g->s_ka), jl_dp<int>(g->s_kb), jl_dp<double>(g->s_frame),
+                    jl_dp<double>(g->s_rx), jl_dp<double>(g->s_irx), jl_dp<double>(g->s_im),
+                    jl_dp<double>(g->s_c), jl_dp<double>(g->s_mu), jl_dp<double>(g->s_diag),
+                    jl_dp<double>(g->s_lam)};
+  jl_jor_problem qs = q;  // the sweeps' view: the same problem in colour order
+  qs.ka = sp.ka;
+  qs.kb = sp.kb;
+  qs.frame = sp.frame;
+  qs.rx = sp.rx;
+  qs.irx = sp.irx;
+  qs.im = sp.im;
+  qs.c = sp.c;
+  qs.mu = sp.mu;
+  qs.diag = sp.diag;
+  double *lam0 = jl_dp<double>(g->lam0), *lam = sp.lam;
   double *du = jl_dp<double>(g->du), *res = jl_dp<double>(g->res);
   int *ok = jl_dp<int>(g->ok);
   const int *order = jl_dp<int>(g->col_order), *cptr = jl_dp<int>(g->col_ptr);
@@ -501,7 +569,9 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
   jl_jor_init_kernel<<<1, 1>>>(sb, alpha);
   JL_CUDA_TRY(cudaGetLastError());
-  jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, lam, du, state, 0);
+  jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, lam0, du, state, 0);
+  JL_CUDA_TRY(cudaGetLastError());
+  jl_sor_gather_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(q, order, lam0, sp);
   JL_CUDA_TRY(cudaGetLastError());
   jl_state_and_buf host;
   const int *hptr = g->h_colour_ptr;
@@ -512,17 +582,17 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
       int k = back ? groups - 1 - kk : kk;
       int c0 = first[(size_t)k], c1 = first[(size_t)k + 1];
       if (merged[(size_t)k]) {
-        jl_sor_merged_kernel<<<1, JL_COLOUR_MERGE_SIZE, 0, st>>>(q, lam, du, res, ok, order, cptr,
-                                                                 c0, c1, back, state);
+        jl_sor_merged_kernel<<<1, JL_COLOUR_MERGE_SIZE, 0, st>>>(qs, lam, du, res, ok, cptr, c0,
+                                                                 c1, back, state);
       } else {
         int lo = hptr[c0], count = hptr[c0 + 1] - lo;
         jl_sor_colour_kernel<<<jl_scene_blocks(count), JL_SCENE_BLOCK, 0, st>>>(
-            q, lam, du, res, ok, order + lo, count, state);
+            qs, lam, du, res, ok, lo, count, state);
       }
     }
     jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(n, res, ok, part_res, part_ok, max_iter, 0,
                                                        sb);
-    jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, lam, du, sb);
+    jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, lam, du, order, sb);
   };
   if (jl_prox_loop(g, max_iter, check_every, body, &host, msg, msg_len)) return -1;
   if (host.s.state != JL_PM_STOP) {
@@ -530,6 +600,8 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
              max_iter + JL_PROX_MAX_RESTARTS);
     return -1;
   }
+  jl_sor_scatter_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, order, lam, lam0);
+  JL_CUDA_TRY(cudaGetLastError());
   *out = host.s;
   return 0;
 }
