@@ -33,7 +33,7 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->lam1, &g->lam_init, &g->du, &g->res, &g->ok, &g->state, &g->temp,
                     &g->col_hash, &g->col_round, &g->col_colour, &g->col_sorted,
                     &g->col_sorted_alt, &g->col_iota, &g->col_order, &g->col_ptr,
-                    &g->col_flags, &g->partial, &g->contrib,
+                    &g->col_flags, &g->partial,
                     &g->s_ka, &g->s_kb, &g->s_frame, &g->s_rx, &g->s_irx, &g->s_im,
                     &g->s_c, &g->s_mu, &g->s_diag, &g->s_lam};
   for (jl_dbuf *b : all) cudaFree(b->p);

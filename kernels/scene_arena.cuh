@@ -56,7 +56,6 @@ struct jl_scene_gpu {
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
-  jl_dbuf contrib;         // JOR: each contact's share of du (12 per contact)
   // SOR: the problem's per-contact arrays and impulses in colour order
   jl_dbuf s_ka, s_kb, s_frame, s_rx, s_irx, s_im, s_c, s_mu, s_diag, s_lam;
   // the device step: closed-contact filter, warm-start memory (keys sorted, world impulses)

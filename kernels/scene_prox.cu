@@ -57,13 +57,8 @@ __global__ void jl_jor_du_kernel(jl_jor_problem p, const double *lam, double *du
   du[t] = jl_pm_du_body_comp(k, c, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam, 0.0);
 }
 
-// contrib (matrix-free only; NULL on G): the update also writes its
-// contact's share of the next du, M^-1 W lam_new for each dynamic side
-// (jl_sm_mw_comp, 6 per side at [(2 i + side) 6 + c]), so the per-body sums
-// read 8 bytes per contact instead of recomputing them from frame, irx, im
-// and lam.
 __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double *dst,
-                                     const double *du, double *res, int *ok, double *contrib,
+                                     const double *du, double *res, int *ok,
                                      const jl_pm_state *state) {
   if (state->state != JL_PM_RUN) return;
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -74,33 +69,9 @@ __global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double
   else
     jl_pm_xi_mf(i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
   int good = 1;
-  double out[3];
   res[i] = jl_pm_update(xi, src + 3 * (size_t)i, state->alpha, p.diag + 2 * (size_t)i, p.mu[i],
-                        p.tol_rel, p.tol_abs, out, &good);
+                        p.tol_rel, p.tol_abs, dst + 3 * (size_t)i, &good);
   ok[i] = good;
-  for (int d = 0; d < 3; ++d) dst[3 * (size_t)i + d] = out[d];
-  if (!contrib) return;
-  for (int side = 0; side < 2; ++side) {
-    if ((side ? p.kb[i] : p.ka[i]) < 0) continue;
-    double *w = contrib + 6 * (2 * (size_t)i + side);
-    for (int c = 0; c < 6; ++c) w[c] = jl_sm_mw_comp(p.frame, p.irx, p.im, i, side, out, c);
-  }
-}
-
-// du from the update's shares, one thread per (body, component), summed in
-// the body's contact order from 0: the additions of jl_pm_du_body_comp.
-__global__ void jl_jor_du_sum_kernel(jl_jor_problem p, const double *contrib, double *du,
-                                     const jl_pm_state *state) {
-  if (p.on_g || state->state != JL_PM_RUN) return;
-  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= 6LL * p.nb) return;
-  int k = (int)(t / 6), c = (int)(t % 6);
-  double acc = 0.0;
-  for (int e = p.body_ptr[k]; e < p.body_ptr[k + 1]; ++e) {
-    int i = p.body_contact[e];
-    acc += contrib[6 * (2 * (size_t)i + (p.ka[i] == k ? 0 : 1)) + c];
-  }
-  du[t] = acc;
 }
 
 // Max of r and AND of good over the block into s_res[0], s_ok[0] (blockDim
@@ -470,11 +441,6 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   }
   if (check_every < 1) check_every = 1;
   jl_jor_problem q = jl_prox_problem(g, on_g, tol_abs, tol_rel, max_iter);
-  double *contrib = nullptr;
-  if (!on_g && n > 0) {
-    JL_RESERVE(contrib, 12 * (size_t)n * sizeof(double), "du shares");
-    contrib = jl_dp<double>(g->contrib);
-  }
   double *buf[2] = {jl_dp<double>(g->lam0), jl_dp<double>(g->lam1)};
   double *du = jl_dp<double>(g->du), *res = jl_dp<double>(g->res);
   int *ok = jl_dp<int>(g->ok);
@@ -494,9 +460,8 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   // iteration it: from buf[it & 1] into buf[1 - (it & 1)]
   auto body = [&](int it, cudaStream_t st) {
     int cur = it & 1, nxt = 1 - cur;
-    jl_jor_update_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], du, res, ok,
-                                                        contrib, state);
-    jl_jor_du_sum_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, contrib, du, state);
+    jl_jor_update_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], du, res, ok, state);
+    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, buf[nxt], du, state, 0);
     jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(n, res, ok, part_res, part_ok, max_iter,
                                                        nxt, sb);
     jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, buf[nxt], du, nullptr,
