@@ -145,7 +145,7 @@ typedef struct jl_scene_totals {
   double wall_s;
 } jl_scene_totals;
 
-/* %.6g, or null when not finite (the device reports no residual). */
+/* %.6g, or null when not finite (JSON has no inf or nan: a scene that blew up). */
 static const char *jl_fmt_or_null(char *out, size_t cap, double v) {
   if (isfinite(v)) snprintf(out, cap, "%.6g", v);
   else snprintf(out, cap, "null");
@@ -163,35 +163,35 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
   double ke, pe;
   jl_scene_energy(s, &ke, &pe);
   jl_buf_printf(&b, "{\n  \"format\": \"jostle-result\",\n  \"kind\": \"scene\",\n  \"version\": 1,\n");
-  char g0[32], g1[32], g2[32], g3[32], g4[32];
+  char g0[32], g1[32], g2[32], g3[32], g4[32], g5[32], g6[32];
   jl_buf_printf(&b, "  \"scene\": {\"name\": \"%s\", \"file\": \"%s\", \"bodies\": %d, "
                 "\"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld},\n",
-                s->name, scene_path, bo->count, dynamic, jl_fmt_double(g1, sizeof g1, s->dt), steps_wanted);
+                s->name, scene_path, bo->count, dynamic, jl_fmt_json_double(g1, sizeof g1, s->dt), steps_wanted);
   jl_buf_printf(&b, "  \"solver\": {\"method\": \"%s\", \"alpha\": %s, \"tol_abs\": %s, "
                 "\"tol_rel\": %s, \"max_iterations\": %d, \"warm_start\": %s, "
                 "\"matrix_free\": %s, \"order\": \"%s\"},\n",
-                o->kind == JL_SOLVER_JOR ? "jor" : "sor", jl_fmt_double(g1, sizeof g1, o->alpha), jl_fmt_double(g2, sizeof g2, o->tol_abs),
-                jl_fmt_double(g3, sizeof g3, o->tol_rel),
+                o->kind == JL_SOLVER_JOR ? "jor" : "sor", jl_fmt_json_double(g1, sizeof g1, o->alpha), jl_fmt_json_double(g2, sizeof g2, o->tol_abs),
+                jl_fmt_json_double(g3, sizeof g3, o->tol_rel),
                 o->max_iter, o->warm_start ? "true" : "false",
                 o->matrix_free < 0 ? "\"auto\"" : o->matrix_free ? "true" : "false",
                 o->sor_order == JL_SOR_SEQUENTIAL ? "sequential" : "coloured");
   jl_buf_printf(&b, "  \"run\": {\"device\": \"%s\", \"device_kind\": \"%s\", \"threads\": %d, "
                 "\"steps\": %ld, \"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, "
                 "\"stopped_by\": \"%s\"},\n",
-                dev->name, jl_device_kind_name(dev->kind), dev->threads, t->steps, jl_fmt_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
+                dev->name, jl_device_kind_name(dev->kind), dev->threads, t->steps, jl_fmt_json_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
                 t->steps ? 1e3 * t->wall_s / t->steps : 0.0, stopped_by_signal ? "signal" : "steps");
   double ns = t->steps > 0 ? (double)t->steps : 1.0;
   jl_buf_printf(&b, "  \"summary\": {\"contacts_mean\": %.6g, \"contacts_max\": %d, "
                 "\"iterations_mean\": %.6g, \"iterations_max\": %d, \"steps_not_converged\": %ld, "
-                "\"restarts\": %ld, \"residual_max\": %s, \"max_penetration\": %.6g, "
-                "\"max_displacement\": %.6g, "
+                "\"restarts\": %ld, \"residual_max\": %s, \"max_penetration\": %s, "
+                "\"max_displacement\": %s, "
                 "\"energy_initial\": {\"kinetic\": %s, \"potential\": %s}, "
                 "\"energy_final\": {\"kinetic\": %s, \"potential\": %s}},\n",
                 t->contacts_sum / ns, t->contacts_max, t->iterations_sum / ns, t->iterations_max,
                 t->not_converged, t->restarts, jl_fmt_or_null(g0, sizeof g0, t->residual_max),
-                t->penetration_max,
-                t->displacement_max, jl_fmt_double(g1, sizeof g1, e0[0]),
-                jl_fmt_double(g2, sizeof g2, e0[1]), jl_fmt_double(g3, sizeof g3, ke), jl_fmt_double(g4, sizeof g4, pe));
+                jl_fmt_or_null(g5, sizeof g5, t->penetration_max),
+                jl_fmt_or_null(g6, sizeof g6, t->displacement_max), jl_fmt_json_double(g1, sizeof g1, e0[0]),
+                jl_fmt_json_double(g2, sizeof g2, e0[1]), jl_fmt_json_double(g3, sizeof g3, ke), jl_fmt_json_double(g4, sizeof g4, pe));
   jl_buf_printf(&b, "  \"bodies\": [\n");
   static const char *const shapes[] = {"sphere", "box", "plane"};
   for (int k = 0; k < bo->count; ++k) {

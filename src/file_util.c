@@ -120,6 +120,12 @@ char *jl_fmt_double(char *out, size_t cap, double v) {
   return out;
 }
 
+char *jl_fmt_json_double(char *out, size_t cap, double v) {
+  if (isfinite(v)) return jl_fmt_double(out, cap, v);
+  snprintf(out, cap, "null");
+  return out;
+}
+
 void jl_buf_json_number(jl_buf *b, double v) {
   if (!isfinite(v)) {
     jl_buf_printf(b, "null");
