@@ -79,20 +79,6 @@ jrun noopt scene "$in/unknown.json" --frobnicate --quiet
 expect_rc 2
 expect_err 'frobnicate' "the unknown option"
 
-# --- a run whose numbers overflow still writes valid JSON (null for inf) ---
-cat > "$in/fast.json" <<'EOS'
-{"name": "fast", "dt": 0.01, "steps": 1,
- "bodies": [{"shape": "sphere", "radius": 0.5, "position": [0, 0, 0], "velocity": [1e300, 0, 0]}]}
-EOS
-jrun fast scene "$in/fast.json" --device cpu --out "$o/fast.json" --quiet
-expect_rc 0
-jpy '
-d = json.loads(open(sys.argv[1]).read())
-if d["summary"]["energy_initial"]["kinetic"] is not None:
-    fail("expected an infinite kinetic energy written as null, got %r" % d["summary"]["energy_initial"])
-' "$o/fast.json"
-rm -f "$o"/fast*
-
 # --- SIGINT: exit 0, result and CSV of the steps done ---
 CMD="scene box-pyramid-20.json --steps 1000000"
 LAST=sig
