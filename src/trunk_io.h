@@ -43,6 +43,7 @@ typedef struct jl_trunk_result {
   double time_s, time_to_best_s, baseline_time_s;
   const char *stopped_by;         /* "baseline", "time", "signal", ... */
   const jl_trunk_run_info *search_info; /* what the annealing search did; NULL when none ran */
+  int baseline_complete;          /* 0: --time or a signal cut the baseline short */
 } jl_trunk_result;
 
 int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);
