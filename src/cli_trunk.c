@@ -16,6 +16,7 @@
 #include "trunk_check.h"
 #include "trunk_io.h"
 #include "trunk_search.h"
+#include "trunk_slabs.h"
 #include "progress.h"
 
 /* The signal handler's only link to the search: a flag it polls between launches. */
@@ -308,6 +309,22 @@ int jl_cli_trunk(int argc, char **argv) {
                 prob.name, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s,
                 dev.threads);
   const char *search = "baseline", *stopped_by = "baseline";
+  /* Slab fills (cuts across x, then y) start the search when they beat the
+   * baseline. */
+  jl_slab_info slab[2];
+  memset(slab, 0, sizeof slab);
+  for (int ax = 0; ax < 2 && best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag; ++ax) {
+    if (jl_trunk_slab_fill(&geom, ax, 0.0, dev.threads, deadline, &jl_trunk_stop_flag, &found, &slab[ax],
+                           &err) != JL_OK)
+      goto fail;
+    jl_log_printf(&log, JL_LOG_INFO, "%s: slab fill across %c: %d blocks in %d slabs, %lld positions tested in %.2f s%s",
+                  prob.name, "xy"[ax], slab[ax].count, slab[ax].slabs, slab[ax].boxes_tested, slab[ax].time_s,
+                  slab[ax].complete ? "" : " (cut short)");
+    if (found.count > best.count) {
+      if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
+      search = ax ? "slabs_y" : "slabs_x";
+    }
+  }
   if (a.resume) {
     jl_trunk_report rr;
     if (jl_trunk_check_packing(&geom, &resume, &rr, &err) != JL_OK) goto fail;

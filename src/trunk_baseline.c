@@ -47,8 +47,7 @@ void jl_quat_from_axes(const double col[3][3], double q[4]) {
   q[3] = z / l;
 }
 
-/* Orientation with block edge e[0] along world x, e[1] along y, e[2] along z. */
-static void jl_perm_quat(const int e[3], double q[4]) {
+void jl_trunk_axis_quat(const int e[3], double q[4]) {
   double col[3][3] = {{0}};
   for (int w = 0; w < 3; ++w) col[e[w]][w] = 1.0;  /* body axis e[w] -> world axis w */
   double det = col[0][0] * (col[1][1] * col[2][2] - col[1][2] * col[2][1]) -
@@ -100,7 +99,7 @@ static int jl_layer_count(const jl_baseline_shared *s, const int e[3], double z,
   const jl_trunk_geom *g = s->g;
   double dx = jl_edge(&g->block, e[0]), dy = jl_edge(&g->block, e[1]), dz = jl_edge(&g->block, e[2]);
   double q[4];
-  jl_perm_quat(e, q);
+  jl_trunk_axis_quat(e, q);
   jl_obb o;
   int count = 0;
   int nx = (int)floor((s->hi[0] + g->tol - s->lo[0] - ox) / dx);

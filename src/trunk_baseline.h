@@ -39,5 +39,7 @@ int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, do
 /* Unit quaternion (w, x, y, z) of the rotation whose columns are the given
  * body axes in world coordinates (a proper rotation matrix). */
 void jl_quat_from_axes(const double col[3][3], double q[4]);
+/* Orientation with block edge e[0] along world x, e[1] along y, e[2] along z. */
+void jl_trunk_axis_quat(const int e[3], double q[4]);
 
 #endif

@@ -1,0 +1,354 @@
+#include "trunk_slabs.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mesh.h"
+#include "timer.h"
+#include "trunk_baseline.h"
+
+/* Positions along the uncut axis: the shortest block edge over this. */
+#define JL_SLAB_FINE_PER_EDGE 8
+/* Cut positions: the shortest block edge over this (12.5 mm for the DIN block). */
+#define JL_SLAB_STEPS_PER_EDGE 4
+/* Layer kinds: upright edge v (3) x which edge runs along the cut axis (2). */
+#define JL_SLAB_KINDS 6
+
+/* Rows are indexed by (layer height i, kind, offset, cut position g): the
+ * legal blocks of one row of a layer, lying between P_g and P_g + (edge
+ * along the cut axis), along the whole uncut axis. */
+typedef struct jl_slab_shared {
+  const jl_trunk_geom *g;
+  int a, b;                /* cut axis, uncut horizontal axis */
+  double lo[3], hi[3];
+  double step;             /* P_g = lo[a] + g step, g = 0..m */
+  int m;
+  int max_span;            /* the longest edge / step */
+  double fine;             /* grid of block positions along the uncut axis */
+  double dz;               /* layer heights z_i = lo[2] + i dz, i < n_z */
+  int n_z;
+  int *row;                /* n_z * JL_SLAB_KINDS * (m + 1) */
+  int *value;              /* (m + 1)^2: blocks in the slab [P_j, P_k] */
+  atomic_int next;
+  atomic_llong tested;
+  double deadline;
+  const volatile sig_atomic_t *stop;
+  atomic_int cut;
+} jl_slab_shared;
+
+static double jl_slab_edge(const jl_block_size *b, int e) { return e == 0 ? b->x : e == 1 ? b->y : b->z; }
+
+static int jl_slab_stopped(jl_slab_shared *s) {
+  if (atomic_load(&s->cut)) return 1;
+  if ((s->stop && *s->stop) || (s->deadline > 0.0 && jl_time_now() >= s->deadline)) {
+    atomic_store(&s->cut, 1);
+    return 1;
+  }
+  return 0;
+}
+
+/* Kind k: upright edge v = k / 2; the other two edges, in index order, go
+ * along the cut axis and the uncut one, or the reverse (k odd). e[w] is
+ * the block edge along world axis w. */
+static void jl_slab_kind_edges(const jl_slab_shared *s, int k, int e[3]) {
+  int v = k / 2, p = (v + 1) % 3, q = (v + 2) % 3;
+  if (p > q) { int t = p; p = q; q = t; }
+  e[2] = v;
+  e[s->a] = k % 2 ? q : p;
+  e[s->b] = k % 2 ? p : q;
+}
+
+static size_t jl_slab_row_idx(const jl_slab_shared *s, int i, int k, int g) {
+  return ((size_t)i * JL_SLAB_KINDS + (size_t)k) * (size_t)(s->m + 1) + (size_t)g;
+}
+
+/* Cut positions a row of kind k spans (its edge along the cut axis / step). */
+static int jl_slab_span(const jl_slab_shared *s, int k) {
+  int e[3];
+  jl_slab_kind_edges(s, k, e);
+  return (int)lround(jl_slab_edge(&s->g->block, e[s->a]) / s->step);
+}
+
+/* The blocks of one row, placed greedily along the uncut axis: each at the
+ * first position (on a grid of s->fine from the bounding box side) past
+ * the previous one where it crosses no triangle and lies inside. Leftmost
+ * first is optimal for equal blocks on a line, so a row holds at least as
+ * many as any lattice offset on that grid. Counted, and pushed onto out
+ * when out != NULL. */
+static int jl_slab_row(const jl_slab_shared *s, int i, int k, int g, long long *tested,
+                       jl_block_packing *out) {
+  const jl_trunk_geom *geo = s->g;
+  int e[3];
+  jl_slab_kind_edges(s, k, e);
+  double ea = jl_slab_edge(&geo->block, e[s->a]), eb = jl_slab_edge(&geo->block, e[s->b]);
+  double h = jl_slab_edge(&geo->block, e[2]);
+  double z = s->lo[2] + i * s->dz;
+  double a0 = s->lo[s->a] + g * s->step;
+  if (z + h > s->hi[2] + geo->tol || a0 + ea > s->hi[s->a] + geo->tol) return 0;
+  int n_fine = (int)floor((s->hi[s->b] + geo->tol - s->lo[s->b] - eb) / s->fine);
+  int span = (int)lround(eb / s->fine);
+  double q[4];
+  jl_trunk_axis_quat(e, q);
+  jl_obb box;
+  int count = 0;
+  for (int t = 0; t <= n_fine;) {
+    double c[3];
+    c[s->a] = a0 + 0.5 * ea;
+    c[s->b] = s->lo[s->b] + t * s->fine + 0.5 * eb;
+    c[2] = z + 0.5 * h;
+    jl_obb_from_block(&geo->block, c, q, &box);
+    ++*tested;
+    if (jl_trunk_box_surface_depth(geo, &box, 1, NULL) > geo->tol || !jl_trunk_point_inside(geo, c)) {
+      ++t;
+      continue;
+    }
+    ++count;
+    if (out && jl_block_packing_push(out, c, q, NULL) != JL_OK) return -1;
+    t += span;
+  }
+  return count;
+}
+
+/* Work unit u < n_z * JL_SLAB_KINDS: every row of one layer height and kind. */
+static void *jl_slab_row_worker(void *arg) {
+  jl_slab_shared *s = arg;
+  long long tested = 0;
+  for (;;) {
+    int u = atomic_fetch_add(&s->next, 1);
+    if (u >= s->n_z * JL_SLAB_KINDS || jl_slab_stopped(s)) break;
+    int i = u / JL_SLAB_KINDS, k = u % JL_SLAB_KINDS;
+    for (int g = 0; g <= s->m; ++g) s->row[jl_slab_row_idx(s, i, k, g)] = jl_slab_row(s, i, k, g, &tested, NULL);
+  }
+  atomic_fetch_add(&s->tested, tested);
+  return NULL;
+}
+
+/* Layer index after a layer of height h at z_i. */
+static int jl_slab_after(const jl_slab_shared *s, int i, double h) {
+  int j = i + (int)ceil((h - s->g->tol) / s->dz);
+  return j > i ? j : i + 1;
+}
+
+/* Per layer (i, v) of the slab [P_j, P_k]: the best count over the two
+ * kinds with upright edge v and the phases d (rows start at P_(j + d), d
+ * below the row's span, so each layer's last row can end close to a
+ * sloped wall), and that choice (pick = kind * max_span + d; may be NULL).
+ * Rows are whole within P_k. */
+static void jl_slab_layers(const jl_slab_shared *s, int j, int kk, int *cnt, int *pick) {
+  for (int i = 0; i < s->n_z; ++i)
+    for (int v = 0; v < 3; ++v) {
+      int best = 0, bp = -1;
+      for (int k = 2 * v; k < 2 * v + 2; ++k) {
+        int span = jl_slab_span(s, k);
+        for (int d = 0; d < span; ++d) {
+          int sum = 0;
+          for (int g = j + d; g + span <= kk; g += span) sum += s->row[jl_slab_row_idx(s, i, k, g)];
+          if (sum > best) { best = sum; bp = k * s->max_span + d; }
+        }
+      }
+      cnt[3 * i + v] = best;
+      if (pick) pick[3 * i + v] = bp;
+    }
+}
+
+/* Layers stacked by dynamic programming, as the baseline does: total[i] is
+ * the most blocks in layers at z_i or above; next[i] the edge upright at
+ * z_i (-1: none). Returns total[0]. */
+static int jl_slab_stack(const jl_slab_shared *s, const int *cnt, int *total, int *next) {
+  const jl_block_size *bs = &s->g->block;
+  total[s->n_z] = 0;
+  for (int i = s->n_z - 1; i >= 0; --i) {
+    total[i] = total[i + 1];
+    next[i] = -1;
+    for (int v = 0; v < 3; ++v) {
+      int c = cnt[3 * i + v];
+      if (c <= 0) continue;
+      int j = jl_slab_after(s, i, jl_slab_edge(bs, v));
+      int t = c + (j < s->n_z ? total[j] : 0);
+      if (t > total[i]) { total[i] = t; next[i] = v; }
+    }
+  }
+  return s->n_z > 0 ? total[0] : 0;
+}
+
+typedef struct jl_slab_value_job {
+  jl_slab_shared *s;
+  atomic_int next_j;
+  atomic_int failed;
+} jl_slab_value_job;
+
+/* Slab values, one start cut j at a time. The layer counts of [P_j, P_k]
+ * come from those of [P_j, P_k-1] plus the rows that end at P_k. */
+static void *jl_slab_value_worker(void *arg) {
+  jl_slab_value_job *job = arg;
+  jl_slab_shared *s = job->s;
+  size_t nl = (size_t)s->n_z * 3;
+  int *cnt = calloc(nl, sizeof *cnt);
+  size_t nsum = (size_t)s->n_z * JL_SLAB_KINDS * (size_t)s->max_span;
+  int *sum = calloc(nsum, sizeof *sum);
+  int *total = malloc((size_t)(s->n_z + 1) * sizeof *total);
+  int *next = malloc((size_t)(s->n_z + 1) * sizeof *next);
+  if (!cnt || !sum || !total || !next) {
+    atomic_store(&job->failed, 1);
+    free(cnt); free(sum); free(total); free(next);
+    return NULL;
+  }
+  for (;;) {
+    int j = atomic_fetch_add(&job->next_j, 1);
+    if (j >= s->m || jl_slab_stopped(s)) break;
+    memset(sum, 0, nsum * sizeof *sum);
+    memset(cnt, 0, nl * sizeof *cnt);
+    for (int kk = j + 1; kk <= s->m; ++kk) {
+      /* rows ending at P_kk: of each kind, the one of phase (kk - j) mod span */
+      int changed = 0;
+      for (int k = 0; k < JL_SLAB_KINDS; ++k) {
+        int span = jl_slab_span(s, k);
+        if (kk - j < span) continue;
+        int g = kk - span, d = (kk - j) % span;  /* the row's start and phase */
+        int v = k / 2;
+        for (int i = 0; i < s->n_z; ++i) {
+          size_t id = ((size_t)i * JL_SLAB_KINDS + (size_t)k) * (size_t)s->max_span + (size_t)d;
+          sum[id] += s->row[jl_slab_row_idx(s, i, k, g)];
+          if (sum[id] > cnt[3 * i + v]) { cnt[3 * i + v] = sum[id]; changed = 1; }
+        }
+      }
+      int val = changed || kk == j + 1 ? jl_slab_stack(s, cnt, total, next)
+                                       : s->value[(size_t)j * (size_t)(s->m + 1) + (size_t)(kk - 1)];
+      s->value[(size_t)j * (size_t)(s->m + 1) + (size_t)kk] = val;
+    }
+  }
+  free(cnt); free(sum); free(total); free(next);
+  return NULL;
+}
+
+static int jl_slab_run_threads(void *(*fn)(void *), void *arg, int threads) {
+  pthread_t *tid = malloc((size_t)threads * sizeof *tid);
+  int started = 0;
+  if (tid)
+    for (; started < threads - 1; ++started)
+      if (pthread_create(&tid[started], NULL, fn, arg) != 0) break;
+  fn(arg);
+  for (int t = 0; t < started; ++t) pthread_join(tid[t], NULL);
+  free(tid);
+  return JL_OK;
+}
+
+int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, double step, int threads, double deadline,
+                       const volatile sig_atomic_t *stop, jl_block_packing *out,
+                       jl_slab_info *info, jl_error *err) {
+  double t0 = jl_time_now();
+  if (axis != 0 && axis != 1) return jl_error_set(err, JL_ERR_INPUT, "slab fill: axis must be 0 or 1");
+  jl_slab_shared s;
+  memset(&s, 0, sizeof s);
+  s.g = g;
+  s.a = axis;
+  s.b = 1 - axis;
+  s.deadline = deadline;
+  s.stop = stop;
+  jl_mesh_bounds(g->mesh, s.lo, s.hi);
+  double shortest = fmin(g->block.x, fmin(g->block.y, g->block.z));
+  s.step = step > 0.0 ? step : shortest / JL_SLAB_STEPS_PER_EDGE;
+  for (int e = 0; e < 3; ++e) {
+    double r = jl_slab_edge(&g->block, e) / s.step;
+    if (fabs(r - lround(r)) > 1e-9 || lround(r) < 1)
+      return jl_error_set(err, JL_ERR_INPUT, "slab fill: the step %.6g mm must divide every block edge",
+                          s.step);
+  }
+  s.max_span = (int)lround(fmax(g->block.x, fmax(g->block.y, g->block.z)) / s.step);
+  s.m = (int)floor((s.hi[axis] - s.lo[axis] + g->tol) / s.step);
+  s.dz = shortest / JL_SLAB_FINE_PER_EDGE;
+  s.fine = shortest / JL_SLAB_FINE_PER_EDGE;
+  s.n_z = (int)floor((s.hi[2] - s.lo[2] + g->tol - shortest) / s.dz) + 1;
+  if (s.n_z < 0) s.n_z = 0;
+  if (s.m < 1 || s.n_z < 1 || (double)s.n_z * JL_SLAB_KINDS * (s.m + 1) > 5e7 ||
+      (double)(s.m + 1) * (s.m + 1) > 5e7)
+    return jl_error_set(err, JL_ERR_INPUT, "slab fill: trunk of %d cut positions and %d layer heights "
+                        "out of range", s.m + 1, s.n_z);
+  size_t nrow = (size_t)s.n_z * JL_SLAB_KINDS * (size_t)(s.m + 1);
+  s.row = calloc(nrow, sizeof *s.row);
+  s.value = calloc((size_t)(s.m + 1) * (size_t)(s.m + 1), sizeof *s.value);
+  int *F = calloc((size_t)s.m + 1, sizeof *F), *from = calloc((size_t)s.m + 1, sizeof *from);
+  int *cnt = calloc((size_t)s.n_z * 3, sizeof *cnt), *pick = calloc((size_t)s.n_z * 3, sizeof *pick);
+  int *total = calloc((size_t)s.n_z + 1, sizeof *total), *next = calloc((size_t)s.n_z + 1, sizeof *next);
+  int rc = JL_OK;
+  if (!s.row || !s.value || !F || !from || !cnt || !pick || !total || !next) {
+    rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
+    goto done;
+  }
+  if (threads < 1) threads = 1;
+  atomic_init(&s.next, 0);
+  atomic_init(&s.tested, 0);
+  atomic_init(&s.cut, 0);
+  jl_slab_run_threads(jl_slab_row_worker, &s, threads);
+  jl_slab_value_job job = {.s = &s};
+  atomic_init(&job.next_j, 0);
+  atomic_init(&job.failed, 0);
+  jl_slab_run_threads(jl_slab_value_worker, &job, threads);
+  if (atomic_load(&job.failed)) {
+    rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
+    goto done;
+  }
+  /* Cuts: F[k] is the most blocks below P_k; from[k] the start of the slab
+   * ending at P_k (-1: the step before P_k left empty). Ties keep fewer slabs. */
+  F[0] = 0;
+  for (int k = 1; k <= s.m; ++k) {
+    F[k] = F[k - 1];
+    from[k] = -1;
+    for (int j = 0; j < k; ++j) {
+      int t = F[j] + s.value[(size_t)j * (size_t)(s.m + 1) + (size_t)k];
+      if (t > F[k]) { F[k] = t; from[k] = j; }
+    }
+  }
+  out->count = 0;
+  int slabs = 0;
+  long long t_unused = 0;
+  for (int k = s.m; k > 0 && rc == JL_OK;) {
+    int j = from[k];
+    if (j < 0) { --k; continue; }
+    jl_slab_layers(&s, j, k, cnt, pick);
+    jl_slab_stack(&s, cnt, total, next);
+    int placed = 0;
+    for (int i = 0; i < s.n_z && rc == JL_OK;) {
+      int v = next[i];
+      if (v < 0) { ++i; continue; }
+      int kind = pick[3 * i + v] / s.max_span, d = pick[3 * i + v] % s.max_span;
+      int span = jl_slab_span(&s, kind);
+      for (int r0 = j + d; r0 + span <= k; r0 += span) {
+        if (s.row[jl_slab_row_idx(&s, i, kind, r0)] <= 0) continue;  /* empty, or not tried */
+        int got = jl_slab_row(&s, i, kind, r0, &t_unused, out);
+        if (got < 0) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the slab fill");
+        else placed += got;
+      }
+      i = jl_slab_after(&s, i, jl_slab_edge(&g->block, v));
+    }
+    if (rc == JL_OK && placed != s.value[(size_t)j * (size_t)(s.m + 1) + (size_t)k])
+      rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: slab [%d, %d] placed %d blocks, expected %d",
+                        j, k, placed, s.value[(size_t)j * (size_t)(s.m + 1) + (size_t)k]);
+    if (placed > 0) ++slabs;
+    k = j;
+  }
+  if (rc == JL_OK) {
+    jl_trunk_report rep;
+    rc = jl_trunk_check_packing(g, out, &rep, err);
+    if (rc == JL_OK && !rep.legal) {
+      char why[256];
+      jl_trunk_report_describe(&rep, why, sizeof why);
+      rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: the slab fill failed the exact check: %s", why);
+    }
+  }
+  if (info && rc == JL_OK) {
+    info->count = out->count;
+    info->axis = axis;
+    info->slabs = slabs;
+    info->step = s.step;
+    info->boxes_tested = atomic_load(&s.tested);
+    info->time_s = jl_time_now() - t0;
+    info->complete = !atomic_load(&s.cut);
+  }
+done:
+  free(s.row); free(s.value); free(F); free(from); free(cnt); free(pick); free(total); free(next);
+  return rc;
+}
