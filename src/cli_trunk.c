@@ -314,11 +314,12 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_slab_info slab[2];
   memset(slab, 0, sizeof slab);
   for (int ax = 0; ax < 2 && best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag; ++ax) {
-    if (jl_trunk_slab_fill(&geom, ax, 0.0, dev.threads, deadline, &jl_trunk_stop_flag, &found, &slab[ax],
+    if (jl_trunk_slab_fill(&geom, ax, 1, 0.0, dev.threads, deadline, &jl_trunk_stop_flag, &found, &slab[ax],
                            &err) != JL_OK)
       goto fail;
-    jl_log_printf(&log, JL_LOG_INFO, "%s: slab fill across %c: %d blocks in %d slabs, %lld positions tested in %.2f s%s",
-                  prob.name, "xy"[ax], slab[ax].count, slab[ax].slabs, slab[ax].boxes_tested, slab[ax].time_s,
+    jl_log_printf(&log, JL_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
+                  "%lld positions tested in %.2f s%s", prob.name, "xy"[ax], "yx"[ax], slab[ax].count,
+                  slab[ax].zones, slab[ax].slabs, slab[ax].boxes_tested, slab[ax].time_s,
                   slab[ax].complete ? "" : " (cut short)");
     if (found.count > best.count) {
       if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,28 +11,34 @@
 #include "timer.h"
 #include "trunk_baseline.h"
 
-/* Positions along the uncut axis: the shortest block edge over this. */
+/* Positions along the rows and layer heights: the shortest block edge over this. */
 #define JL_SLAB_FINE_PER_EDGE 8
-/* Cut positions: the shortest block edge over this (12.5 mm for the DIN block). */
+/* Inner cut positions: the shortest block edge over this (12.5 mm for the DIN block). */
 #define JL_SLAB_STEPS_PER_EDGE 4
-/* Layer kinds: upright edge v (3) x which edge runs along the cut axis (2). */
+/* Layer kinds: upright edge v (3) x which edge runs along the inner cut axis (2). */
 #define JL_SLAB_KINDS 6
 
-/* Rows are indexed by (layer height i, kind, offset, cut position g): the
- * legal blocks of one row of a layer, lying between P_g and P_g + (edge
- * along the cut axis), along the whole uncut axis. */
+/* Geometry: the inner cut axis a (slabs [P_j, P_k], P_g = lo[a] + g step),
+ * the outer axis b (zones [Q_p, Q_q] on a grid of one shortest edge), z
+ * layers at z_i = lo[2] + i dz. A row of layer (i, kind) at P_g spans
+ * [P_g, P_g + edge along a] and holds blocks placed greedily along b
+ * within the zone. legal caches the box tests: per (i, kind, g) and fine
+ * position t along b, 0 unknown, 1 legal, 2 not. */
 typedef struct jl_slab_shared {
   const jl_trunk_geom *g;
-  int a, b;                /* cut axis, uncut horizontal axis */
+  int a, b;
   double lo[3], hi[3];
-  double step;             /* P_g = lo[a] + g step, g = 0..m */
+  double step;
   int m;
   int max_span;            /* the longest edge / step */
-  double fine;             /* grid of block positions along the uncut axis */
-  double dz;               /* layer heights z_i = lo[2] + i dz, i < n_z */
+  double fine;             /* positions along b: lo[b] + t fine, t <= n_fine */
+  int n_fine;
+  double dz;
   int n_z;
-  int *row;                /* n_z * JL_SLAB_KINDS * (m + 1) */
-  int *value;              /* (m + 1)^2: blocks in the slab [P_j, P_k] */
+  uint8_t *legal;          /* n_z * KINDS * (m + 1) * (n_fine + 1) */
+  double zlo, zhi;         /* the current zone along b */
+  int *row;                /* n_z * KINDS * (m + 1): blocks of each row in the zone */
+  int *value;              /* (m + 1)^2: blocks in the slab [P_j, P_k] of the zone */
   atomic_int next;
   atomic_llong tested;
   double deadline;
@@ -51,8 +58,8 @@ static int jl_slab_stopped(jl_slab_shared *s) {
 }
 
 /* Kind k: upright edge v = k / 2; the other two edges, in index order, go
- * along the cut axis and the uncut one, or the reverse (k odd). e[w] is
- * the block edge along world axis w. */
+ * along a and b, or the reverse (k odd). e[w] is the block edge along
+ * world axis w. */
 static void jl_slab_kind_edges(const jl_slab_shared *s, int k, int e[3]) {
   int v = k / 2, p = (v + 1) % 3, q = (v + 2) % 3;
   if (p > q) { int t = p; p = q; q = t; }
@@ -65,19 +72,18 @@ static size_t jl_slab_row_idx(const jl_slab_shared *s, int i, int k, int g) {
   return ((size_t)i * JL_SLAB_KINDS + (size_t)k) * (size_t)(s->m + 1) + (size_t)g;
 }
 
-/* Cut positions a row of kind k spans (its edge along the cut axis / step). */
+/* Cut positions a row of kind k spans (its edge along a / step). */
 static int jl_slab_span(const jl_slab_shared *s, int k) {
   int e[3];
   jl_slab_kind_edges(s, k, e);
   return (int)lround(jl_slab_edge(&s->g->block, e[s->a]) / s->step);
 }
 
-/* The blocks of one row, placed greedily along the uncut axis: each at the
- * first position (on a grid of s->fine from the bounding box side) past
- * the previous one where it crosses no triangle and lies inside. Leftmost
- * first is optimal for equal blocks on a line, so a row holds at least as
- * many as any lattice offset on that grid. Counted, and pushed onto out
- * when out != NULL. */
+/* One row in the current zone, placed greedily along b: each block at the
+ * first fine position past the previous one where it crosses no triangle
+ * and lies inside. Leftmost first is optimal for equal blocks on a line,
+ * so a row holds at least as many as any lattice offset on that grid.
+ * Counted, and pushed onto out when out != NULL. */
 static int jl_slab_row(const jl_slab_shared *s, int i, int k, int g, long long *tested,
                        jl_block_packing *out) {
   const jl_trunk_geom *geo = s->g;
@@ -88,20 +94,27 @@ static int jl_slab_row(const jl_slab_shared *s, int i, int k, int g, long long *
   double z = s->lo[2] + i * s->dz;
   double a0 = s->lo[s->a] + g * s->step;
   if (z + h > s->hi[2] + geo->tol || a0 + ea > s->hi[s->a] + geo->tol) return 0;
-  int n_fine = (int)floor((s->hi[s->b] + geo->tol - s->lo[s->b] - eb) / s->fine);
+  int t = (int)ceil((s->zlo - s->lo[s->b]) / s->fine - 1e-9);
+  int t_end = (int)floor((s->zhi + geo->tol - s->lo[s->b] - eb) / s->fine);
+  if (t_end > s->n_fine) t_end = s->n_fine;
   int span = (int)lround(eb / s->fine);
+  uint8_t *leg = s->legal + jl_slab_row_idx(s, i, k, g) * (size_t)(s->n_fine + 1);
   double q[4];
   jl_trunk_axis_quat(e, q);
-  jl_obb box;
   int count = 0;
-  for (int t = 0; t <= n_fine;) {
+  for (; t <= t_end;) {
     double c[3];
     c[s->a] = a0 + 0.5 * ea;
     c[s->b] = s->lo[s->b] + t * s->fine + 0.5 * eb;
     c[2] = z + 0.5 * h;
-    jl_obb_from_block(&geo->block, c, q, &box);
-    ++*tested;
-    if (jl_trunk_box_surface_depth(geo, &box, 1, NULL) > geo->tol || !jl_trunk_point_inside(geo, c)) {
+    if (!leg[t]) {
+      jl_obb box;
+      jl_obb_from_block(&geo->block, c, q, &box);
+      ++*tested;
+      int ok = jl_trunk_box_surface_depth(geo, &box, 1, NULL) <= geo->tol && jl_trunk_point_inside(geo, c);
+      leg[t] = ok ? 1 : 2;
+    }
+    if (leg[t] != 1) {
       ++t;
       continue;
     }
@@ -112,7 +125,8 @@ static int jl_slab_row(const jl_slab_shared *s, int i, int k, int g, long long *
   return count;
 }
 
-/* Work unit u < n_z * JL_SLAB_KINDS: every row of one layer height and kind. */
+/* Work unit u < n_z * KINDS: every row of one layer height and kind. Each
+ * unit owns its part of the cache. */
 static void *jl_slab_row_worker(void *arg) {
   jl_slab_shared *s = arg;
   long long tested = 0;
@@ -180,14 +194,14 @@ typedef struct jl_slab_value_job {
   atomic_int failed;
 } jl_slab_value_job;
 
-/* Slab values, one start cut j at a time. The layer counts of [P_j, P_k]
- * come from those of [P_j, P_k-1] plus the rows that end at P_k. */
+/* Slab values of the zone, one start cut j at a time. The layer counts of
+ * [P_j, P_k] are those of [P_j, P_k-1] and the rows that end at P_k. */
 static void *jl_slab_value_worker(void *arg) {
   jl_slab_value_job *job = arg;
   jl_slab_shared *s = job->s;
   size_t nl = (size_t)s->n_z * 3;
-  int *cnt = calloc(nl, sizeof *cnt);
   size_t nsum = (size_t)s->n_z * JL_SLAB_KINDS * (size_t)s->max_span;
+  int *cnt = calloc(nl, sizeof *cnt);
   int *sum = calloc(nsum, sizeof *sum);
   int *total = malloc((size_t)(s->n_z + 1) * sizeof *total);
   int *next = malloc((size_t)(s->n_z + 1) * sizeof *next);
@@ -207,7 +221,7 @@ static void *jl_slab_value_worker(void *arg) {
       for (int k = 0; k < JL_SLAB_KINDS; ++k) {
         int span = jl_slab_span(s, k);
         if (kk - j < span) continue;
-        int g = kk - span, d = (kk - j) % span;  /* the row's start and phase */
+        int g = kk - span, d = (kk - j) % span;
         int v = k / 2;
         for (int i = 0; i < s->n_z; ++i) {
           size_t id = ((size_t)i * JL_SLAB_KINDS + (size_t)k) * (size_t)s->max_span + (size_t)d;
@@ -224,7 +238,7 @@ static void *jl_slab_value_worker(void *arg) {
   return NULL;
 }
 
-static int jl_slab_run_threads(void *(*fn)(void *), void *arg, int threads) {
+static void jl_slab_run_threads(void *(*fn)(void *), void *arg, int threads) {
   pthread_t *tid = malloc((size_t)threads * sizeof *tid);
   int started = 0;
   if (tid)
@@ -233,11 +247,71 @@ static int jl_slab_run_threads(void *(*fn)(void *), void *arg, int threads) {
   fn(arg);
   for (int t = 0; t < started; ++t) pthread_join(tid[t], NULL);
   free(tid);
+}
+
+/* The zone [zlo, zhi] along b: rows, slab values and the cuts along a by
+ * dynamic programming (F[k]: most blocks below P_k; from[k]: the start of
+ * the slab ending at P_k, -1: the step before P_k left empty). Returns the
+ * zone's count, or -1 when out of memory. */
+static int jl_slab_zone(jl_slab_shared *s, double zlo, double zhi, int threads, int *F, int *from) {
+  s->zlo = zlo;
+  s->zhi = zhi;
+  memset(s->row, 0, (size_t)s->n_z * JL_SLAB_KINDS * (size_t)(s->m + 1) * sizeof *s->row);
+  memset(s->value, 0, (size_t)(s->m + 1) * (size_t)(s->m + 1) * sizeof *s->value);
+  atomic_store(&s->next, 0);
+  jl_slab_run_threads(jl_slab_row_worker, s, threads);
+  jl_slab_value_job job = {.s = s};
+  atomic_init(&job.next_j, 0);
+  atomic_init(&job.failed, 0);
+  jl_slab_run_threads(jl_slab_value_worker, &job, threads);
+  if (atomic_load(&job.failed)) return -1;
+  F[0] = 0;
+  for (int k = 1; k <= s->m; ++k) {
+    F[k] = F[k - 1];
+    from[k] = -1;
+    for (int j = 0; j < k; ++j) {
+      int t = F[j] + s->value[(size_t)j * (size_t)(s->m + 1) + (size_t)k];
+      if (t > F[k]) { F[k] = t; from[k] = j; }
+    }
+  }
+  return F[s->m];
+}
+
+/* Places the zone's blocks as jl_slab_zone chose them (it ran last). */
+static int jl_slab_zone_place(jl_slab_shared *s, const int *from, int *cnt, int *pick, int *total,
+                              int *next, jl_block_packing *out, int *slabs, jl_error *err) {
+  long long unused = 0;
+  for (int k = s->m; k > 0;) {
+    int j = from[k];
+    if (j < 0) { --k; continue; }
+    jl_slab_layers(s, j, k, cnt, pick);
+    jl_slab_stack(s, cnt, total, next);
+    int placed = 0;
+    for (int i = 0; i < s->n_z;) {
+      int v = next[i];
+      if (v < 0) { ++i; continue; }
+      int kind = pick[3 * i + v] / s->max_span, d = pick[3 * i + v] % s->max_span;
+      int span = jl_slab_span(s, kind);
+      for (int r0 = j + d; r0 + span <= k; r0 += span) {
+        if (s->row[jl_slab_row_idx(s, i, kind, r0)] <= 0) continue;  /* empty, or not tried */
+        int got = jl_slab_row(s, i, kind, r0, &unused, out);
+        if (got < 0) return jl_error_set(err, JL_ERR_NOMEM, "out of memory in the slab fill");
+        placed += got;
+      }
+      i = jl_slab_after(s, i, jl_slab_edge(&s->g->block, v));
+    }
+    int want = s->value[(size_t)j * (size_t)(s->m + 1) + (size_t)k];
+    if (placed != want)
+      return jl_error_set(err, JL_ERR_INTERNAL, "internal error: slab [%d, %d] placed %d blocks, expected %d",
+                          j, k, placed, want);
+    if (placed > 0) ++*slabs;
+    k = j;
+  }
   return JL_OK;
 }
 
-int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, double step, int threads, double deadline,
-                       const volatile sig_atomic_t *stop, jl_block_packing *out,
+int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step, int threads,
+                       double deadline, const volatile sig_atomic_t *stop, jl_block_packing *out,
                        jl_slab_info *info, jl_error *err) {
   double t0 = jl_time_now();
   if (axis != 0 && axis != 1) return jl_error_set(err, JL_ERR_INPUT, "slab fill: axis must be 0 or 1");
@@ -259,22 +333,39 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, double step, int thread
   }
   s.max_span = (int)lround(fmax(g->block.x, fmax(g->block.y, g->block.z)) / s.step);
   s.m = (int)floor((s.hi[axis] - s.lo[axis] + g->tol) / s.step);
-  s.dz = shortest / JL_SLAB_FINE_PER_EDGE;
   s.fine = shortest / JL_SLAB_FINE_PER_EDGE;
+  s.n_fine = (int)floor((s.hi[s.b] - s.lo[s.b] + g->tol) / s.fine);
+  s.dz = shortest / JL_SLAB_FINE_PER_EDGE;
   s.n_z = (int)floor((s.hi[2] - s.lo[2] + g->tol - shortest) / s.dz) + 1;
   if (s.n_z < 0) s.n_z = 0;
-  if (s.m < 1 || s.n_z < 1 || (double)s.n_z * JL_SLAB_KINDS * (s.m + 1) > 5e7 ||
-      (double)(s.m + 1) * (s.m + 1) > 5e7)
-    return jl_error_set(err, JL_ERR_INPUT, "slab fill: trunk of %d cut positions and %d layer heights "
-                        "out of range", s.m + 1, s.n_z);
-  size_t nrow = (size_t)s.n_z * JL_SLAB_KINDS * (size_t)(s.m + 1);
-  s.row = calloc(nrow, sizeof *s.row);
+  double n_rows = (double)s.n_z * JL_SLAB_KINDS * (s.m + 1);
+  if (s.m < 1 || s.n_z < 1 || n_rows * (s.n_fine + 1) > 4e8 || (double)(s.m + 1) * (s.m + 1) > 5e7)
+    return jl_error_set(err, JL_ERR_INPUT, "slab fill: trunk of %d cut positions, %d layer heights and "
+                        "%d row positions out of range", s.m + 1, s.n_z, s.n_fine + 1);
+  /* zones along b: cuts Q_r = lo[b] + r * zstep, and hi[b]. Zone cuts
+   * every 25 mm found no more blocks in the sedan at 3 times the time,
+   * every 100 mm 3 fewer. */
+  double zstep = shortest;
+  int nq = zones ? (int)floor((s.hi[s.b] - s.lo[s.b] + g->tol) / zstep) : 0;
+  double *Q = malloc((size_t)(nq + 2) * sizeof *Q);
+  int nQ = 0;
+  if (Q) {
+    for (int r = 0; r <= nq; ++r) Q[nQ++] = s.lo[s.b] + r * zstep;
+    if (nQ == 0 || Q[nQ - 1] < s.hi[s.b] - g->tol) Q[nQ++] = s.hi[s.b];
+    if (nQ > 1 && Q[nQ - 1] > s.hi[s.b]) Q[nQ - 1] = s.hi[s.b];
+  }
+  size_t nr = (size_t)n_rows;
+  s.legal = calloc(nr * (size_t)(s.n_fine + 1), 1);
+  s.row = calloc(nr, sizeof *s.row);
   s.value = calloc((size_t)(s.m + 1) * (size_t)(s.m + 1), sizeof *s.value);
   int *F = calloc((size_t)s.m + 1, sizeof *F), *from = calloc((size_t)s.m + 1, sizeof *from);
   int *cnt = calloc((size_t)s.n_z * 3, sizeof *cnt), *pick = calloc((size_t)s.n_z * 3, sizeof *pick);
   int *total = calloc((size_t)s.n_z + 1, sizeof *total), *next = calloc((size_t)s.n_z + 1, sizeof *next);
+  int *zval = calloc((size_t)nQ * (size_t)nQ + 1, sizeof *zval);
+  int *G = calloc((size_t)nQ + 1, sizeof *G), *zfrom = calloc((size_t)nQ + 1, sizeof *zfrom);
   int rc = JL_OK;
-  if (!s.row || !s.value || !F || !from || !cnt || !pick || !total || !next) {
+  if (!Q || !s.legal || !s.row || !s.value || !F || !from || !cnt || !pick || !total || !next || !zval ||
+      !G || !zfrom) {
     rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
     goto done;
   }
@@ -282,54 +373,48 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, double step, int thread
   atomic_init(&s.next, 0);
   atomic_init(&s.tested, 0);
   atomic_init(&s.cut, 0);
-  jl_slab_run_threads(jl_slab_row_worker, &s, threads);
-  jl_slab_value_job job = {.s = &s};
-  atomic_init(&job.next_j, 0);
-  atomic_init(&job.failed, 0);
-  jl_slab_run_threads(jl_slab_value_worker, &job, threads);
-  if (atomic_load(&job.failed)) {
+  /* Zones by dynamic programming over the cuts Q: G[q] is the most blocks
+   * below Q_q. The whole width (one zone) goes first, so a cut-short run
+   * still has it. */
+  int whole = jl_slab_zone(&s, Q[0], Q[nQ - 1], threads, F, from);
+  if (whole < 0) {
     rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
     goto done;
   }
-  /* Cuts: F[k] is the most blocks below P_k; from[k] the start of the slab
-   * ending at P_k (-1: the step before P_k left empty). Ties keep fewer slabs. */
-  F[0] = 0;
-  for (int k = 1; k <= s.m; ++k) {
-    F[k] = F[k - 1];
-    from[k] = -1;
-    for (int j = 0; j < k; ++j) {
-      int t = F[j] + s.value[(size_t)j * (size_t)(s.m + 1) + (size_t)k];
-      if (t > F[k]) { F[k] = t; from[k] = j; }
+  zval[(size_t)0 * (size_t)nQ + (size_t)(nQ - 1)] = whole;
+  for (int p = 0; p < nQ - 1 && !jl_slab_stopped(&s); ++p)
+    for (int q = p + 1; q < nQ && !jl_slab_stopped(&s); ++q) {
+      if (p == 0 && q == nQ - 1) continue;
+      int v = jl_slab_zone(&s, Q[p], Q[q], threads, F, from);
+      if (v < 0) {
+        rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
+        goto done;
+      }
+      zval[(size_t)p * (size_t)nQ + (size_t)q] = jl_slab_stopped(&s) ? 0 : v;
+    }
+  G[0] = 0;
+  for (int q = 1; q < nQ; ++q) {
+    G[q] = G[q - 1];
+    zfrom[q] = -1;
+    for (int p = 0; p < q; ++p) {
+      int t = G[p] + zval[(size_t)p * (size_t)nQ + (size_t)q];
+      if (t > G[q]) { G[q] = t; zfrom[q] = p; }
     }
   }
   out->count = 0;
-  int slabs = 0;
-  long long t_unused = 0;
-  for (int k = s.m; k > 0 && rc == JL_OK;) {
-    int j = from[k];
-    if (j < 0) { --k; continue; }
-    jl_slab_layers(&s, j, k, cnt, pick);
-    jl_slab_stack(&s, cnt, total, next);
-    int placed = 0;
-    for (int i = 0; i < s.n_z && rc == JL_OK;) {
-      int v = next[i];
-      if (v < 0) { ++i; continue; }
-      int kind = pick[3 * i + v] / s.max_span, d = pick[3 * i + v] % s.max_span;
-      int span = jl_slab_span(&s, kind);
-      for (int r0 = j + d; r0 + span <= k; r0 += span) {
-        if (s.row[jl_slab_row_idx(&s, i, kind, r0)] <= 0) continue;  /* empty, or not tried */
-        int got = jl_slab_row(&s, i, kind, r0, &t_unused, out);
-        if (got < 0) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the slab fill");
-        else placed += got;
-      }
-      i = jl_slab_after(&s, i, jl_slab_edge(&g->block, v));
-    }
-    if (rc == JL_OK && placed != s.value[(size_t)j * (size_t)(s.m + 1) + (size_t)k])
-      rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: slab [%d, %d] placed %d blocks, expected %d",
-                        j, k, placed, s.value[(size_t)j * (size_t)(s.m + 1) + (size_t)k]);
-    if (placed > 0) ++slabs;
-    k = j;
+  int slabs = 0, n_zones = 0;
+  /* cut short: nothing placed (the caller keeps what it had) */
+  for (int q = nQ - 1; q > 0 && rc == JL_OK && !atomic_load(&s.cut);) {
+    int p = zfrom[q];
+    if (p < 0) { --q; continue; }
+    /* recompute the zone (the cache makes this cheap) and place it */
+    int v = jl_slab_zone(&s, Q[p], Q[q], threads, F, from);
+    if (v < 0) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
+    else rc = jl_slab_zone_place(&s, from, cnt, pick, total, next, out, &slabs, err);
+    if (rc == JL_OK && v > 0) ++n_zones;
+    q = p;
   }
+  if (atomic_load(&s.cut)) out->count = 0;
   if (rc == JL_OK) {
     jl_trunk_report rep;
     rc = jl_trunk_check_packing(g, out, &rep, err);
@@ -342,6 +427,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, double step, int thread
   if (info && rc == JL_OK) {
     info->count = out->count;
     info->axis = axis;
+    info->zones = n_zones;
     info->slabs = slabs;
     info->step = s.step;
     info->boxes_tested = atomic_load(&s.tested);
@@ -349,6 +435,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, double step, int thread
     info->complete = !atomic_load(&s.cut);
   }
 done:
-  free(s.row); free(s.value); free(F); free(from); free(cnt); free(pick); free(total); free(next);
+  free(Q); free(s.legal); free(s.row); free(s.value); free(F); free(from); free(cnt); free(pick);
+  free(total); free(next); free(zval); free(G); free(zfrom);
   return rc;
 }
