@@ -146,26 +146,26 @@ static int jl_slab_after(const jl_slab_shared *s, int i, double h) {
   return j > i ? j : i + 1;
 }
 
-/* Per layer (i, v) of the slab [P_j, P_k]: the best count over the two
- * kinds with upright edge v and the phases d (rows start at P_(j + d), d
- * below the row's span, so each layer's last row can end close to a
- * sloped wall), and that choice (pick = kind * max_span + d; may be NULL).
- * Rows are whole within P_k. */
-static void jl_slab_layers(const jl_slab_shared *s, int j, int kk, int *cnt, int *pick) {
-  for (int i = 0; i < s->n_z; ++i)
-    for (int v = 0; v < 3; ++v) {
-      int best = 0, bp = -1;
-      for (int k = 2 * v; k < 2 * v + 2; ++k) {
-        int span = jl_slab_span(s, k);
-        for (int d = 0; d < span; ++d) {
-          int sum = 0;
-          for (int g = j + d; g + span <= kk; g += span) sum += s->row[jl_slab_row_idx(s, i, k, g)];
-          if (sum > best) { best = sum; bp = k * s->max_span + d; }
-        }
-      }
-      cnt[3 * i + v] = best;
-      if (pick) pick[3 * i + v] = bp;
+/* One layer (i, upright edge v) of the slab [P_j, P_k]: its rows by
+ * dynamic programming along a, rows of either kind of v (the edge along
+ * a is one of the other two) or an empty step, so a layer may mix 200-
+ * and 100-deep rows and end close to a sloped wall. L[g - j] is the most
+ * blocks of rows within [P_j, P_g]; choice[g - j] the kind of the row
+ * ending at P_g, -1 for an empty step. Returns L[k - j]. */
+static int jl_slab_layer_dp(const jl_slab_shared *s, int i, int v, int j, int k, int *L, int *choice) {
+  L[0] = 0;
+  for (int g = j + 1; g <= k; ++g) {
+    int best = L[g - 1 - j], c = -1;
+    for (int kind = 2 * v; kind < 2 * v + 2; ++kind) {
+      int span = jl_slab_span(s, kind);
+      if (g - j < span) continue;
+      int t = L[g - span - j] + s->row[jl_slab_row_idx(s, i, kind, g - span)];
+      if (t > best) { best = t; c = kind; }
     }
+    L[g - j] = best;
+    if (choice) choice[g - j] = c;
+  }
+  return L[k - j];
 }
 
 /* Layers stacked by dynamic programming, as the baseline does: total[i] is
@@ -200,41 +200,43 @@ static void *jl_slab_value_worker(void *arg) {
   jl_slab_value_job *job = arg;
   jl_slab_shared *s = job->s;
   size_t nl = (size_t)s->n_z * 3;
-  size_t nsum = (size_t)s->n_z * JL_SLAB_KINDS * (size_t)s->max_span;
   int *cnt = calloc(nl, sizeof *cnt);
-  int *sum = calloc(nsum, sizeof *sum);
+  int *L = calloc(nl * (size_t)(s->m + 1), sizeof *L);  /* L[(g - j) * nl + 3 i + v] */
   int *total = malloc((size_t)(s->n_z + 1) * sizeof *total);
   int *next = malloc((size_t)(s->n_z + 1) * sizeof *next);
-  if (!cnt || !sum || !total || !next) {
+  if (!cnt || !L || !total || !next) {
     atomic_store(&job->failed, 1);
-    free(cnt); free(sum); free(total); free(next);
+    free(cnt); free(L); free(total); free(next);
     return NULL;
   }
+  int span[JL_SLAB_KINDS];
+  for (int k = 0; k < JL_SLAB_KINDS; ++k) span[k] = jl_slab_span(s, k);
   for (;;) {
     int j = atomic_fetch_add(&job->next_j, 1);
     if (j >= s->m || jl_slab_stopped(s)) break;
-    memset(sum, 0, nsum * sizeof *sum);
-    memset(cnt, 0, nl * sizeof *cnt);
+    memset(L, 0, nl * sizeof *L);
     for (int kk = j + 1; kk <= s->m; ++kk) {
-      /* rows ending at P_kk: of each kind, the one of phase (kk - j) mod span */
+      /* each layer's row DP one step further (jl_slab_layer_dp) */
+      int *Lk = L + (size_t)(kk - j) * nl, *Lp = L + (size_t)(kk - 1 - j) * nl;
       int changed = 0;
-      for (int k = 0; k < JL_SLAB_KINDS; ++k) {
-        int span = jl_slab_span(s, k);
-        if (kk - j < span) continue;
-        int g = kk - span, d = (kk - j) % span;
-        int v = k / 2;
-        for (int i = 0; i < s->n_z; ++i) {
-          size_t id = ((size_t)i * JL_SLAB_KINDS + (size_t)k) * (size_t)s->max_span + (size_t)d;
-          sum[id] += s->row[jl_slab_row_idx(s, i, k, g)];
-          if (sum[id] > cnt[3 * i + v]) { cnt[3 * i + v] = sum[id]; changed = 1; }
+      for (int i = 0; i < s->n_z; ++i)
+        for (int v = 0; v < 3; ++v) {
+          int best = Lp[3 * i + v];
+          for (int k = 2 * v; k < 2 * v + 2; ++k) {
+            if (kk - j < span[k]) continue;
+            int t = L[(size_t)(kk - span[k] - j) * nl + (size_t)(3 * i + v)] +
+                    s->row[jl_slab_row_idx(s, i, k, kk - span[k])];
+            if (t > best) best = t;
+          }
+          Lk[3 * i + v] = best;
+          changed |= best != Lp[3 * i + v];
         }
-      }
-      int val = changed || kk == j + 1 ? jl_slab_stack(s, cnt, total, next)
+      int val = changed || kk == j + 1 ? jl_slab_stack(s, Lk, total, next)
                                        : s->value[(size_t)j * (size_t)(s->m + 1) + (size_t)(kk - 1)];
       s->value[(size_t)j * (size_t)(s->m + 1) + (size_t)kk] = val;
     }
   }
-  free(cnt); free(sum); free(total); free(next);
+  free(cnt); free(L); free(total); free(next);
   return NULL;
 }
 
@@ -277,26 +279,30 @@ static int jl_slab_zone(jl_slab_shared *s, double zlo, double zhi, int threads, 
   return F[s->m];
 }
 
-/* Places the zone's blocks as jl_slab_zone chose them (it ran last). */
-static int jl_slab_zone_place(jl_slab_shared *s, const int *from, int *cnt, int *pick, int *total,
-                              int *next, jl_block_packing *out, int *slabs, jl_error *err) {
+/* Places the zone's blocks as jl_slab_zone chose them (it ran last). L and
+ * choice hold m + 1 entries, cnt 3 n_z. */
+static int jl_slab_zone_place(jl_slab_shared *s, const int *from, int *cnt, int *L, int *choice,
+                              int *total, int *next, jl_block_packing *out, int *slabs, jl_error *err) {
   long long unused = 0;
   for (int k = s->m; k > 0;) {
     int j = from[k];
     if (j < 0) { --k; continue; }
-    jl_slab_layers(s, j, k, cnt, pick);
+    for (int i = 0; i < s->n_z; ++i)
+      for (int v = 0; v < 3; ++v) cnt[3 * i + v] = jl_slab_layer_dp(s, i, v, j, k, L, NULL);
     jl_slab_stack(s, cnt, total, next);
     int placed = 0;
     for (int i = 0; i < s->n_z;) {
       int v = next[i];
       if (v < 0) { ++i; continue; }
-      int kind = pick[3 * i + v] / s->max_span, d = pick[3 * i + v] % s->max_span;
-      int span = jl_slab_span(s, kind);
-      for (int r0 = j + d; r0 + span <= k; r0 += span) {
-        if (s->row[jl_slab_row_idx(s, i, kind, r0)] <= 0) continue;  /* empty, or not tried */
-        int got = jl_slab_row(s, i, kind, r0, &unused, out);
+      jl_slab_layer_dp(s, i, v, j, k, L, choice);
+      for (int g = k; g > j;) {
+        int kind = choice[g - j];
+        if (kind < 0) { --g; continue; }
+        int span = jl_slab_span(s, kind);
+        int got = jl_slab_row(s, i, kind, g - span, &unused, out);
         if (got < 0) return jl_error_set(err, JL_ERR_NOMEM, "out of memory in the slab fill");
         placed += got;
+        g -= span;
       }
       i = jl_slab_after(s, i, jl_slab_edge(&s->g->block, v));
     }
@@ -359,12 +365,13 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
   s.row = calloc(nr, sizeof *s.row);
   s.value = calloc((size_t)(s.m + 1) * (size_t)(s.m + 1), sizeof *s.value);
   int *F = calloc((size_t)s.m + 1, sizeof *F), *from = calloc((size_t)s.m + 1, sizeof *from);
-  int *cnt = calloc((size_t)s.n_z * 3, sizeof *cnt), *pick = calloc((size_t)s.n_z * 3, sizeof *pick);
+  int *cnt = calloc((size_t)s.n_z * 3, sizeof *cnt);
+  int *L = calloc((size_t)s.m + 1, sizeof *L), *choice = calloc((size_t)s.m + 1, sizeof *choice);
   int *total = calloc((size_t)s.n_z + 1, sizeof *total), *next = calloc((size_t)s.n_z + 1, sizeof *next);
   int *zval = calloc((size_t)nQ * (size_t)nQ + 1, sizeof *zval);
   int *G = calloc((size_t)nQ + 1, sizeof *G), *zfrom = calloc((size_t)nQ + 1, sizeof *zfrom);
   int rc = JL_OK;
-  if (!Q || !s.legal || !s.row || !s.value || !F || !from || !cnt || !pick || !total || !next || !zval ||
+  if (!Q || !s.legal || !s.row || !s.value || !F || !from || !cnt || !L || !choice || !total || !next || !zval ||
       !G || !zfrom) {
     rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
     goto done;
@@ -410,7 +417,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
     /* recompute the zone (the cache makes this cheap) and place it */
     int v = jl_slab_zone(&s, Q[p], Q[q], threads, F, from);
     if (v < 0) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
-    else rc = jl_slab_zone_place(&s, from, cnt, pick, total, next, out, &slabs, err);
+    else rc = jl_slab_zone_place(&s, from, cnt, L, choice, total, next, out, &slabs, err);
     if (rc == JL_OK && v > 0) ++n_zones;
     q = p;
   }
@@ -435,7 +442,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
     info->complete = !atomic_load(&s.cut);
   }
 done:
-  free(Q); free(s.legal); free(s.row); free(s.value); free(F); free(from); free(cnt); free(pick);
+  free(Q); free(s.legal); free(s.row); free(s.value); free(F); free(from); free(cnt); free(L); free(choice);
   free(total); free(next); free(zval); free(G); free(zfrom);
   return rc;
 }

@@ -1,9 +1,10 @@
 /* Slab fill: the trunk cut across one horizontal axis a into slabs, at
  * cut positions chosen by dynamic programming, each slab filled with its
  * own layered fill (the baseline's layers: one upright edge, heights on a
- * fine grid, stacked by dynamic programming; in a slab each layer's rows
- * start at a phase of its own from the slab's lower cut and hold blocks
- * placed greedily along the other axis b). With zones, the trunk is first
+ * fine grid, stacked by dynamic programming; in a slab each layer is a
+ * sequence of rows along a, of either depth or an empty step, chosen by
+ * dynamic programming, each row holding blocks placed greedily along the
+ * other axis b). With zones, the trunk is first
  * cut across b into zones (cuts on a grid of the shortest block edge, by
  * dynamic programming too), each zone slab-filled on its own: wheel arches,
  * a sloped seat back and a flat middle then get different layer plans.
