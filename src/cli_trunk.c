@@ -309,6 +309,7 @@ int jl_cli_trunk(int argc, char **argv) {
                 prob.name, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s,
                 dev.threads);
   const char *search = "baseline", *stopped_by = "baseline";
+  double time_to_best = jl_time_now() - t0;
   /* Slab fills (cuts across x, then y) start the search when they beat the
    * baseline. */
   jl_slab_info slab[2];
@@ -324,6 +325,7 @@ int jl_cli_trunk(int argc, char **argv) {
     if (found.count > best.count) {
       if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
       search = ax ? "slabs_y" : "slabs_x";
+      time_to_best = jl_time_now() - t0;
     }
   }
   if (a.resume) {
@@ -336,10 +338,12 @@ int jl_cli_trunk(int argc, char **argv) {
     } else if (resume.count > best.count) {
       if (jl_block_packing_copy(&best, &resume, &err) != JL_OK) goto fail;
       search = "resume";
+      time_to_best = jl_time_now() - t0;
       jl_log_printf(&log, JL_LOG_INFO, "%s: resumed packing of %d blocks beats the baseline", a.resume, resume.count);
     }
   }
-  double time_to_best = jl_time_now() - t0, t_search = jl_time_now();
+  double t_search = jl_time_now();
+  const char *start = search;
 
   /* The annealing search starts from the baseline (or the resumed packing)
    * and only ever hands back packings that passed the exact check. */
@@ -388,7 +392,8 @@ int jl_cli_trunk(int argc, char **argv) {
   double time_s = jl_time_now() - t0;
   jl_trunk_result res = {&prob, &best, &rep, &chk, base.count, bound, a.seed,
                          jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
-                         base.time_s, stopped_by, ran_search ? &si : NULL, base.complete};
+                         base.time_s, stopped_by, ran_search ? &si : NULL, base.complete, start,
+                         {slab[0].count, slab[1].count}};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d)", prob.name,
