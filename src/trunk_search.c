@@ -224,7 +224,8 @@ static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, const 
       }
   }
   if (rc == JL_OK) {
-    for (int k = 0; k < nz; ++k)
+    for (int k = 0; k < nz && !*cut; ++k) {
+      if (jl_gap_out_of_time(lim)) { *cut = 1; break; }
       for (int j = 0; j < ny; ++j) {
         size_t col = (size_t)k * (size_t)ny + (size_t)j;
         if (xn[col] > 1) qsort(xs[col], (size_t)xn[col], sizeof(double), jl_gap_cmp_double);
@@ -235,9 +236,10 @@ static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, const 
           m->free[jl_gap_idx(m, i, j, k)] = (uint8_t)(before & 1);
         }
       }
+    }
     /* voxels the surface passes through */
     double hv = 0.5 * v, eps = JL_GAP_EPS * v;
-    for (int t = 0; t < mesh->n_triangles; ++t) {
+    for (int t = 0; t < mesh->n_triangles && !*cut; ++t) {
       if ((t & 15) == 0 && jl_gap_out_of_time(lim)) { *cut = 1; break; }
       const int *tv = mesh->triangles + 3 * t;
       const double *a = mesh->vertices + 3 * tv[0], *b = mesh->vertices + 3 * tv[1],
@@ -451,11 +453,15 @@ static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mas
     jl_gap_extent(h, qo[o], ax, ext);
     for (int d = 0; d < 3; ++d) len[o][d] = (int)ceil(2.0 * ext[d] / voxel - 1e-6);
     for (size_t i = 0; i < m->n; ++i) tmp[i] = (uint8_t)(m->free[i] && !occ[i]);
-    for (int d = 0; d < 3; ++d) jl_gap_erode(tmp, m->dim, d, len[o][d]);
+    for (int d = 0; d < 3; ++d) {
+      if (jl_gap_out_of_time(lim)) return JL_OK;
+      jl_gap_erode(tmp, m->dim, d, len[o][d]);
+    }
     for (size_t i = 0; i < m->n; ++i) mask[i] |= (uint8_t)(tmp[i] << o);
   }
   int rc;
   for (size_t id = 0; id < m->n && *added < max_add; ++id) {
+    if ((id & 0xFFFFF) == 0 && jl_gap_out_of_time(lim)) return JL_OK;
     if (!mask[id]) continue;
     int i = (int)(id % (size_t)m->dim[0]), j = (int)((id / (size_t)m->dim[0]) % (size_t)m->dim[1]);
     int k = (int)(id / ((size_t)m->dim[0] * (size_t)m->dim[1]));
@@ -528,7 +534,7 @@ int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_
   for (int s = 0; s < nseq && *added < max_add && !jl_gap_out_of_time(&lim); ++s) {
     if ((rc = jl_block_packing_copy(&trial, p, err))) goto done;
     jl_gap_mark_all(&m, occ, h, &trial);
-    for (int t = 0; t < 4 && jl_gap_seqs[s][t] >= 0; ++t) {
+    for (int t = 0; t < 4 && jl_gap_seqs[s][t] >= 0 && !jl_gap_out_of_time(&lim); ++t) {
       int a = jl_gap_seqs[s][t];
       if ((rc = jl_gap_compact(&m, occ, h, &trial, a / 2, a % 2 ? 1 : -1, err))) goto done;
     }
@@ -597,27 +603,6 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   memset(&eng, 0, sizeof eng);
   jl_block_packing tmp;
   memset(&tmp, 0, sizeof tmp);
-  if ((rc = jl_surface_sample(mesh, spacing, &pts, &npts, err))) goto done;
-  if (dev.kind == JL_DEVICE_CUDA) rc = jl_surface_grid_build_cuda(&g, pts, npts, cell, err);
-  else rc = jl_surface_grid_build(&g, pts, npts, cell, err);
-  if (rc) goto done;
-  if ((rc = jl_surface_grid_mark_inside(&g, mesh, err))) goto done;
-
-  int count = cfg->batch > 0 ? cfg->batch
-              : dev.kind == JL_DEVICE_CUDA ? (dev.sm_count > 0 ? dev.sm_count : 80) * 16
-                                           : dev.threads * 2;
-  if ((rc = jl_block_batch_alloc(&b, count, (int)cap, err))) goto done;
-  if ((rc = jl_block_engine_init(&eng, &dev, &g, count, (int)cap, err))) goto done;
-  if ((rc = jl_block_packing_init(&tmp, (int)cap, err))) goto done;
-
-  jl_block_params p;
-  jl_block_params_default(&p, &size, cfg->seed);
-  if (cfg->moves_per_round > 0) p.iters = cfg->moves_per_round;
-  int adapt = cfg->moves_per_round <= 0 && cfg->time_s > 0.0;
-  p.point_skin = cfg->point_skin >= 0.0 ? cfg->point_skin : JL_POINT_SKIN_SHARE * spacing;
-  double t0s = cfg->t_start > 0.0 ? cfg->t_start : JL_T_START;
-  double t1s = cfg->t_end > 0.0 ? cfg->t_end : JL_T_END;
-
   /* the start is the first best when it is legal */
   best->count = 0;
   info->start_count = start_n;
@@ -647,6 +632,35 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     t_best = jl_time_now() - t_enter;
   }
   info->gap_time_s = jl_time_now() - t_gap;
+  /* the launches need samples and a grid (seconds in a debug build): not
+   * built when the gap fill spent the time */
+  long round = 0;
+  int count = 0;
+  int stopped_by = JL_TRUNK_STOP_ROUNDS;
+  if (stop && *stop) { stopped_by = JL_TRUNK_STOP_SIGNAL; goto finish; }
+  if (deadline > 0.0 && jl_time_now() >= deadline) { stopped_by = JL_TRUNK_STOP_TIME; goto finish; }
+  if (cfg->target_count > 0 && best->count >= cfg->target_count) { stopped_by = JL_TRUNK_STOP_TARGET; goto finish; }
+  if ((rc = jl_surface_sample(mesh, spacing, &pts, &npts, err))) goto done;
+  if (dev.kind == JL_DEVICE_CUDA) rc = jl_surface_grid_build_cuda(&g, pts, npts, cell, err);
+  else rc = jl_surface_grid_build(&g, pts, npts, cell, err);
+  if (rc) goto done;
+  if ((rc = jl_surface_grid_mark_inside(&g, mesh, err))) goto done;
+
+  count = cfg->batch > 0 ? cfg->batch
+              : dev.kind == JL_DEVICE_CUDA ? (dev.sm_count > 0 ? dev.sm_count : 80) * 16
+                                           : dev.threads * 2;
+  if ((rc = jl_block_batch_alloc(&b, count, (int)cap, err))) goto done;
+  if ((rc = jl_block_engine_init(&eng, &dev, &g, count, (int)cap, err))) goto done;
+  if ((rc = jl_block_packing_init(&tmp, (int)cap, err))) goto done;
+
+  jl_block_params p;
+  jl_block_params_default(&p, &size, cfg->seed);
+  if (cfg->moves_per_round > 0) p.iters = cfg->moves_per_round;
+  int adapt = cfg->moves_per_round <= 0 && cfg->time_s > 0.0;
+  p.point_skin = cfg->point_skin >= 0.0 ? cfg->point_skin : JL_POINT_SKIN_SHARE * spacing;
+  double t0s = cfg->t_start > 0.0 ? cfg->t_start : JL_T_START;
+  double t1s = cfg->t_end > 0.0 ? cfg->t_end : JL_T_END;
+
   const jl_block_packing *from = best->count > 0 ? best : start;
   int from_n = from ? from->count : 0;
   for (int c = 0; c < count; ++c) {
@@ -658,8 +672,6 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   jl_rng_init(&host_rng, cfg->seed, (uint64_t)1 << 62, 0);
 
   double t0 = t_enter;
-  long round = 0;
-  int stopped_by = JL_TRUNK_STOP_ROUNDS;
   /* Timed launches start with one move per chain (the first launch's cost is
    * unknown: minutes in a sanitizer build) and grow; on the CPU no move
    * starts after the deadline or a signal. */
@@ -735,8 +747,9 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
       }
     }
   }
+finish:
   info->best_count = best->count;
-  info->time_s = jl_time_now() - t0;
+  info->time_s = jl_time_now() - t_enter;
   info->time_to_best_s = t_best;
   info->rounds = round;
   for (int c = 0; c < count; ++c) {
