@@ -20,7 +20,8 @@
 
 /* Geometry: the inner cut axis a (slabs [P_j, P_k], P_g = lo[a] + g step),
  * the outer axis b (zones [Q_p, Q_q] on a grid of one shortest edge), z
- * layers at z_i = lo[2] + i dz. A row of layer (i, kind) at P_g spans
+ * layers at heights zs[i] (a grid of dz up from the floor and one down
+ * from the top, merged). A row of layer (i, kind) at P_g spans
  * [P_g, P_g + edge along a] and holds blocks placed greedily along b
  * within the zone. legal caches the box tests: per (i, kind, g) and fine
  * position t along b, 0 unknown, 1 legal, 2 not. */
@@ -35,6 +36,7 @@ typedef struct jl_slab_shared {
   int n_fine;
   double dz;
   int n_z;
+  double *zs;              /* layer start heights, ascending */
   uint8_t *legal;          /* n_z * KINDS * (m + 1) * (n_fine + 1) */
   double zlo, zhi;         /* the current zone along b */
   int *row;                /* n_z * KINDS * (m + 1): blocks of each row in the zone */
@@ -45,6 +47,11 @@ typedef struct jl_slab_shared {
   const volatile sig_atomic_t *stop;
   atomic_int cut;
 } jl_slab_shared;
+
+static int jl_slab_cmp(const void *a, const void *b) {
+  double u = *(const double *)a, w = *(const double *)b;
+  return (u > w) - (u < w);
+}
 
 static double jl_slab_edge(const jl_block_size *b, int e) { return e == 0 ? b->x : e == 1 ? b->y : b->z; }
 
@@ -91,7 +98,7 @@ static int jl_slab_row(const jl_slab_shared *s, int i, int k, int g, long long *
   jl_slab_kind_edges(s, k, e);
   double ea = jl_slab_edge(&geo->block, e[s->a]), eb = jl_slab_edge(&geo->block, e[s->b]);
   double h = jl_slab_edge(&geo->block, e[2]);
-  double z = s->lo[2] + i * s->dz;
+  double z = s->zs[i];
   double a0 = s->lo[s->a] + g * s->step;
   if (z + h > s->hi[2] + geo->tol || a0 + ea > s->hi[s->a] + geo->tol) return 0;
   int t = (int)ceil((s->zlo - s->lo[s->b]) / s->fine - 1e-9);
@@ -142,8 +149,9 @@ static void *jl_slab_row_worker(void *arg) {
 
 /* Layer index after a layer of height h at z_i. */
 static int jl_slab_after(const jl_slab_shared *s, int i, double h) {
-  int j = i + (int)ceil((h - s->g->tol) / s->dz);
-  return j > i ? j : i + 1;
+  int j = i + 1;
+  while (j < s->n_z && s->zs[j] < s->zs[i] + h - s->g->tol) ++j;
+  return j;
 }
 
 /* One layer (i, upright edge v) of the slab [P_j, P_k]: its rows by
@@ -342,12 +350,28 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
   s.fine = shortest / JL_SLAB_FINE_PER_EDGE;
   s.n_fine = (int)floor((s.hi[s.b] - s.lo[s.b] + g->tol) / s.fine);
   s.dz = shortest / JL_SLAB_FINE_PER_EDGE;
-  s.n_z = (int)floor((s.hi[2] - s.lo[2] + g->tol - shortest) / s.dz) + 1;
-  if (s.n_z < 0) s.n_z = 0;
+  /* Layer heights: dz steps up from the floor, and down from the top so
+   * that stacks can end at the lid (over the sedan's arches, whose top is
+   * 200 mm under the lid, 4 layers of 50 fit only from the top grid). */
+  int n_up = (int)floor((s.hi[2] - s.lo[2] + g->tol - shortest) / s.dz) + 1;
+  if (n_up < 0) n_up = 0;
+  s.zs = malloc((size_t)(2 * n_up + 1) * sizeof *s.zs);
+  if (!s.zs) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
+  for (int i = 0; i < n_up; ++i) {
+    s.zs[i] = s.lo[2] + i * s.dz;
+    s.zs[n_up + i] = s.hi[2] - shortest - i * s.dz;
+  }
+  qsort(s.zs, (size_t)(2 * n_up), sizeof *s.zs, jl_slab_cmp);
+  s.n_z = 0;
+  for (int i = 0; i < 2 * n_up; ++i)
+    if (s.zs[i] >= s.lo[2] - g->tol && (s.n_z == 0 || s.zs[i] > s.zs[s.n_z - 1] + 1e-6 * s.dz))
+      s.zs[s.n_z++] = s.zs[i];
   double n_rows = (double)s.n_z * JL_SLAB_KINDS * (s.m + 1);
-  if (s.m < 1 || s.n_z < 1 || n_rows * (s.n_fine + 1) > 4e8 || (double)(s.m + 1) * (s.m + 1) > 5e7)
+  if (s.m < 1 || s.n_z < 1 || n_rows * (s.n_fine + 1) > 4e8 || (double)(s.m + 1) * (s.m + 1) > 5e7) {
+    free(s.zs);
     return jl_error_set(err, JL_ERR_INPUT, "slab fill: trunk of %d cut positions, %d layer heights and "
                         "%d row positions out of range", s.m + 1, s.n_z, s.n_fine + 1);
+  }
   /* zones along b: cuts Q_r = lo[b] + r * zstep, and hi[b]. Zone cuts
    * every 25 mm found no more blocks in the sedan at 3 times the time,
    * every 100 mm 3 fewer. */
@@ -442,7 +466,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
     info->complete = !atomic_load(&s.cut);
   }
 done:
-  free(Q); free(s.legal); free(s.row); free(s.value); free(F); free(from); free(cnt); free(L); free(choice);
+  free(s.zs); free(Q); free(s.legal); free(s.row); free(s.value); free(F); free(from); free(cnt); free(L); free(choice);
   free(total); free(next); free(zval); free(G); free(zfrom);
   return rc;
 }
