@@ -310,14 +310,19 @@ int jl_cli_trunk(int argc, char **argv) {
                 dev.threads);
   const char *search = "baseline", *stopped_by = "baseline";
   double time_to_best = jl_time_now() - t0;
-  /* Slab fills (cuts across x, then y) start the search when they beat the
-   * baseline. */
+  /* Slab fills (slabs across y in zones across x first, the sedan's best,
+   * then the reverse) start the search when they beat the baseline. */
   jl_slab_info slab[2];
   memset(slab, 0, sizeof slab);
-  for (int ax = 0; ax < 2 && best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag; ++ax) {
-    if (jl_trunk_slab_fill(&geom, ax, 1, 0.0, dev.threads, deadline, &jl_trunk_stop_flag, &found, &slab[ax],
-                           &err) != JL_OK)
-      goto fail;
+  for (int ax = 1; ax >= 0 && best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag; --ax) {
+    int src = jl_trunk_slab_fill(&geom, ax, 1, 0.0, dev.threads, deadline, &jl_trunk_stop_flag, &found,
+                                 &slab[ax], &err);
+    if (src == JL_ERR_INPUT) {  /* a trunk too large for the slab fill: go on without */
+      jl_log_printf(&log, JL_LOG_NOTICE, "%s: no slab fill: %s", prob.name, err.msg);
+      memset(&err, 0, sizeof err);
+      break;
+    }
+    if (src != JL_OK) goto fail;
     jl_log_printf(&log, JL_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
                   "%lld positions tested in %.2f s%s", prob.name, "xy"[ax], "yx"[ax], slab[ax].count,
                   slab[ax].zones, slab[ax].slabs, slab[ax].boxes_tested, slab[ax].time_s,

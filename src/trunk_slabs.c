@@ -16,6 +16,9 @@
 /* Inner cut positions: the shortest block edge over this (12.5 mm for the DIN block). */
 #define JL_SLAB_STEPS_PER_EDGE 4
 /* Layer kinds: upright edge v (3) x which edge runs along the inner cut axis (2). */
+/* Bytes of legality cache at most (the sedan needs 11 MB); larger trunks
+ * are refused with JL_ERR_INPUT and the caller goes on without slabs. */
+#define JL_SLAB_MAX_CACHE 2e8
 #define JL_SLAB_KINDS 6
 
 /* Geometry: the inner cut axis a (slabs [P_j, P_k], P_g = lo[a] + g step),
@@ -367,7 +370,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
     if (s.zs[i] >= s.lo[2] - g->tol && (s.n_z == 0 || s.zs[i] > s.zs[s.n_z - 1] + 1e-6 * s.dz))
       s.zs[s.n_z++] = s.zs[i];
   double n_rows = (double)s.n_z * JL_SLAB_KINDS * (s.m + 1);
-  if (s.m < 1 || s.n_z < 1 || n_rows * (s.n_fine + 1) > 4e8 || (double)(s.m + 1) * (s.m + 1) > 5e7) {
+  if (s.m < 1 || s.n_z < 1 || n_rows * (s.n_fine + 1) > JL_SLAB_MAX_CACHE || (double)(s.m + 1) * (s.m + 1) > 5e7) {
     free(s.zs);
     return jl_error_set(err, JL_ERR_INPUT, "slab fill: trunk of %d cut positions, %d layer heights and "
                         "%d row positions out of range", s.m + 1, s.n_z, s.n_fine + 1);
@@ -412,7 +415,9 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
     rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
     goto done;
   }
-  zval[(size_t)0 * (size_t)nQ + (size_t)(nQ - 1)] = whole;
+  /* cut short before the whole width was done: nothing to place */
+  int usable = !jl_slab_stopped(&s);
+  zval[(size_t)0 * (size_t)nQ + (size_t)(nQ - 1)] = usable ? whole : 0;
   for (int p = 0; p < nQ - 1 && !jl_slab_stopped(&s); ++p)
     for (int q = p + 1; q < nQ && !jl_slab_stopped(&s); ++q) {
       if (p == 0 && q == nQ - 1) continue;
@@ -434,8 +439,14 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
   }
   out->count = 0;
   int slabs = 0, n_zones = 0;
-  /* cut short: nothing placed (the caller keeps what it had) */
-  for (int q = nQ - 1; q > 0 && rc == JL_OK && !atomic_load(&s.cut);) {
+  /* Zones not evaluated before a cut count 0, so G is still a legal plan.
+   * Placing recomputes its zones from the cache (all their box tests are
+   * there), so it runs without the limits. */
+  int cut = atomic_load(&s.cut);
+  s.deadline = 0.0;
+  s.stop = NULL;
+  atomic_store(&s.cut, 0);
+  for (int q = nQ - 1; q > 0 && rc == JL_OK && usable;) {
     int p = zfrom[q];
     if (p < 0) { --q; continue; }
     /* recompute the zone (the cache makes this cheap) and place it */
@@ -445,7 +456,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
     if (rc == JL_OK && v > 0) ++n_zones;
     q = p;
   }
-  if (atomic_load(&s.cut)) out->count = 0;
+  if (!usable) out->count = 0;
   if (rc == JL_OK) {
     jl_trunk_report rep;
     rc = jl_trunk_check_packing(g, out, &rep, err);
@@ -463,7 +474,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
     info->step = s.step;
     info->boxes_tested = atomic_load(&s.tested);
     info->time_s = jl_time_now() - t0;
-    info->complete = !atomic_load(&s.cut);
+    info->complete = !cut;
   }
 done:
   free(s.zs); free(Q); free(s.legal); free(s.row); free(s.value); free(F); free(from); free(cnt); free(L); free(choice);

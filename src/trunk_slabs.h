@@ -33,8 +33,10 @@ typedef struct jl_slab_info {
  * across axis (0 or 1), in zones across the other axis when zones != 0,
  * slab cuts on a grid of step mm from the bounding box corner (<= 0: the
  * shortest block edge / 4), on threads pthreads. Once jl_time_now()
- * reaches deadline (> 0) or *stop (may be NULL) is set it returns an empty
- * packing with info->complete = 0. */
+ * reaches deadline (> 0) or *stop (may be NULL) is set it stops evaluating
+ * and places the best plan of the zones evaluated (info->complete = 0);
+ * an empty packing when the whole width was not evaluated yet. A trunk too
+ * large for its cache is JL_ERR_INPUT. */
 int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step, int threads,
                        double deadline, const volatile sig_atomic_t *stop, jl_block_packing *out,
                        jl_slab_info *info, jl_error *err);
