@@ -14,6 +14,7 @@
 #define JL_BLOCK_RELAX_H
 
 #include <math.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,11 @@ typedef struct jl_block_params {
   double penalty;          /* energy per mm of remaining penetration */
   uint64_t seed;
   jl_grid_view grid;
+  /* CPU twin only (the kernel's launches are bounded by their move count):
+   * no further move starts once *stop is set or jl_time_now() reaches
+   * deadline (> 0). Timed runs only; runs by rounds leave both unset. */
+  double deadline;
+  const volatile sig_atomic_t *stop;
 } jl_block_params;
 
 /* A batch of candidates, structure of arrays, candidate-major (cap slots
@@ -105,6 +111,7 @@ extern pthread_barrier_t jl_emu_barrier;
 #define JL_BLEADER (jl_emu_tid == 0)
 #define JL_LDG(p) (*(p))
 #else
+#include "timer.h"
 #define JL_BR_FN static inline
 #define JL_BFOR(i, n) for (int i = 0; i < (n); ++i)
 #define JL_BSYNC() ((void)0)
@@ -780,6 +787,9 @@ JL_BR_FN void jl_block_candidate(jl_br_ws *w, double *mem, const jl_block_params
     double e = jl_br_energy(w, p), worst = w->worst;
     const double T = b.temp[c];
     for (int it = 0; it < p->iters; ++it) {
+#if !defined(__CUDACC__) && !defined(JL_BR_EMULATE)
+      if ((p->stop && *p->stop) || (p->deadline > 0.0 && jl_time_now() >= p->deadline)) break;
+#endif
       if (legal && isfinite(e) && w->n > best_n) {
         best_n = w->n;
         JL_BFOR(i, w->n) {

@@ -16,6 +16,7 @@
 #include "trunk_check.h"
 #include "trunk_io.h"
 #include "trunk_search.h"
+#include "trunk_slabs.h"
 #include "progress.h"
 
 /* The signal handler's only link to the search: a flag it polls between launches. */
@@ -72,14 +73,15 @@ static const char *const jl_trunk_help =
   "  --spacing MM      surface sample spacing (default: fine enough that no block\n"
   "                    can straddle the surface between samples)\n"
   "  --cell MM         surface grid cell size (default 20)\n"
-  "  --time SECONDS    search time (default 60)\n"
+  "  --time SECONDS    time limit of the whole run: baseline, slab fill, gap\n"
+  "                    fill and search (default 60)\n"
   "  --seed S          random seed (default 1)\n"
   "  --resume FILE     start from a trunk result (.json) when it beats the baseline\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
   "  --threads T       CPU threads (default: all cores)\n"
   "\n"
-  "Ctrl-C (SIGINT) or SIGTERM stops after the current launch and writes the best\n"
-  "legal packing.\n"
+  "Ctrl-C (SIGINT) or SIGTERM stops any phase and writes the best legal\n"
+  "packing found so far.\n"
   "\n"
   "output:\n"
   "  --out FILE.json   result (default NAME.json); a glTF scene FILE.glb and a\n"
@@ -283,10 +285,19 @@ int jl_cli_trunk(int argc, char **argv) {
                 rep.hi[0] - rep.lo[0], rep.hi[1] - rep.lo[1], rep.hi[2] - rep.lo[2], bound);
   if (jl_trunk_geom_init(&geom, &mesh, prob.block, &err) != JL_OK) goto fail;
 
+  /* --time bounds the whole run from here (baseline, gap fill, search);
+   * SIGINT stops any phase, keeping the best legal packing so far. */
+  double deadline = t0 + a.time_s;
+  jl_trunk_stop_flag = 0;
+  jl_trunk_install_signals();
   jl_baseline_info base;
   if (jl_block_packing_init(&best, 256, &err) != JL_OK ||
-      jl_trunk_baseline(&geom, dev.threads, 0, &best, &base, &err) != JL_OK)
+      jl_trunk_baseline_until(&geom, dev.threads, 0, deadline, &jl_trunk_stop_flag, &best, &base,
+                              &err) != JL_OK)
     goto fail;
+  if (!base.complete)
+    jl_log_printf(&log, JL_LOG_NOTICE, "%s: the baseline was cut short by %s (%d blocks)", prob.name,
+                  jl_trunk_stop_flag ? "a signal" : "--time", base.count);
   char mix[128] = "";
   double edge[3] = {prob.block.x, prob.block.y, prob.block.z};
   for (int v = 0, n = 0; v < 3; ++v)
@@ -298,6 +309,30 @@ int jl_cli_trunk(int argc, char **argv) {
                 prob.name, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s,
                 dev.threads);
   const char *search = "baseline", *stopped_by = "baseline";
+  double time_to_best = jl_time_now() - t0;
+  /* Slab fills (slabs across y in zones across x first, the sedan's best,
+   * then the reverse) start the search when they beat the baseline. */
+  jl_slab_info slab[2];
+  memset(slab, 0, sizeof slab);
+  for (int ax = 1; ax >= 0 && best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag; --ax) {
+    int src = jl_trunk_slab_fill(&geom, ax, 1, 0.0, dev.threads, deadline, &jl_trunk_stop_flag, &found,
+                                 &slab[ax], &err);
+    if (src == JL_ERR_INPUT) {  /* a trunk too large for the slab fill: go on without */
+      jl_log_printf(&log, JL_LOG_NOTICE, "%s: no slab fill: %s", prob.name, err.msg);
+      memset(&err, 0, sizeof err);
+      break;
+    }
+    if (src != JL_OK) goto fail;
+    jl_log_printf(&log, JL_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
+                  "%lld positions tested in %.2f s%s", prob.name, "xy"[ax], "yx"[ax], slab[ax].count,
+                  slab[ax].zones, slab[ax].slabs, slab[ax].boxes_tested, slab[ax].time_s,
+                  slab[ax].complete ? "" : " (cut short)");
+    if (found.count > best.count) {
+      if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
+      search = ax ? "slabs_y" : "slabs_x";
+      time_to_best = jl_time_now() - t0;
+    }
+  }
   if (a.resume) {
     jl_trunk_report rr;
     if (jl_trunk_check_packing(&geom, &resume, &rr, &err) != JL_OK) goto fail;
@@ -308,28 +343,30 @@ int jl_cli_trunk(int argc, char **argv) {
     } else if (resume.count > best.count) {
       if (jl_block_packing_copy(&best, &resume, &err) != JL_OK) goto fail;
       search = "resume";
+      time_to_best = jl_time_now() - t0;
       jl_log_printf(&log, JL_LOG_INFO, "%s: resumed packing of %d blocks beats the baseline", a.resume, resume.count);
     }
   }
-  double time_to_best = jl_time_now() - t0, t_search = jl_time_now();
+  double t_search = jl_time_now();
+  const char *start = search;
 
   /* The annealing search starts from the baseline (or the resumed packing)
    * and only ever hands back packings that passed the exact check. */
   jl_trunk_search_config cfg;
   jl_trunk_search_config_default(&cfg);
   cfg.seed = a.seed;
-  cfg.time_s = a.time_s;
+  cfg.time_s = deadline - jl_time_now();
   cfg.device = a.device;
   cfg.threads = (int)a.threads;
   cfg.block = prob.block;
   cfg.spacing = a.spacing;
   cfg.cell = a.cell;
   cfg.target_count = (int)bound;  /* nothing can beat the volume bound */
-  int ran_search = best.count < bound;  /* at the volume bound nothing can be added */
+  /* at the volume bound nothing can be added */
+  int at_bound = best.count >= bound, out_of_time = cfg.time_s <= 0.0 || jl_trunk_stop_flag;
+  int ran_search = !at_bound && !out_of_time;
   jl_trunk_progress_ctx pctx = {.name = prob.name, .t0 = t0, .last_best = best.count};
   jl_progress_init(&pctx.pr, stderr, !a.quiet);
-  jl_trunk_stop_flag = 0;
-  jl_trunk_install_signals();
   if (ran_search && jl_trunk_search_run(&cfg, &mesh, &best, jl_trunk_check, &geom, jl_trunk_on_progress, &pctx,
                           &jl_trunk_stop_flag, &found, &si, &err) != JL_OK) {
     jl_progress_end(&pctx.pr);
@@ -342,8 +379,10 @@ int jl_cli_trunk(int argc, char **argv) {
     time_to_best = si.time_to_best_s + (t_search - t0);
   }
   static const char *const stop_names[] = {"rounds", "time", "target", "signal"};
-  if (!ran_search)
+  if (at_bound)
     stopped_by = "target";
+  else if (!ran_search)
+    stopped_by = jl_trunk_stop_flag ? "signal" : "time";
   else
     stopped_by = (si.stopped_by >= 0 && si.stopped_by <= 3) ? stop_names[si.stopped_by] : "time";
 
@@ -358,7 +397,8 @@ int jl_cli_trunk(int argc, char **argv) {
   double time_s = jl_time_now() - t0;
   jl_trunk_result res = {&prob, &best, &rep, &chk, base.count, bound, a.seed,
                          jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
-                         base.time_s, stopped_by, ran_search ? &si : NULL};
+                         base.time_s, stopped_by, ran_search ? &si : NULL, base.complete, start,
+                         {slab[0].count, slab[1].count}};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d)", prob.name,

@@ -47,8 +47,7 @@ void jl_quat_from_axes(const double col[3][3], double q[4]) {
   q[3] = z / l;
 }
 
-/* Orientation with block edge e[0] along world x, e[1] along y, e[2] along z. */
-static void jl_perm_quat(const int e[3], double q[4]) {
+void jl_trunk_axis_quat(const int e[3], double q[4]) {
   double col[3][3] = {{0}};
   for (int w = 0; w < 3; ++w) col[e[w]][w] = 1.0;  /* body axis e[w] -> world axis w */
   double det = col[0][0] * (col[1][1] * col[2][2] - col[1][2] * col[2][1]) -
@@ -78,7 +77,19 @@ typedef struct jl_baseline_shared {
   atomic_int next;
   atomic_llong tested;
   atomic_int failed;
+  double deadline;         /* > 0: stop trying at this jl_time_now() */
+  const volatile sig_atomic_t *stop;
+  atomic_int cut;          /* 1 once a limit stopped the work */
 } jl_baseline_shared;
+
+static int jl_baseline_stopped(jl_baseline_shared *s) {
+  if (atomic_load(&s->cut)) return 1;
+  if ((s->stop && *s->stop) || (s->deadline > 0.0 && jl_time_now() >= s->deadline)) {
+    atomic_store(&s->cut, 1);
+    return 1;
+  }
+  return 0;
+}
 
 static double jl_edge(const jl_block_size *b, int e) { return e == 0 ? b->x : e == 1 ? b->y : b->z; }
 
@@ -88,7 +99,7 @@ static int jl_layer_count(const jl_baseline_shared *s, const int e[3], double z,
   const jl_trunk_geom *g = s->g;
   double dx = jl_edge(&g->block, e[0]), dy = jl_edge(&g->block, e[1]), dz = jl_edge(&g->block, e[2]);
   double q[4];
-  jl_perm_quat(e, q);
+  jl_trunk_axis_quat(e, q);
   jl_obb o;
   int count = 0;
   int nx = (int)floor((s->hi[0] + g->tol - s->lo[0] - ox) / dx);
@@ -139,7 +150,7 @@ static void jl_run_slot(jl_baseline_shared *s, int i, int v) {
       jl_layer_edges(v, swap, e);
       if (swap && jl_edge(&g->block, e[0]) == jl_edge(&g->block, e[1])) continue;
       double dx = jl_edge(&g->block, e[0]), dy = jl_edge(&g->block, e[1]);
-      for (int ix = 0; ix < s->offsets; ++ix)
+      for (int ix = 0; ix < s->offsets && !jl_baseline_stopped(s); ++ix)
         for (int iy = 0; iy < s->offsets; ++iy) {
           double ox = ix * dx / s->offsets, oy = iy * dy / s->offsets;
           int c = jl_layer_count(s, e, z, ox, oy, &tested, NULL);
@@ -160,7 +171,7 @@ static void *jl_baseline_worker(void *arg) {
   jl_baseline_shared *s = arg;
   for (;;) {
     int k = atomic_fetch_add(&s->next, 1);
-    if (k >= 3 * s->n_z) break;
+    if (k >= 3 * s->n_z || jl_baseline_stopped(s)) break;
     jl_run_slot(s, k / 3, k % 3);
   }
   return NULL;
@@ -168,10 +179,18 @@ static void *jl_baseline_worker(void *arg) {
 
 int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block_packing *out,
                       jl_baseline_info *info, jl_error *err) {
+  return jl_trunk_baseline_until(g, threads, offsets, 0.0, NULL, out, info, err);
+}
+
+int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, double deadline,
+                            const volatile sig_atomic_t *stop, jl_block_packing *out,
+                            jl_baseline_info *info, jl_error *err) {
   double t0 = jl_time_now();
   jl_baseline_shared s;
   memset(&s, 0, sizeof s);
   s.g = g;
+  s.deadline = deadline;
+  s.stop = stop;
   jl_mesh_bounds(g->mesh, s.lo, s.hi);
   s.offsets = offsets > 0 ? offsets : JL_BASELINE_OFFSETS;
   double shortest = fmin(g->block.x, fmin(g->block.y, g->block.z));
@@ -192,6 +211,7 @@ int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block
   atomic_init(&s.next, 0);
   atomic_init(&s.tested, 0);
   atomic_init(&s.failed, 0);
+  atomic_init(&s.cut, 0);
   if (threads < 1) threads = 1;
   if (threads > 3 * s.n_z) threads = 3 * s.n_z > 0 ? 3 * s.n_z : 1;
   pthread_t *tid = malloc((size_t)threads * sizeof *tid);
@@ -251,6 +271,7 @@ int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block
     info->z_step = s.dz;
     info->boxes_tested = atomic_load(&s.tested);
     info->time_s = jl_time_now() - t0;
+    info->complete = !atomic_load(&s.cut);
   }
   free(s.slot);
   free(next);

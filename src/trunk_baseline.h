@@ -8,6 +8,8 @@
 #ifndef JL_TRUNK_BASELINE_H
 #define JL_TRUNK_BASELINE_H
 
+#include <signal.h>
+
 #include "trunk_check.h"
 
 #define JL_BASELINE_OFFSETS 8  /* offsets per axis: k / 8 of the block edge; heights step by 1/8 of the shortest edge */
@@ -19,6 +21,8 @@ typedef struct jl_baseline_info {
   double z_step;           /* mm between the heights a layer may start at */
   long long boxes_tested;  /* candidate positions tested, over all threads */
   double time_s;
+  int complete;            /* 0: stopped by the deadline or the stop flag before every
+                              layer and offset was tried (the packing is still legal) */
 } jl_baseline_info;
 
 /* Fills out (initialised by the caller) with the best grid fill, using
@@ -26,9 +30,16 @@ typedef struct jl_baseline_info {
  * depend on the thread count. offsets <= 0 means JL_BASELINE_OFFSETS. */
 int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block_packing *out,
                       jl_baseline_info *info, jl_error *err);
+/* The same, stopping early (with the best of what was tried) once
+ * jl_time_now() reaches deadline (> 0) or *stop (may be NULL) is set. */
+int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, double deadline,
+                            const volatile sig_atomic_t *stop, jl_block_packing *out,
+                            jl_baseline_info *info, jl_error *err);
 
 /* Unit quaternion (w, x, y, z) of the rotation whose columns are the given
  * body axes in world coordinates (a proper rotation matrix). */
 void jl_quat_from_axes(const double col[3][3], double q[4]);
+/* Orientation with block edge e[0] along world x, e[1] along y, e[2] along z. */
+void jl_trunk_axis_quat(const int e[3], double q[4]);
 
 #endif

@@ -296,6 +296,12 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
   jl_json_key_number(&b, "time_s", r->time_s, ", ");
   jl_json_key_number(&b, "time_to_best_s", r->time_to_best_s, ", ");
   jl_json_key_number(&b, "baseline_time_s", r->baseline_time_s, ", ");
+  jl_buf_printf(&b, "\"baseline_complete\": %s, ", r->baseline_complete ? "true" : "false");
+  if (r->start) {
+    jl_buf_printf(&b, "\"start\": ");
+    jl_buf_json_string(&b, r->start);
+    jl_buf_printf(&b, ", \"slab_counts\": [%d, %d], ", r->slab_count[0], r->slab_count[1]);
+  }
   jl_buf_printf(&b, "\"stopped_by\": ");
   jl_buf_json_string(&b, r->stopped_by);
   const jl_trunk_run_info *si = r->search_info;

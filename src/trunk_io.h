@@ -43,6 +43,9 @@ typedef struct jl_trunk_result {
   double time_s, time_to_best_s, baseline_time_s;
   const char *stopped_by;         /* "baseline", "time", "signal", ... */
   const jl_trunk_run_info *search_info; /* what the annealing search did; NULL when none ran */
+  int baseline_complete;          /* 0: --time or a signal cut the baseline short */
+  const char *start;              /* the search's start: "baseline", "slabs_x", "slabs_y", "resume" (NULL: not written) */
+  int slab_count[2];              /* slab fills across x and y (0 when not run or cut short) */
 } jl_trunk_result;
 
 int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);

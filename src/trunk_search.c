@@ -97,6 +97,16 @@ static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
 /* Voxels within this share of a voxel count as touching, not crossing. */
 #define JL_GAP_EPS 1e-6
 
+/* When to give up: deadline (jl_time_now(); <= 0: none) or *stop set. */
+typedef struct jl_gap_limits {
+  double deadline;
+  const volatile sig_atomic_t *stop;
+} jl_gap_limits;
+
+static int jl_gap_out_of_time(const jl_gap_limits *l) {
+  return (l->stop && *l->stop) || (l->deadline > 0.0 && jl_time_now() >= l->deadline);
+}
+
 typedef struct jl_gap_map {
   double origin[3], v;
   int dim[3];
@@ -155,7 +165,9 @@ static int jl_gap_cmp_double(const void *a, const void *b) {
 
 /* Free voxels of the empty trunk: centre inside (ray parity along +x per
  * column) and no triangle through the interior. */
-static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, jl_error *err) {
+static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, const jl_gap_limits *lim,
+                            int *cut, jl_error *err) {
+  *cut = 0;
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (int i = 0; i < mesh->n_vertices; ++i)
     for (int d = 0; d < 3; ++d) {
@@ -212,7 +224,8 @@ static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, jl_err
       }
   }
   if (rc == JL_OK) {
-    for (int k = 0; k < nz; ++k)
+    for (int k = 0; k < nz && !*cut; ++k) {
+      if (jl_gap_out_of_time(lim)) { *cut = 1; break; }
       for (int j = 0; j < ny; ++j) {
         size_t col = (size_t)k * (size_t)ny + (size_t)j;
         if (xn[col] > 1) qsort(xs[col], (size_t)xn[col], sizeof(double), jl_gap_cmp_double);
@@ -223,9 +236,11 @@ static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, jl_err
           m->free[jl_gap_idx(m, i, j, k)] = (uint8_t)(before & 1);
         }
       }
+    }
     /* voxels the surface passes through */
     double hv = 0.5 * v, eps = JL_GAP_EPS * v;
-    for (int t = 0; t < mesh->n_triangles; ++t) {
+    for (int t = 0; t < mesh->n_triangles && !*cut; ++t) {
+      if ((t & 15) == 0 && jl_gap_out_of_time(lim)) { *cut = 1; break; }
       const int *tv = mesh->triangles + 3 * t;
       const double *a = mesh->vertices + 3 * tv[0], *b = mesh->vertices + 3 * tv[1],
                    *c = mesh->vertices + 3 * tv[2];
@@ -423,29 +438,36 @@ static int jl_gap_compact(const jl_gap_map *m, uint8_t *occ, const double h[3], 
  * each stays only when p with it passes check. */
 static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mask, uint8_t *tmp,
                            const double h[3], jl_block_packing *p, int max_add,
-                           jl_trunk_check_fn check, void *check_ctx, int *added, jl_error *err) {
+                           jl_trunk_check_fn check, void *check_ctx, const jl_gap_limits *lim,
+                           int *added, jl_error *err) {
   *added = 0;
   double voxel = m->v;
   int len[6][3];
   jl_quat qo[6];
   memset(mask, 0, m->n);
   for (int o = 0; o < 6; ++o) {
+    if (jl_gap_out_of_time(lim)) return JL_OK;
     jl_vec3 ax[3];
     double ext[3];
     qo[o] = jl_axis_orientation(o);
     jl_gap_extent(h, qo[o], ax, ext);
     for (int d = 0; d < 3; ++d) len[o][d] = (int)ceil(2.0 * ext[d] / voxel - 1e-6);
     for (size_t i = 0; i < m->n; ++i) tmp[i] = (uint8_t)(m->free[i] && !occ[i]);
-    for (int d = 0; d < 3; ++d) jl_gap_erode(tmp, m->dim, d, len[o][d]);
+    for (int d = 0; d < 3; ++d) {
+      if (jl_gap_out_of_time(lim)) return JL_OK;
+      jl_gap_erode(tmp, m->dim, d, len[o][d]);
+    }
     for (size_t i = 0; i < m->n; ++i) mask[i] |= (uint8_t)(tmp[i] << o);
   }
   int rc;
   for (size_t id = 0; id < m->n && *added < max_add; ++id) {
+    if ((id & 0xFFFFF) == 0 && jl_gap_out_of_time(lim)) return JL_OK;
     if (!mask[id]) continue;
     int i = (int)(id % (size_t)m->dim[0]), j = (int)((id / (size_t)m->dim[0]) % (size_t)m->dim[1]);
     int k = (int)(id / ((size_t)m->dim[0] * (size_t)m->dim[1]));
     for (int o = 0; o < 6 && mask[id]; ++o) {
       if (!(mask[id] >> o & 1)) continue;
+      if (jl_gap_out_of_time(lim)) return JL_OK;  /* the blocks added so far passed */
       mask[id] &= (uint8_t) ~(1u << o);
       if (p->count >= p->capacity && (rc = jl_block_packing_reserve(p, 2 * p->capacity + 8, err)))
         return rc;
@@ -486,16 +508,21 @@ static const int jl_gap_seqs[][4] = {
 };
 
 int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_block_packing *p,
-                      int max_add, double time_s, jl_trunk_check_fn check, void *check_ctx,
-                      int *added, jl_error *err) {
+                      int max_add, double time_s, const volatile sig_atomic_t *stop,
+                      jl_trunk_check_fn check, void *check_ctx, int *added, jl_error *err) {
   *added = 0;
-  double t_end = time_s > 0.0 ? jl_time_now() + time_s : INFINITY;
+  jl_gap_limits lim = {time_s > 0.0 ? jl_time_now() + time_s : 0.0, stop};
+  if (jl_gap_out_of_time(&lim)) return JL_OK;
   double h[3] = {0.5 * size.x, 0.5 * size.y, 0.5 * size.z};
   if (!(voxel > 0.0)) voxel = fmin(size.x, fmin(size.y, size.z)) / JL_GAP_VOXELS_PER_EDGE;
   jl_gap_map m;
   memset(&m, 0, sizeof m);
-  int rc = jl_gap_map_build(&m, mesh, voxel, err);
-  if (rc) return rc;
+  int cut = 0;
+  int rc = jl_gap_map_build(&m, mesh, voxel, &lim, &cut, err);
+  if (rc || cut) {
+    free(m.free);
+    return rc;
+  }
   uint8_t *occ = malloc(m.n), *mask = malloc(m.n), *tmp = malloc(m.n);
   jl_block_packing trial;
   memset(&trial, 0, sizeof trial);
@@ -504,18 +531,19 @@ int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_
     goto done;
   }
   int nseq = (int)(sizeof jl_gap_seqs / sizeof jl_gap_seqs[0]);
-  for (int s = 0; s < nseq && *added < max_add && jl_time_now() < t_end; ++s) {
+  for (int s = 0; s < nseq && *added < max_add && !jl_gap_out_of_time(&lim); ++s) {
     if ((rc = jl_block_packing_copy(&trial, p, err))) goto done;
     jl_gap_mark_all(&m, occ, h, &trial);
-    for (int t = 0; t < 4 && jl_gap_seqs[s][t] >= 0; ++t) {
+    for (int t = 0; t < 4 && jl_gap_seqs[s][t] >= 0 && !jl_gap_out_of_time(&lim); ++t) {
       int a = jl_gap_seqs[s][t];
       if ((rc = jl_gap_compact(&m, occ, h, &trial, a / 2, a % 2 ? 1 : -1, err))) goto done;
     }
     double worst = 0.0;
+    if (jl_gap_out_of_time(&lim)) break;
     if (s > 0 && !check(check_ctx, &trial, &worst)) continue;
     int got = 0;
     if ((rc = jl_gap_fill_map(&m, occ, mask, tmp, h, &trial, max_add - *added, check, check_ctx,
-                              &got, err)))
+                              &lim, &got, err)))
       goto done;
     if (got > 0) {
       if ((rc = jl_block_packing_copy(p, &trial, err))) goto done;
@@ -538,6 +566,9 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
                         volatile sig_atomic_t *stop, jl_block_packing *best,
                         jl_trunk_run_info *info, jl_error *err) {
   memset(info, 0, sizeof *info);
+  /* --time bounds everything from here: setup, gap fills, launches */
+  double t_enter = jl_time_now();
+  double deadline = cfg->time_s > 0.0 ? t_enter + cfg->time_s : 0.0;
   if (!check) return jl_error_set(err, JL_ERR_INPUT, "the trunk search needs an exact check");
   jl_block_size size = cfg->block;
   if (size.x == 0.0 && size.y == 0.0 && size.z == 0.0)
@@ -572,27 +603,6 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   memset(&eng, 0, sizeof eng);
   jl_block_packing tmp;
   memset(&tmp, 0, sizeof tmp);
-  if ((rc = jl_surface_sample(mesh, spacing, &pts, &npts, err))) goto done;
-  if (dev.kind == JL_DEVICE_CUDA) rc = jl_surface_grid_build_cuda(&g, pts, npts, cell, err);
-  else rc = jl_surface_grid_build(&g, pts, npts, cell, err);
-  if (rc) goto done;
-  if ((rc = jl_surface_grid_mark_inside(&g, mesh, err))) goto done;
-
-  int count = cfg->batch > 0 ? cfg->batch
-              : dev.kind == JL_DEVICE_CUDA ? (dev.sm_count > 0 ? dev.sm_count : 80) * 16
-                                           : dev.threads * 2;
-  if ((rc = jl_block_batch_alloc(&b, count, (int)cap, err))) goto done;
-  if ((rc = jl_block_engine_init(&eng, &dev, &g, count, (int)cap, err))) goto done;
-  if ((rc = jl_block_packing_init(&tmp, (int)cap, err))) goto done;
-
-  jl_block_params p;
-  jl_block_params_default(&p, &size, cfg->seed);
-  if (cfg->moves_per_round > 0) p.iters = cfg->moves_per_round;
-  int adapt = cfg->moves_per_round <= 0 && cfg->time_s > 0.0;
-  p.point_skin = cfg->point_skin >= 0.0 ? cfg->point_skin : JL_POINT_SKIN_SHARE * spacing;
-  double t0s = cfg->t_start > 0.0 ? cfg->t_start : JL_T_START;
-  double t1s = cfg->t_end > 0.0 ? cfg->t_end : JL_T_END;
-
   /* the start is the first best when it is legal */
   best->count = 0;
   info->start_count = start_n;
@@ -612,16 +622,45 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   for (int r = 0; r < JL_GAP_ROUNDS && !cfg->no_gap_fill && best->count > 0 && best->count < cap;
        ++r) {
     int added = 0;
-    double left = cfg->time_s > 0.0 ? cfg->time_s - (jl_time_now() - t_gap) : 0.0;
-    if (cfg->time_s > 0.0 && left <= 0.0) break;
-    if ((rc = jl_trunk_gap_fill(mesh, size, 0.0, best, (int)cap - best->count, left, check,
+    double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
+    if ((deadline > 0.0 && left <= 0.0) || (stop && *stop)) break;
+    if ((rc = jl_trunk_gap_fill(mesh, size, 0.0, best, (int)cap - best->count, left, stop, check,
                                 check_ctx, &added, err)))
       goto done;
     info->gap_added += added;
     if (added == 0) break;
-    t_best = jl_time_now() - t_gap;
+    t_best = jl_time_now() - t_enter;
   }
   info->gap_time_s = jl_time_now() - t_gap;
+  /* the launches need samples and a grid (seconds in a debug build): not
+   * built when the gap fill spent the time */
+  long round = 0;
+  int count = 0;
+  int stopped_by = JL_TRUNK_STOP_ROUNDS;
+  if (stop && *stop) { stopped_by = JL_TRUNK_STOP_SIGNAL; goto finish; }
+  if (deadline > 0.0 && jl_time_now() >= deadline) { stopped_by = JL_TRUNK_STOP_TIME; goto finish; }
+  if (cfg->target_count > 0 && best->count >= cfg->target_count) { stopped_by = JL_TRUNK_STOP_TARGET; goto finish; }
+  if ((rc = jl_surface_sample(mesh, spacing, &pts, &npts, err))) goto done;
+  if (dev.kind == JL_DEVICE_CUDA) rc = jl_surface_grid_build_cuda(&g, pts, npts, cell, err);
+  else rc = jl_surface_grid_build(&g, pts, npts, cell, err);
+  if (rc) goto done;
+  if ((rc = jl_surface_grid_mark_inside(&g, mesh, err))) goto done;
+
+  count = cfg->batch > 0 ? cfg->batch
+              : dev.kind == JL_DEVICE_CUDA ? (dev.sm_count > 0 ? dev.sm_count : 80) * 16
+                                           : dev.threads * 2;
+  if ((rc = jl_block_batch_alloc(&b, count, (int)cap, err))) goto done;
+  if ((rc = jl_block_engine_init(&eng, &dev, &g, count, (int)cap, err))) goto done;
+  if ((rc = jl_block_packing_init(&tmp, (int)cap, err))) goto done;
+
+  jl_block_params p;
+  jl_block_params_default(&p, &size, cfg->seed);
+  if (cfg->moves_per_round > 0) p.iters = cfg->moves_per_round;
+  int adapt = cfg->moves_per_round <= 0 && cfg->time_s > 0.0;
+  p.point_skin = cfg->point_skin >= 0.0 ? cfg->point_skin : JL_POINT_SKIN_SHARE * spacing;
+  double t0s = cfg->t_start > 0.0 ? cfg->t_start : JL_T_START;
+  double t1s = cfg->t_end > 0.0 ? cfg->t_end : JL_T_END;
+
   const jl_block_packing *from = best->count > 0 ? best : start;
   int from_n = from ? from->count : 0;
   for (int c = 0; c < count; ++c) {
@@ -632,10 +671,17 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   jl_rng host_rng;
   jl_rng_init(&host_rng, cfg->seed, (uint64_t)1 << 62, 0);
 
-  double t0 = t_gap;
-  long round = 0;
-  int stopped_by = JL_TRUNK_STOP_ROUNDS;
+  double t0 = t_enter;
+  /* Timed launches start with one move per chain (the first launch's cost is
+   * unknown: minutes in a sanitizer build) and grow; on the CPU no move
+   * starts after the deadline or a signal. */
+  if (adapt) p.iters = 1;
+  p.deadline = deadline;
+  p.stop = stop;
   for (;;) {
+    if (stop && *stop) { stopped_by = JL_TRUNK_STOP_SIGNAL; break; }
+    if (deadline > 0.0 && jl_time_now() >= deadline) { stopped_by = JL_TRUNK_STOP_TIME; break; }
+    if (cfg->target_count > 0 && best->count >= cfg->target_count) { stopped_by = JL_TRUNK_STOP_TARGET; break; }
     double now = jl_time_now() - t0;
     double frac = cfg->time_s > 0.0 ? now / cfg->time_s
                   : cfg->rounds > 0 ? (double)round / (double)cfg->rounds
@@ -655,16 +701,21 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
       int it = want < 1.0 ? 1 : want > JL_ITERS_MAX ? JL_ITERS_MAX : (int)want;
       if (it < p.iters / 2) it = p.iters / 2 > 0 ? p.iters / 2 : 1;
       if (it > 2 * p.iters) it = 2 * p.iters;
+      /* the device cannot stop a launch: none longer than the time left */
+      double left = deadline - jl_time_now(), per_move = tl / p.iters;
+      if (dev.kind == JL_DEVICE_CUDA && per_move > 0.0 && it > left / per_move)
+        it = left / per_move < 1.0 ? 1 : (int)(left / per_move);
       p.iters = it;
     }
     int improved = 0;
     if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, &improved, err))) goto done;
-    double left = cfg->time_s > 0.0 ? cfg->time_s - (jl_time_now() - t0) : 0.0;
-    if (improved && !cfg->no_gap_fill && best->count < cap && (cfg->time_s <= 0.0 || left > 0.0)) {
+    double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
+    if (improved && !cfg->no_gap_fill && best->count < cap && (deadline <= 0.0 || left > 0.0) &&
+        !(stop && *stop)) {
       /* a new best may leave room a gap fill finds at once (timed runs: in
        * the time left) */
       int added = 0;
-      if ((rc = jl_trunk_gap_fill(mesh, size, 0.0, best, (int)cap - best->count, left, check,
+      if ((rc = jl_trunk_gap_fill(mesh, size, 0.0, best, (int)cap - best->count, left, stop, check,
                                   check_ctx, &added, err)))
         goto done;
       info->gap_added += added;
@@ -684,7 +735,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     if (cfg->target_count > 0 && best->count >= cfg->target_count) { stopped_by = JL_TRUNK_STOP_TARGET; break; }
     if (stop && *stop) { stopped_by = JL_TRUNK_STOP_SIGNAL; break; }
     if (cfg->rounds > 0 && round >= cfg->rounds) { stopped_by = JL_TRUNK_STOP_ROUNDS; break; }
-    if (cfg->time_s > 0.0 && now >= cfg->time_s) { stopped_by = JL_TRUNK_STOP_TIME; break; }
+    if (deadline > 0.0 && jl_time_now() >= deadline) { stopped_by = JL_TRUNK_STOP_TIME; break; }
     /* share the best: lagging chains (and a few others) continue from it */
     if (best->count > 0) {
       for (int c = 0; c < count; ++c) {
@@ -696,8 +747,9 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
       }
     }
   }
+finish:
   info->best_count = best->count;
-  info->time_s = jl_time_now() - t0;
+  info->time_s = jl_time_now() - t_enter;
   info->time_to_best_s = t_best;
   info->rounds = round;
   for (int c = 0; c < count; ++c) {

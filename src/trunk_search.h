@@ -17,7 +17,8 @@ extern "C" {
 
 typedef struct jl_trunk_search_config {
   uint64_t seed;
-  double time_s;           /* stop after this many seconds; 0: no limit */
+  double time_s;           /* return after about this many seconds from the call
+                              (setup, gap fill and launches included); 0: no limit */
   long rounds;             /* stop after this many launches; 0: no limit */
   int target_count;        /* stop once the best legal count reaches this; 0: none */
   int batch;               /* chains; 0: 16 per GPU multiprocessor, 2 per CPU thread */
@@ -71,8 +72,9 @@ typedef struct jl_trunk_run_info {
 /* Runs the search from start (may be NULL or empty: an empty trunk).
  * check decides legality exactly (required); a candidate becomes the new
  * best only when it passes. progress (may be NULL) is called after every
- * launch; *stop (may be NULL), set from a signal handler, ends the run after
- * the current launch. best receives the best legal packing (the start when
+ * launch; *stop (may be NULL), set from a signal handler, ends the run: no
+ * move, launch or gap fill step starts after it is set (on the CPU; a CUDA
+ * launch runs to its end). best receives the best legal packing (the start when
  * nothing better passed, or an empty packing when the start did not pass
  * either). */
 int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
@@ -87,12 +89,13 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
  * 20): voxels whose centre is inside, that no triangle and no block of p
  * meets; a block goes on a voxel corner where all its voxels are free, and
  * stays only when p with it passes check. Blocks are first slid toward
- * walls in a few fixed sequences (docs/design.md, "Gap fill"); with time_s
- * > 0 no new sequence starts after that many seconds. *added gets the
- * number added. */
+ * walls in a few fixed sequences (docs/design.md, "Gap fill"). With time_s
+ * > 0 it returns after about that many seconds, and at once when *stop
+ * (may be NULL) is set, keeping the blocks added so far (each passed the
+ * check). *added gets the number added. */
 int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_block_packing *p,
-                      int max_add, double time_s, jl_trunk_check_fn check, void *check_ctx,
-                      int *added, jl_error *err);
+                      int max_add, double time_s, const volatile sig_atomic_t *stop,
+                      jl_trunk_check_fn check, void *check_ctx, int *added, jl_error *err);
 
 #ifdef __cplusplus
 }

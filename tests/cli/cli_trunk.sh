@@ -99,8 +99,8 @@ if d["upper_bound"] != math.floor(d["mesh_volume_mm3"] / 1e6):
     fail("upper bound %r, expected floor(%r L)" % (d["upper_bound"], d["mesh_volume_l"]))
 if not (0 < d["baseline_count"] <= d["count"] <= d["upper_bound"]):
     fail("expected 0 < baseline <= count <= upper bound, got %r %r %r" % (d["baseline_count"], d["count"], d["upper_bound"]))
-if d["count"] < d["upper_bound"] and "anneal" not in d["run"]:
-    fail("below the bound the annealing search must run, run = %r" % d["run"])
+if d["count"] < d["upper_bound"] and "anneal" not in d["run"] and d["run"]["stopped_by"] != "time":
+    fail("below the bound the annealing search must run unless --time ran out first, run = %r" % d["run"])
 if d["mesh"]["flipped_triangles"] != 0 or d["mesh"]["degenerate_dropped"] != 0:
     fail("the generated meshes are outward and clean, got %r" % d["mesh"])
 ' "$d/$name.json" "$SRC/meshes/$name.json" || fail "$name.json failed the checks above"
