@@ -40,3 +40,15 @@ expect_rc 0
   || fail "jostle $CMD: expected run.device_kind cpu"
 
 echo "PASS: cli_scene_device"
+
+# jostle bench scene: the device step's stage times; CUDA only
+jrun benchnocuda bench scene "$SC/demo-drop.json"
+expect_rc 4
+expect_err '^jostle: --device cuda: (no CUDA device is present|this jostle was built without CUDA)' \
+  "that bench scene needs a CUDA device"
+jrun benchbad bench scene "$o/missing.json"
+expect_rc 2
+expect_err 'missing\.json: cannot open' "the scene file and why"
+jrun benchnone bench scene
+expect_rc 2
+expect_err 'bench scene: expected one SCENE.json' "the missing scene"
