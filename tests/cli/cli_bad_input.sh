@@ -31,6 +31,8 @@ N_OPT='--n|(^|[^[:alnum:]_])n([^[:alnum:]_]|$)'
 bad n_zero     "$N_OPT"                 "the option --n"    --n 0 --device cpu --time 2
 bad n_negative "$N_OPT|-3"              "the option --n"    --n -3 --device cpu --time 2
 bad n_text     'abc'                    "the value 'abc'"   --n abc --device cpu --time 2
+bad band_neg   "--band: must be between" "the option --band"  --n 5 --band -1 --device cpu --time 2
+bad band_lvls  "--band-levels"         "the option --band-levels" --n 5 --band-levels 0 --device cpu --time 2
 bad neg_radius 'neg\.json'              "the file neg.json" --problem "$in/neg.json" --device cpu --time 2
 expect_err 'radii' "the field 'radii'"
 bad unknown_key 'bogus_key'             "the key 'bogus_key'" --problem "$in/unknown.json" --device cpu --time 2
