@@ -5,6 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+int jl_impulses_reserve(uint64_t **keys, double **imp, int *cap, int m, jl_error *err) {
+  if (m > *cap) {
+    uint64_t *k = realloc(*keys, (size_t)m * sizeof(uint64_t));
+    if (k) *keys = k;
+    double *x = realloc(*imp, 3 * (size_t)m * sizeof(double));
+    if (x) *imp = x;
+    if (!k || !x) return jl_error_set(err, JL_ERR_NOMEM, "impulses: out of memory for %d contacts", m);
+    *cap = m;
+  }
+  return JL_OK;
+}
+
 /* One block of the reduction: JL_EN_CHUNK items from base, in the kernel's
  * order (per thread, then the tree). item(k) gives the (ke, pe) of item k. */
 typedef void (*jl_en_item_fn)(const void *ctx, long k, double *ke, double *pe);
@@ -116,14 +128,8 @@ int jl_scene_gpu_get_impulses(jl_scene_gpu *g, uint64_t **keys, double **imp, in
                               jl_error *err) {
   int m = jl_cuda_scene_impulse_count(g);
   *n = 0;
-  if (m > *cap) {
-    uint64_t *k = realloc(*keys, (size_t)m * sizeof(uint64_t));
-    if (k) *keys = k;
-    double *x = realloc(*imp, 3 * (size_t)m * sizeof(double));
-    if (x) *imp = x;
-    if (!k || !x) return jl_error_set(err, JL_ERR_NOMEM, "impulses: out of memory for %d contacts", m);
-    *cap = m;
-  }
+  int rc = jl_impulses_reserve(keys, imp, cap, m, err);
+  if (rc != JL_OK) return rc;
   char msg[JL_ERROR_MSG_MAX - 64];
   msg[0] = '\0';
   if (jl_cuda_scene_get_impulses(g, *keys, *imp, msg, (int)sizeof msg) != 0)

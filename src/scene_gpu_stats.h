@@ -80,6 +80,8 @@ int jl_scene_gpu_sync(jl_scene_gpu *g, jl_error *err);
  * grown to *cap as needed (realloc); *n: the count. */
 int jl_scene_gpu_get_impulses(jl_scene_gpu *g, uint64_t **keys, double **imp, int *cap, int *n,
                               jl_error *err);
+/* Grows *keys (m) and *imp (3 m) to hold m contacts; *cap: what they hold. */
+int jl_impulses_reserve(uint64_t **keys, double **imp, int *cap, int m, jl_error *err);
 
 #ifdef __cplusplus
 }

@@ -88,14 +88,8 @@ int jl_scene_runner_impulses(jl_scene_runner *r, uint64_t **keys, double **imp, 
   *n = 0;
   if (r->on_gpu) return jl_scene_gpu_get_impulses(r->gpu, keys, imp, cap, n, err);
   int m = r->cpu.prev_n;
-  if (m > *cap) {
-    uint64_t *k = realloc(*keys, (size_t)m * sizeof(uint64_t));
-    if (k) *keys = k;
-    double *x = realloc(*imp, 3 * (size_t)m * sizeof(double));
-    if (x) *imp = x;
-    if (!k || !x) return jl_error_set(err, JL_ERR_NOMEM, "impulses: out of memory for %d contacts", m);
-    *cap = m;
-  }
+  int rc = jl_impulses_reserve(keys, imp, cap, m, err);
+  if (rc != JL_OK) return rc;
   if (m > 0) {
     memcpy(*keys, r->cpu.prev_key, (size_t)m * sizeof(uint64_t));
     memcpy(*imp, r->cpu.prev_imp, 3 * (size_t)m * sizeof(double));
