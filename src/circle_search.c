@@ -153,8 +153,14 @@ static void jl_packing_to_batch(const jl_circle_packing *pk, const jl_sorted *s,
   if (fresh) b->stuck[c] = 0;
 }
 
+/* CPU candidates per thread: 8 gives the population room. On 2 threads at a
+ * 30 s cap, 2 per thread reached n = 5..13 and 15; 8 per thread also
+ * reached 14, 16 and 18 and ended 17, 19, 20 about half as far from the
+ * record (16 per thread did alike). */
+#define JL_CPU_CANDIDATES_PER_THREAD 8
+
 static int jl_auto_batch(const jl_device *dev, int n, jl_search_mode mode) {
-  return jl_circle_auto_batch(dev, n, mode == JL_MODE_TRIALS ? 4 : 2);
+  return jl_circle_auto_batch(dev, n, mode == JL_MODE_TRIALS ? 4 : JL_CPU_CANDIDATES_PER_THREAD);
 }
 
 /* Rounds of about a second (polish often, answer Ctrl-C quickly): a budget

@@ -32,7 +32,7 @@ static const char *const jl_circles_help =
   "  --seed S          random seed (default 1); same seed, same moves on CPU and GPU\n"
   "  --mode MODE       population (default), trials, instances\n"
   "  --batch B         candidates per launch (default: whole waves, about 16 per GPU SM,\n"
-  "                    2 per CPU thread)\n"
+  "                    8 per CPU thread)\n"
   "  --trials T        exactly T trials per candidate per launch (default: trials\n"
   "                    until 2000000/n relaxation steps are spent)\n"
   "  --stuck K         trials without a new record before a restart (default max(100, 10 n))\n"
