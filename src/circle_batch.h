@@ -5,6 +5,8 @@
 #ifndef JL_CIRCLE_BATCH_H
 #define JL_CIRCLE_BATCH_H
 
+#include <signal.h>
+
 #include "circle_relax.h"
 #include "device.h"
 #include "error.h"
@@ -23,6 +25,11 @@ void jl_circle_batch_copy_candidate(jl_circle_batch *to, int dst, const jl_circl
 /* The CPU twin: candidates spread over threads. */
 int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int threads,
                             jl_error *err);
+/* The same, but once *stop is set (SIGINT) each thread takes no further
+ * candidate after its first: a CPU round of many candidates answers a stop
+ * within one candidate's work. Candidates not run keep their state. */
+int jl_circle_batch_run_cpu_until(const jl_relax_params *p, jl_circle_batch *b, int threads,
+                                  volatile sig_atomic_t *stop, jl_error *err);
 
 #ifdef JL_HAVE_CUDA
 /* kernels/circle_relax.cu: device buffers that live as long as the engine. */
@@ -44,6 +51,7 @@ int jl_circle_auto_batch(const jl_device *dev, int n, int per_thread);
 typedef struct jl_circle_engine {
   jl_device dev;
   void *cuda;              /* jl_cuda_circles when dev.kind is CUDA */
+  volatile sig_atomic_t *stop; /* CPU: stop taking candidates when set (NULL: never) */
 } jl_circle_engine;
 
 int jl_circle_engine_init(jl_circle_engine *e, const jl_device *dev, int n, int count,

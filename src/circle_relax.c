@@ -53,6 +53,7 @@ void jl_circle_batch_copy_candidate(jl_circle_batch *to, int dst, const jl_circl
 typedef struct jl_cpu_job {
   const jl_relax_params *p;
   jl_circle_batch *b;
+  volatile sig_atomic_t *stop;  /* set (SIGINT): take no further candidate */
   atomic_int next;
 } jl_cpu_job;
 
@@ -62,7 +63,10 @@ static void *jl_cpu_worker(void *arg) {
   double *mem = malloc(sizeof(double) * JL_RELAX_WS_DOUBLES(n));
   if (!mem) return (void *)1;
   jl_relax_ws ws;
-  for (;;) {
+  /* Each thread finishes at least one candidate, so a stop leaves started
+   * candidates behind; the others keep their state (need_start too). */
+  for (int done = 0;; ++done) {
+    if (done > 0 && job->stop && *job->stop) break;
     int c = atomic_fetch_add(&job->next, 1);
     if (c >= job->b->count) break;
     jl_relax_candidate(&ws, mem, job->p, *job->b, c);
@@ -73,10 +77,15 @@ static void *jl_cpu_worker(void *arg) {
 
 int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int threads,
                             jl_error *err) {
+  return jl_circle_batch_run_cpu_until(p, b, threads, NULL, err);
+}
+
+int jl_circle_batch_run_cpu_until(const jl_relax_params *p, jl_circle_batch *b, int threads,
+                                  volatile sig_atomic_t *stop, jl_error *err) {
   if (p->n != b->n) return jl_error_set(err, JL_ERR_INTERNAL, "batch and parameters disagree on n");
   if (threads < 1) threads = 1;
   if (threads > b->count) threads = b->count;
-  jl_cpu_job job = {.p = p, .b = b};
+  jl_cpu_job job = {.p = p, .b = b, .stop = stop};
   atomic_init(&job.next, 0);
   pthread_t tid[256];
   if (threads > 256) threads = 256;
@@ -143,7 +152,7 @@ int jl_circle_engine_run(jl_circle_engine *e, const jl_relax_params *p, jl_circl
     return JL_OK;
   }
 #endif
-  return jl_circle_batch_run_cpu(p, b, e->dev.threads, err);
+  return jl_circle_batch_run_cpu_until(p, b, e->dev.threads, e->stop, err);
 }
 
 void jl_circle_engine_free(jl_circle_engine *e) {

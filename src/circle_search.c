@@ -240,7 +240,8 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
   for (int k = 0; k < st->polish_slots; ++k) {
     int c_best = -1;
     for (int c = 0; c < b->count; ++c) {
-      if (b->R[c] == st->polished_R[c]) continue;
+      /* need_start: never run (a stop cut the round short) */
+      if (b->need_start[c] || b->R[c] == st->polished_R[c]) continue;
       if (c_best < 0 || b->R[c] < b->R[c_best]) c_best = c;
     }
     if (c_best < 0) break;
@@ -332,6 +333,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   int count = o->batch > 0 ? o->batch : jl_auto_batch(dev, prob->n, o->mode);
   if ((rc = jl_circle_batch_alloc(&b, prob->n, count, s.r, err)) != JL_OK) goto done;
   if ((rc = jl_circle_engine_init(&eng, dev, prob->n, count, err)) != JL_OK) goto done;
+  eng.stop = o->stop;
   if ((rc = jl_circle_packing_init(&st.best, prob->n, err)) != JL_OK) goto done;
   st.polished_R = calloc((size_t)count, sizeof(double));
   if (!st.polished_R) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
@@ -395,8 +397,10 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
 
   if (st.best.R == 0.0) {
     /* nothing polished yet (a stop in the first round): take the best raw candidate */
-    int c_best = 0;
-    for (int c = 1; c < count; ++c) if (b.R[c] < b.R[c_best]) c_best = c;
+    int c_best = -1;
+    for (int c = 0; c < count; ++c)
+      if (!b.need_start[c] && (c_best < 0 || b.R[c] < b.R[c_best])) c_best = c;
+    if (c_best < 0) c_best = 0;  /* cannot happen: every thread runs a candidate */
     jl_batch_to_packing(&b, c_best, &s, &st.best);
     jl_circle_packing_separate(&st.best);
   }
