@@ -2,6 +2,7 @@
  * and published records, on the CPU twin. */
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -170,6 +171,39 @@ static void test_batch_threads_agree(void **state) {
   jl_circle_batch_free(&b);
 }
 
+/* A stop (SIGINT) already set: each of the 2 threads runs one candidate and
+ * takes no other; the 6 left keep need_start and their (zero) state, and
+ * the 2 run equal the same candidates of an uninterrupted run. */
+static void test_batch_stop_takes_no_more(void **state) {
+  (void)state;
+  double r[12];
+  for (int i = 0; i < 12; ++i) r[i] = i + 1;
+  jl_circle_batch a, b;
+  assert_int_equal(jl_circle_batch_alloc(&a, 12, 8, r, NULL), JL_OK);
+  assert_int_equal(jl_circle_batch_alloc(&b, 12, 8, r, NULL), JL_OK);
+  memset(a.need_start, 1, 8);
+  memset(b.need_start, 1, 8);
+  jl_relax_params p;
+  jl_relax_params_default(&p, r, 12, 7);
+  p.trials = 2;
+  volatile sig_atomic_t stop = 1;
+  assert_int_equal(jl_circle_batch_run_cpu_until(&p, &a, 2, &stop, NULL), JL_OK);
+  assert_int_equal(jl_circle_batch_run_cpu(&p, &b, 1, NULL), JL_OK);
+  int run = 0;
+  for (int c = 0; c < 8; ++c) {
+    if (a.need_start[c]) {
+      assert_int_equal(a.steps[c], 0);
+      continue;
+    }
+    run++;
+    assert_memory_equal(a.x + 12 * c, b.x + 12 * c, sizeof(double) * 12);
+    assert_true(a.R[c] == b.R[c]);
+  }
+  assert_int_equal(run, 2);
+  jl_circle_batch_free(&a);
+  jl_circle_batch_free(&b);
+}
+
 /* Record-to-record travel: every candidate's record is the smallest R it
  * kept, and it never keeps a packing more than its rung of the band ladder
  * above that record; the trials do move (some are kept). */
@@ -244,6 +278,7 @@ int main(void) {
     cmocka_unit_test(test_block_sum3),
     cmocka_unit_test(test_start_is_legal),
     cmocka_unit_test(test_batch_threads_agree),
+    cmocka_unit_test(test_batch_stop_takes_no_more),
     cmocka_unit_test(test_record_to_record),
     cmocka_unit_test(test_search_reaches_record_n5),
   };
