@@ -169,3 +169,17 @@ void jl_buf_xml_text(jl_buf *b, const char *s) {
     else jl_buf_printf(b, "%c", *s);
   }
 }
+
+/* Viridis at nine stops; t in [0, 1] from dark purple to yellow. */
+void jl_viridis(double t, int rgb[3]) {
+  static const unsigned char stops[9][3] = {
+    {68, 1, 84},    {71, 45, 123},  {59, 82, 139},  {44, 114, 142}, {33, 145, 140},
+    {40, 174, 128}, {94, 201, 98},  {170, 220, 50}, {253, 231, 37},
+  };
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  double f = t * 8.0;
+  int i = f >= 8.0 ? 7 : (int)f;
+  double u = f - i;
+  for (int c = 0; c < 3; ++c)
+    rgb[c] = (int)lround(stops[i][c] + u * (stops[i + 1][c] - stops[i][c]));
+}

@@ -36,6 +36,8 @@ char *jl_fmt_double(char *out, size_t cap, double v);
 /* JSON pieces: a number (null when not finite), a string with escapes
  * (null for NULL), an array of n numbers. */
 void jl_buf_json_number(jl_buf *b, double v);
+/* Viridis at nine stops (the pictures' colour map); t in [0, 1], dark purple to yellow. */
+void jl_viridis(double t, int rgb[3]);
 /* jl_fmt_double for a JSON value: null when v is not finite (JSON has no inf or nan). */
 char *jl_fmt_json_double(char *out, size_t cap, double v);
 void jl_buf_json_string(jl_buf *b, const char *s);
