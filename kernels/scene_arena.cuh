@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cuda_runtime.h>
+#include <vector>
 
 #include "cuda_check.h"
 #include "prox_math.h"
@@ -79,6 +80,9 @@ struct jl_scene_gpu {
   cudaStream_t stream = nullptr;
   cudaEvent_t ready = nullptr;      // the legacy stream's work before a solve
   cudaGraphExec_t graph_exec = nullptr;
+  // the kernels of graph_exec in launch order (jl_prox_loop): an update in
+  // place needs the same topology, so another shape is instantiated anew
+  std::vector<int> graph_shape;
 };
 
 // Makes b hold at least need bytes (contents dropped when it grows: 1.5x).

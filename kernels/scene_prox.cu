@@ -338,6 +338,7 @@ int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len) {
 // launch cost. *host: the state at the stop.
 template <typename Body>
 static int jl_prox_loop(jl_scene_gpu *g, int max_iter, int check_every, Body &body,
+                        std::vector<int> shape,
                         jl_state_and_buf *host, char *msg, int msg_len) {
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   memset(host, 0, sizeof *host);
@@ -372,10 +373,15 @@ static int jl_prox_loop(jl_scene_gpu *g, int max_iter, int check_every, Body &bo
              cudaGetErrorString(launch != cudaSuccess ? launch : end));
     return -1;
   }
+  shape.push_back(per);
+  if (g->graph_exec && g->graph_shape != shape) {  // another topology: no update can take it
+    cudaGraphExecDestroy(g->graph_exec);
+    g->graph_exec = nullptr;
+  }
   if (g->graph_exec) {
     cudaGraphExecUpdateResultInfo info;
     if (cudaGraphExecUpdate(g->graph_exec, graph, &info) != cudaSuccess) {
-      (void)cudaGetLastError();  // another shape: instantiate anew
+      (void)cudaGetLastError();  // refused after all: instantiate anew
       cudaGraphExecDestroy(g->graph_exec);
       g->graph_exec = nullptr;
     }
@@ -388,6 +394,7 @@ static int jl_prox_loop(jl_scene_gpu *g, int max_iter, int check_every, Body &bo
       snprintf(msg, (size_t)msg_len, "instantiating the solver's graph: %s", cudaGetErrorString(e));
       return -1;
     }
+    g->graph_shape = shape;
   }
   cudaGraphDestroy(graph);
   JL_CUDA_TRY(cudaEventRecord(g->ready, 0));
@@ -467,7 +474,7 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
     jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, buf[nxt], du, nullptr,
                                                           sb);
   };
-  if (jl_prox_loop(g, max_iter, check_every, body, &host, msg, msg_len)) return -1;
+  if (jl_prox_loop(g, max_iter, check_every, body, {0, on_g}, &host, msg, msg_len)) return -1;
   if (host.s.state != JL_PM_STOP) {
     snprintf(msg, (size_t)msg_len, "JOR on the device did not stop after %d iterations",
              max_iter + JL_PROX_MAX_RESTARTS);
@@ -559,7 +566,9 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
                                                        sb);
     jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, lam, du, order, sb);
   };
-  if (jl_prox_loop(g, max_iter, check_every, body, &host, msg, msg_len)) return -1;
+  std::vector<int> shape = {1, groups};  // SOR: the plan's merged flags fix the kernels
+  shape.insert(shape.end(), merged.begin(), merged.begin() + groups);
+  if (jl_prox_loop(g, max_iter, check_every, body, shape, &host, msg, msg_len)) return -1;
   if (host.s.state != JL_PM_STOP) {
     snprintf(msg, (size_t)msg_len, "SOR on the device did not stop after %d iterations",
              max_iter + JL_PROX_MAX_RESTARTS);
