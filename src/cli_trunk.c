@@ -73,8 +73,8 @@ static const char *const jl_trunk_help =
   "  --spacing MM      surface sample spacing (default: fine enough that no block\n"
   "                    can straddle the surface between samples)\n"
   "  --cell MM         surface grid cell size (default 20)\n"
-  "  --time SECONDS    time limit of the whole run: baseline, slab fill, gap\n"
-  "                    fill and search (default 60)\n"
+  "  --time SECONDS    time limit of the whole run: grid baseline, layered\n"
+  "                    fill, slab fill, gap fill and search (default 60)\n"
   "  --seed S          random seed (default 1)\n"
   "  --resume FILE     start from a trunk result (.json) when it beats the baseline\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -238,7 +238,7 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_mesh mesh = {0};
   jl_trunk_geom geom;
   memset(&geom, 0, sizeof geom);
-  jl_block_packing best = {0}, resume = {0}, found = {0};
+  jl_block_packing best = {0}, resume = {0}, found = {0}, grid = {0};
   jl_trunk_run_info si;
   memset(&si, 0, sizeof si);
   int status = 0, is_problem = jl_ends_with(a.input, ".json");
@@ -285,33 +285,52 @@ int jl_cli_trunk(int argc, char **argv) {
                 rep.hi[0] - rep.lo[0], rep.hi[1] - rep.lo[1], rep.hi[2] - rep.lo[2], bound);
   if (jl_trunk_geom_init(&geom, &mesh, prob.block, &err) != JL_OK) goto fail;
 
-  /* --time bounds the whole run from here (baseline, gap fill, search);
-   * SIGINT stops any phase, keeping the best legal packing so far. */
+  /* --time bounds the whole run from here (grid baseline, layered fill,
+   * slab fill, gap fill, search); SIGINT stops any phase, keeping the best
+   * legal packing so far. The grid fill is the issue's baseline (reported);
+   * the layered fill, never worse when complete, starts the search. */
   double deadline = t0 + a.time_s;
   jl_trunk_stop_flag = 0;
   jl_trunk_install_signals();
+  jl_grid_info gi;
+  if (jl_block_packing_init(&grid, 256, &err) != JL_OK ||
+      jl_trunk_grid_fill(&geom, dev.threads, 0, deadline, &jl_trunk_stop_flag, &grid, &gi, &err) != JL_OK)
+    goto fail;
+  if (!gi.complete)
+    jl_log_printf(&log, JL_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", prob.name,
+                  jl_trunk_stop_flag ? "a signal" : "--time", gi.count);
+  double edge[3] = {prob.block.x, prob.block.y, prob.block.z};
+  jl_log_printf(&log, JL_LOG_INFO,
+                "%s: baseline %d blocks (grid: %g x %g x %g mm along x, y, z, offset %g, %g, %g mm), "
+                "%lld positions tested in %.2f s on %d threads",
+                prob.name, gi.count, edge[gi.edges[0]], edge[gi.edges[1]], edge[gi.edges[2]], gi.offset[0],
+                gi.offset[1], gi.offset[2], gi.boxes_tested, gi.time_s, dev.threads);
   jl_baseline_info base;
+  memset(&base, 0, sizeof base);
   if (jl_block_packing_init(&best, 256, &err) != JL_OK ||
       jl_trunk_baseline_until(&geom, dev.threads, 0, deadline, &jl_trunk_stop_flag, &best, &base,
                               &err) != JL_OK)
     goto fail;
   if (!base.complete)
-    jl_log_printf(&log, JL_LOG_NOTICE, "%s: the baseline was cut short by %s (%d blocks)", prob.name,
+    jl_log_printf(&log, JL_LOG_NOTICE, "%s: the layered fill was cut short by %s (%d blocks)", prob.name,
                   jl_trunk_stop_flag ? "a signal" : "--time", base.count);
   char mix[128] = "";
-  double edge[3] = {prob.block.x, prob.block.y, prob.block.z};
   for (int v = 0, n = 0; v < 3; ++v)
     if (base.layers_upright[v] > 0)
       n += snprintf(mix + n, sizeof mix - (size_t)n, "%s%d x %g mm", n ? ", " : "", base.layers_upright[v],
                     edge[v]);
   jl_log_printf(&log, JL_LOG_INFO,
-                "%s: baseline %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
+                "%s: layered fill %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
                 prob.name, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s,
                 dev.threads);
-  const char *search = "baseline", *stopped_by = "baseline";
+  const char *search = "layered", *stopped_by = "baseline";
+  if (grid.count > best.count) {  /* only when the layered fill was cut short */
+    if (jl_block_packing_copy(&best, &grid, &err) != JL_OK) goto fail;
+    search = "grid";
+  }
   double time_to_best = jl_time_now() - t0;
   /* Slab fills (slabs across y in zones across x first, the sedan's best,
-   * then the reverse) start the search when they beat the baseline. */
+   * then the reverse) start the search when they beat the layered fill. */
   jl_slab_info slab[2];
   memset(slab, 0, sizeof slab);
   for (int ax = 1; ax >= 0 && best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag; --ax) {
@@ -344,13 +363,13 @@ int jl_cli_trunk(int argc, char **argv) {
       if (jl_block_packing_copy(&best, &resume, &err) != JL_OK) goto fail;
       search = "resume";
       time_to_best = jl_time_now() - t0;
-      jl_log_printf(&log, JL_LOG_INFO, "%s: resumed packing of %d blocks beats the baseline", a.resume, resume.count);
+      jl_log_printf(&log, JL_LOG_INFO, "%s: resumed packing of %d blocks beats the fills", a.resume, resume.count);
     }
   }
   double t_search = jl_time_now();
   const char *start = search;
 
-  /* The annealing search starts from the baseline (or the resumed packing)
+  /* The annealing search starts from the best fill (or the resumed packing)
    * and only ever hands back packings that passed the exact check. */
   jl_trunk_search_config cfg;
   jl_trunk_search_config_default(&cfg);
@@ -395,22 +414,23 @@ int jl_cli_trunk(int argc, char **argv) {
     goto fail;
   }
   double time_s = jl_time_now() - t0;
-  jl_trunk_result res = {&prob, &best, &rep, &chk, base.count, bound, a.seed,
+  jl_trunk_result res = {&prob, &best, &rep, &chk, gi.count, bound, a.seed,
                          jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
-                         base.time_s, stopped_by, ran_search ? &si : NULL, base.complete, start,
-                         {slab[0].count, slab[1].count}};
+                         gi.time_s, stopped_by, ran_search ? &si : NULL, gi.complete, start,
+                         {slab[0].count, slab[1].count}, base.count, base.time_s, base.complete};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
-  snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d)", prob.name,
-           best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, base.count);
+  snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
+           prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, gi.count, base.count);
   if (jl_trunk_result_write_json(out, &res, &err) != JL_OK ||
       jl_trunk_write_glb(glb, &mesh, &prob.block, &best, &err) != JL_OK ||
       jl_trunk_write_svg(svg, &mesh, &prob.block, &best, title, &err) != JL_OK)
     goto fail;
   char why[256];
   jl_trunk_report_describe(&chk, why, sizeof why);
-  printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d, fill %.1f%%)  %s\n", prob.name,
-         best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, base.count,
+  printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d (grid), layered fill %d, "
+         "fill %.1f%%)  %s\n", prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, gi.count,
+         base.count,
          100.0 * best.count * bvol / rep.volume, why);
   printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %llu moves, "
          "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
@@ -427,6 +447,7 @@ done:
   jl_block_packing_free(&best);
   jl_block_packing_free(&resume);
   jl_block_packing_free(&found);
+  jl_block_packing_free(&grid);
   return status;
 }
 

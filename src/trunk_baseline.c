@@ -278,3 +278,117 @@ int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, do
   free(total);
   return rc;
 }
+
+/* ---- the grid fill (the baseline) ---- */
+
+/* Orientations in lexicographic order of (edge along x, along y, along z). */
+static const int jl_grid_orient[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+
+/* Item k: orientation k / offsets^3, then offsets along x, y, z. Each item's
+ * count lands in its own slot, so the reduction does not depend on threads. */
+typedef struct jl_grid_shared {
+  jl_baseline_shared base;  /* geometry, bounds, limits; its slots are unused */
+  int n_items;
+  int *count;               /* per item; -1 when not tried */
+} jl_grid_shared;
+
+static void jl_grid_item(const jl_grid_shared *s, int k, int e[3], double off[3]) {
+  int n = s->base.offsets, o = k / (n * n * n), r = k % (n * n * n);
+  int ix[3] = {r / (n * n), (r / n) % n, r % n};
+  for (int w = 0; w < 3; ++w) {
+    e[w] = jl_grid_orient[o][w];
+    off[w] = ix[w] * jl_edge(&s->base.g->block, e[w]) / n;
+  }
+}
+
+/* The lattice filled layer by layer in z; with out, its blocks are appended. */
+static int jl_grid_count(const jl_grid_shared *s, int k, long long *tested, jl_block_packing *out) {
+  int e[3];
+  double off[3];
+  jl_grid_item(s, k, e, off);
+  const jl_baseline_shared *b = &s->base;
+  double h = jl_edge(&b->g->block, e[2]);
+  int count = 0;
+  for (int j = 0;; ++j) {
+    double z = b->lo[2] + off[2] + j * h;
+    if (z + h > b->hi[2] + b->g->tol) break;
+    int c = jl_layer_count(b, e, z, off[0], off[1], tested, out);
+    if (c < 0) return -1;
+    count += c;
+  }
+  return count;
+}
+
+static void *jl_grid_worker(void *arg) {
+  jl_grid_shared *s = arg;
+  for (;;) {
+    int k = atomic_fetch_add(&s->base.next, 1);
+    if (k >= s->n_items || jl_baseline_stopped(&s->base)) break;
+    long long tested = 0;
+    s->count[k] = jl_grid_count(s, k, &tested, NULL);
+    atomic_fetch_add(&s->base.tested, tested);
+  }
+  return NULL;
+}
+
+int jl_trunk_grid_fill(const jl_trunk_geom *g, int threads, int offsets, double deadline,
+                       const volatile sig_atomic_t *stop, jl_block_packing *out, jl_grid_info *info,
+                       jl_error *err) {
+  double t0 = jl_time_now();
+  jl_grid_shared s;
+  memset(&s, 0, sizeof s);
+  s.base.g = g;
+  s.base.deadline = deadline;
+  s.base.stop = stop;
+  jl_mesh_bounds(g->mesh, s.base.lo, s.base.hi);
+  s.base.offsets = offsets > 0 ? offsets : JL_BASELINE_OFFSETS;
+  if (s.base.offsets > 64)
+    return jl_error_set(err, JL_ERR_INPUT, "grid fill: %d offsets per axis, at most 64", s.base.offsets);
+  s.n_items = 6 * s.base.offsets * s.base.offsets * s.base.offsets;
+  s.count = malloc((size_t)s.n_items * sizeof *s.count);
+  if (!s.count) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the grid fill");
+  for (int k = 0; k < s.n_items; ++k) s.count[k] = -1;
+  atomic_init(&s.base.next, 0);
+  atomic_init(&s.base.tested, 0);
+  atomic_init(&s.base.failed, 0);
+  atomic_init(&s.base.cut, 0);
+  if (threads < 1) threads = 1;
+  if (threads > s.n_items) threads = s.n_items;
+  pthread_t *tid = malloc((size_t)threads * sizeof *tid);
+  int started = 0;
+  if (tid)
+    for (; started < threads - 1; ++started)
+      if (pthread_create(&tid[started], NULL, jl_grid_worker, &s) != 0) break;
+  jl_grid_worker(&s);
+  for (int i = 0; i < started; ++i) pthread_join(tid[i], NULL);
+  free(tid);
+  int best = -1;
+  for (int k = 0; k < s.n_items; ++k)
+    if (s.count[k] > 0 && (best < 0 || s.count[k] > s.count[best])) best = k;
+  out->count = 0;
+  int rc = JL_OK;
+  if (best >= 0) {
+    long long t = 0;
+    if (jl_grid_count(&s, best, &t, out) != s.count[best])
+      rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the grid fill");
+  }
+  if (!rc) {
+    jl_trunk_report rep;
+    rc = jl_trunk_check_packing(g, out, &rep, err);
+    if (!rc && !rep.legal) {
+      char why[256];
+      jl_trunk_report_describe(&rep, why, sizeof why);
+      rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: the grid fill failed the exact check: %s", why);
+    }
+  }
+  if (info && !rc) {
+    memset(info, 0, sizeof *info);
+    info->count = out->count;
+    if (best >= 0) jl_grid_item(&s, best, info->edges, info->offset);
+    info->boxes_tested = atomic_load(&s.base.tested);
+    info->time_s = jl_time_now() - t0;
+    info->complete = !atomic_load(&s.base.cut);
+  }
+  free(s.count);
+  return rc;
+}

@@ -1,4 +1,6 @@
-/* The baseline packing: axis-aligned grid fill, layer by layer. A layer
+/* Two axis-aligned fills. The grid fill is the issue's baseline: one
+ * orientation and one regular lattice for the whole trunk. The layered fill
+ * (jostle's first search stage) is stronger: a layer
  * stands one of the block's three edges upright and lays the block in the
  * better of its two horizontal orientations at the best of a grid of
  * horizontal offsets; layers start on a fine grid of heights and are stacked
@@ -35,6 +37,29 @@ int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block
 int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, double deadline,
                             const volatile sig_atomic_t *stop, jl_block_packing *out,
                             jl_baseline_info *info, jl_error *err);
+
+typedef struct jl_grid_info {
+  int count;
+  int edges[3];            /* block edges along world x, y, z of the winning lattice */
+  double offset[3];        /* mm from the bounding box corner to the lattice origin */
+  long long boxes_tested;  /* lattice cells tested, over all threads */
+  double time_s;
+  int complete;            /* 0: stopped by the deadline or the stop flag before every
+                              orientation and offset was tried (the packing is still legal) */
+} jl_grid_info;
+
+/* The grid baseline: for each of the 6 axis-aligned orientations and each
+ * lattice offset (k / offsets of the block edge along x, y and z; offsets <=
+ * 0 means JL_BASELINE_OFFSETS), the lattice with pitch equal to the block's
+ * extents, counting the cells whose block passes the box/triangle test and
+ * lies inside. The largest count wins (ties: the first orientation in
+ * lexicographic edge order, then the lowest offset); the result does not
+ * depend on threads. Stops early (best of what was tried) at deadline (> 0)
+ * or once *stop (may be NULL) is set. out is initialised by the caller and
+ * passes the exact check. */
+int jl_trunk_grid_fill(const jl_trunk_geom *g, int threads, int offsets, double deadline,
+                       const volatile sig_atomic_t *stop, jl_block_packing *out, jl_grid_info *info,
+                       jl_error *err);
 
 /* Unit quaternion (w, x, y, z) of the rotation whose columns are the given
  * body axes in world coordinates (a proper rotation matrix). */

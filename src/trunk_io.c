@@ -259,8 +259,9 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
   jl_json_key_number(&b, "mesh_volume_mm3", mvol, ",\n  ");
   jl_json_key_number(&b, "mesh_volume_l", mvol / 1e6, ",\n  ");
   jl_json_key_number(&b, "fill_ratio", bp->count * bvol / mvol, ",\n");
-  jl_buf_printf(&b, "  \"baseline_count\": %d,\n  \"upper_bound\": %ld,\n", r->baseline_count,
-                r->upper_bound);
+  jl_buf_printf(&b, "  \"baseline_count\": %d,\n", r->baseline_count);
+  if (r->layered_count >= 0) jl_buf_printf(&b, "  \"layered_count\": %d,\n", r->layered_count);
+  jl_buf_printf(&b, "  \"upper_bound\": %ld,\n", r->upper_bound);
   const jl_trunk_report *c = r->check;
   jl_buf_printf(&b, "  \"legal\": %s,\n", c && c->legal ? "true" : "false");
   if (c) {
@@ -297,6 +298,10 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
   jl_json_key_number(&b, "time_to_best_s", r->time_to_best_s, ", ");
   jl_json_key_number(&b, "baseline_time_s", r->baseline_time_s, ", ");
   jl_buf_printf(&b, "\"baseline_complete\": %s, ", r->baseline_complete ? "true" : "false");
+  if (r->layered_count >= 0) {
+    jl_json_key_number(&b, "layered_time_s", r->layered_time_s, ", ");
+    jl_buf_printf(&b, "\"layered_complete\": %s, ", r->layered_complete ? "true" : "false");
+  }
   if (r->start) {
     jl_buf_printf(&b, "\"start\": ");
     jl_buf_json_string(&b, r->start);

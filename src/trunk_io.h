@@ -34,18 +34,21 @@ typedef struct jl_trunk_result {
   const jl_block_packing *blocks;
   const jl_mesh_report *mesh;     /* what validation found */
   const jl_trunk_report *check;   /* the exact check of blocks */
-  int baseline_count;
+  int baseline_count;             /* the grid fill (the baseline) */
   long upper_bound;
   uint64_t seed;
   const char *device;             /* "cpu" or "cuda" */
   const char *device_name;
-  const char *search;             /* "baseline" while no search ran, else the search's name */
-  double time_s, time_to_best_s, baseline_time_s;
+  const char *search;             /* where the packing comes from: "grid", "layered", "slabs_x", ... */
+  double time_s, time_to_best_s, baseline_time_s;  /* baseline: the grid fill */
   const char *stopped_by;         /* "baseline", "time", "signal", ... */
   const jl_trunk_run_info *search_info; /* what the annealing search did; NULL when none ran */
-  int baseline_complete;          /* 0: --time or a signal cut the baseline short */
-  const char *start;              /* the search's start: "baseline", "slabs_x", "slabs_y", "resume" (NULL: not written) */
+  int baseline_complete;          /* 0: --time or a signal cut the grid fill short */
+  const char *start;              /* the search's start: "grid", "layered", "slabs_x", "slabs_y", "resume" (NULL: not written) */
   int slab_count[2];              /* slab fills across x and y (0 when not run or cut short) */
+  int layered_count;              /* the layered fill; < 0: not written */
+  double layered_time_s;
+  int layered_complete;
 } jl_trunk_result;
 
 int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);
