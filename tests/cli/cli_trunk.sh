@@ -17,7 +17,8 @@ jpy '
 d = load(sys.argv[1])
 if d.get("format") != "jostle-result" or d.get("kind") != "trunk":
     fail("expected a trunk result, got %r %r" % (d.get("format"), d.get("kind")))
-for k, want in (("count", 200), ("liters", 200), ("baseline_count", 200), ("upper_bound", 200), ("legal", True)):
+for k, want in (("count", 200), ("liters", 200), ("baseline_count", 200), ("layered_count", 200),
+                ("upper_bound", 200), ("legal", True)):
     if d.get(k) != want:
         fail("%s: expected %r, got %r" % (k, want, d.get(k)))
 if abs(d["mesh_volume_l"] - 200) > 1e-9 or abs(d["fill_ratio"] - 1) > 1e-9:
@@ -86,7 +87,8 @@ expect_err 'no-such-mesh\.stl' "the missing mesh"
 
 # Every problem file (the hatchback's mesh is OBJ; mesh paths are relative to the
 # problem file): the mesh volume matches the generator's sidecar, the upper bound is
-# floor(volume / 1 L), and the count is at least the baseline and at most the bound.
+# floor(volume / 1 L), and the count is at least the grid baseline and the layered fill
+# and at most the bound; the complete grid baseline is never above the complete layered fill.
 for name in cuboid-1000x500x400 slanted-seat-back sedan hatchback; do
   jrun "p_$name" trunk "$SRC/problems/trunk/$name.json" --device cpu --time 2 --out "$d/$name.json" --quiet
   expect_rc 0
@@ -99,6 +101,11 @@ if d["upper_bound"] != math.floor(d["mesh_volume_mm3"] / 1e6):
     fail("upper bound %r, expected floor(%r L)" % (d["upper_bound"], d["mesh_volume_l"]))
 if not (0 < d["baseline_count"] <= d["count"] <= d["upper_bound"]):
     fail("expected 0 < baseline <= count <= upper bound, got %r %r %r" % (d["baseline_count"], d["count"], d["upper_bound"]))
+if not (0 <= d["layered_count"] <= d["count"]):
+    fail("expected 0 <= layered fill <= count, got %r %r" % (d["layered_count"], d["count"]))
+r = d["run"]
+if r["baseline_complete"] and r["layered_complete"] and d["baseline_count"] > d["layered_count"]:
+    fail("the complete grid baseline %r beats the complete layered fill %r" % (d["baseline_count"], d["layered_count"]))
 if d["count"] < d["upper_bound"] and "anneal" not in d["run"] and d["run"]["stopped_by"] != "time":
     fail("below the bound the annealing search must run unless --time ran out first, run = %r" % d["run"])
 if d["mesh"]["flipped_triangles"] != 0 or d["mesh"]["degenerate_dropped"] != 0:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# jostle trunk stops on --time and on SIGINT in every phase (baseline, gap fill,
-# annealing) and still writes a legal packing: a --time 1 run on the sedan (whose
-# baseline alone takes about 1-2 s on 2 cores) finishes, and SIGINT at 1 s and at 4 s
+# jostle trunk stops on --time and on SIGINT in every phase (grid baseline, layered
+# fill, gap fill, annealing) and still writes a legal packing: a --time 1 run on the sedan (whose
+# grid baseline and layered fill take about 5 s on 2 cores) finishes, and SIGINT at 1 s and at 4 s
 # of a --time 600 run ends it. The only time bounds here are generous "it finished"
 # limits (a run that ignored the limits would take 600 s); no timing is asserted.
 . "$(dirname "$0")/common.sh"
@@ -25,6 +25,10 @@ if not isinstance(r.get("baseline_complete"), bool):
     fail("expected a boolean run.baseline_complete, got %r" % r.get("baseline_complete"))
 if r["baseline_complete"] and d["count"] < d["baseline_count"]:
     fail("count %r below the complete baseline %r" % (d["count"], d["baseline_count"]))
+if not isinstance(r.get("layered_complete"), bool):
+    fail("expected a boolean run.layered_complete, got %r" % r.get("layered_complete"))
+if r["layered_complete"] and d["count"] < d["layered_count"]:
+    fail("count %r below the complete layered fill %r" % (d["count"], d["layered_count"]))
 ' "$1" "$2" || fail "$1 failed the checks above"
 }
 
