@@ -2,7 +2,7 @@
  *
  *   mesh.c            reads a trunk mesh (assimp), validates and orients it  -> jl_mesh
  *   trunk_check.c     exact legality of a block packing against the mesh     (BVH, SAT, winding)
- *   trunk_baseline.c  axis-aligned grid fill, 6 orientations                  -> jl_block_packing
+ *   trunk_baseline.c  grid baseline (one lattice) and layered fill, axis-aligned -> jl_block_packing
  *   surface_grid.c    surface samples sorted into a uniform grid              -> jl_surface_grid
  *   block_relax.h     per-candidate block contact relaxation (CPU twin and CUDA kernel)
  *   trunk_search.c    the annealing driver over a batch of candidates
