@@ -76,7 +76,7 @@ static const char *const jl_trunk_help =
   "  --time SECONDS    time limit of the whole run: grid baseline, layered\n"
   "                    fill, slab fill, gap fill and search (default 60)\n"
   "  --seed S          random seed (default 1)\n"
-  "  --resume FILE     start from a trunk result (.json) when it beats the baseline\n"
+  "  --resume FILE     start from a trunk result (.json) when it beats the fills\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
   "  --threads T       CPU threads (default: all cores)\n"
   "\n"
