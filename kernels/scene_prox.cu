@@ -8,12 +8,12 @@
 // colour of the contact graph (kernels/scene_colour.cu), runs of small
 // colours in one block with a barrier between colours, updates in place
 // (jl_pm_sor_contact); its CPU twin is jl_step_twin_sor. The stop test
-// (residual, tolerance, divergence restarts) runs after every iteration in
-// one launch (per-block partials, the last block joins them), a restart in
-// another; the host reads the state every check_every iterations, and
-// launches after a stop return at once. Per JOR iteration: update, du,
-// stop, restart (4 kernels); per SOR iteration: the colour groups, stop,
-// restart.
+// (residual, tolerance, divergence restarts) runs after every iteration
+// (per-block partials, the last block joins them); the host reads the state
+// every check_every iterations, and launches after a stop return at once. Per JOR iteration: the update
+// fused with the stop test, then du (2 kernels); per SOR iteration: the
+// colour groups, then the stop test. A restart (rare) is done by the stop
+// test's last block.
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -40,38 +40,19 @@ struct jl_jor_problem {
 struct jl_state_and_buf {
   jl_pm_state s;
   int result_buf;
-  unsigned arrive_stop, arrive_restart;
+  unsigned arrive_stop;
 };
 
 // du of every body, one thread per (body, component): six short chains of
 // loads per body instead of one long one (a brick of a wall has about 15
 // contacts), each summed in the body's contact order as jl_pm_du_body does.
-// mode 0: part of an iteration (state RUN); mode 1: after a restart (state RESTART).
 __global__ void jl_jor_du_kernel(jl_jor_problem p, const double *lam, double *du,
-                                 const jl_pm_state *state, int mode) {
-  int want = mode == 0 ? JL_PM_RUN : JL_PM_RESTART;
-  if (p.on_g || state->state != want) return;
+                                 const jl_pm_state *state) {
+  if (p.on_g || state->state != JL_PM_RUN) return;
   long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= 6LL * p.nb) return;
   int k = (int)(t / 6), c = (int)(t % 6);
   du[t] = jl_pm_du_body_comp(k, c, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam, 0.0);
-}
-
-__global__ void jl_jor_update_kernel(jl_jor_problem p, const double *src, double *dst,
-                                     const double *du, double *res, int *ok,
-                                     const jl_pm_state *state) {
-  if (state->state != JL_PM_RUN) return;
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= p.n) return;
-  double xi[3];
-  if (p.on_g)
-    jl_pm_xi_g(i, p.c, p.rowptr, p.col, p.blocks, src, xi);
-  else
-    jl_pm_xi_mf(i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
-  int good = 1;
-  res[i] = jl_pm_update(xi, src + 3 * (size_t)i, state->alpha, p.diag + 2 * (size_t)i, p.mu[i],
-                        p.tol_rel, p.tol_abs, dst + 3 * (size_t)i, &good);
-  ok[i] = good;
 }
 
 // Max of r and AND of good over the block into s_res[0], s_ok[0] (blockDim
@@ -91,28 +72,32 @@ static __device__ void jl_block_max_and(double *s_res, int *s_ok, double r, int 
   }
 }
 
-// The stop test in one launch: max residual (no NaN: non-finite residuals
-// are INFINITY) and all ok. Each block joins its share of the contacts
-// (grid-stride) into a partial; the last block to finish joins the partials
-// and applies the stop rule. Max and AND are exact in any order, so the
-// decision does not depend on the blocks' order. No block reads the state
-// after the last one arrives: every other block read it before arriving.
-// result_buf: which iterate buffer holds the newest impulses at a stop.
-__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
-    int n, const double *res, const int *ok, double *part_res, int *part_ok, int max_iter,
-    int dst_index, jl_state_and_buf *sb) {
+// What a divergence restart resets: the impulses lam back to the warm start
+// init (order: lam in colour order, lam[3 e + d] = init[3 order[e] + d]),
+// and du rebuilt from init when with_du (JOR rebuilds du in the launch after).
+struct jl_restart_args {
+  const double *init;
+  double *lam, *du;
+  const int *order;
+  int with_du;
+};
+
+// The stop test's join, called by every thread of every block after the
+// thread's own max residual r and AND of good: each block leaves a partial,
+// the last block to arrive joins the partials and applies the stop rule.
+// Max and AND are exact in any order, so the decision does not depend on the
+// blocks' order; no block reads the state after the last one arrives (every
+// other block read it before arriving). A restart (rare: only a diverging
+// solve, at most JL_PROX_MAX_RESTARTS times) is done by that last block
+// alone, so no launch per iteration waits for one. result_buf: which iterate
+// buffer holds the newest impulses at a stop.
+static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good, double *part_res,
+                                    int *part_ok, int max_iter, int dst_index,
+                                    jl_state_and_buf *sb, const jl_restart_args &ra) {
   __shared__ double s_res[JL_SCENE_BLOCK];
   __shared__ int s_ok[JL_SCENE_BLOCK];
-  __shared__ int s_last;
-  if (sb->s.state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
+  __shared__ int s_last, s_restart;
   int t = threadIdx.x;
-  double r = 0.0;
-  int good = 1;
-  for (long long i = (long long)blockIdx.x * blockDim.x + t; i < n;
-       i += (long long)gridDim.x * blockDim.x) {
-    if (!(res[i] <= r)) r = res[i];
-    good &= ok[i];
-  }
   jl_block_max_and(s_res, s_ok, r, good);
   if (t == 0) {
     part_res[blockIdx.x] = s_res[0];
@@ -135,33 +120,63 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
     jl_pm_decide(&sb->s, s_res[0], s_ok[0], max_iter);
     sb->result_buf = dst_index;
     sb->arrive_stop = 0;
+    s_restart = sb->s.state == JL_PM_RESTART;
+  }
+  __syncthreads();
+  if (!s_restart) return;
+  for (long long i = t; i < 3LL * p.n; i += blockDim.x)
+    ra.lam[i] = ra.order ? __ldcg(ra.init + 3 * (size_t)ra.order[i / 3] + i % 3) : __ldcg(ra.init + i);
+  if (ra.with_du && !p.on_g)
+    for (long long i = t; i < 6LL * p.nb; i += blockDim.x)
+      ra.du[i] = jl_pm_du_body_comp((int)(i / 6), (int)(i % 6), p.body_ptr, p.body_contact, p.ka,
+                                    p.frame, p.irx, p.im, ra.init, 0.0);
+  __syncthreads();
+  if (t == 0) {
+    __threadfence();
+    sb->s.state = JL_PM_RUN;
   }
 }
 
-// A divergence restart in one launch: impulses back to the warm start
-// (threads < 3n) and du rebuilt from the warm start (threads < nb: the same
-// values the copy writes, so no thread waits for the copy); the last block
-// to finish sets the state running again.
-// order (SOR): lam is in colour order, lam[3 e + d] = init[3 order[e] + d].
-__global__ void jl_prox_restart_kernel(jl_jor_problem p, const double *init, double *lam,
-                                       double *du, const int *order, jl_state_and_buf *sb) {
-  __shared__ int s_last;
-  if (sb->s.state != JL_PM_RESTART) return;  // uniform
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < 3LL * p.n) lam[i] = order ? init[3 * (size_t)order[i / 3] + i % 3] : init[i];
-  if (!p.on_g && i < 6LL * p.nb)
-    du[i] = jl_pm_du_body_comp((int)(i / 6), (int)(i % 6), p.body_ptr, p.body_contact, p.ka,
-                               p.frame, p.irx, p.im, init, 0.0);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    s_last = atomicAdd(&sb->arrive_restart, 1u) == gridDim.x - 1;
+// One JOR iteration's update and its stop test in one launch (grid-stride:
+// at most JL_SCENE_REDUCE_PARTIALS blocks): each thread updates its
+// contacts from src into dst and keeps their max residual and AND of the
+// tolerance test in registers; the blocks then join (jl_prox_join).
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_update_stop_kernel(
+    jl_jor_problem p, const double *src, double *dst, const double *du, double *part_res,
+    int *part_ok, int dst_index, jl_state_and_buf *sb, jl_restart_args ra) {
+  if (sb->s.state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
+  double alpha = sb->s.alpha, r = 0.0;
+  int good = 1;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
+       i += (long long)gridDim.x * blockDim.x) {
+    double xi[3];
+    if (p.on_g)
+      jl_pm_xi_g((int)i, p.c, p.rowptr, p.col, p.blocks, src, xi);
+    else
+      jl_pm_xi_mf((int)i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
+    int gi = 1;
+    double ri = jl_pm_update(xi, src + 3 * (size_t)i, alpha, p.diag + 2 * (size_t)i, p.mu[i],
+                             p.tol_rel, p.tol_abs, dst + 3 * (size_t)i, &gi);
+    if (!(ri <= r)) r = ri;
+    good &= gi;
   }
-  __syncthreads();
-  if (s_last && threadIdx.x == 0) {
-    sb->s.state = JL_PM_RUN;
-    sb->arrive_restart = 0;
+  jl_prox_join(p, r, good, part_res, part_ok, p.max_iter, dst_index, sb, ra);
+}
+
+// The stop test of a SOR iteration in one launch: max residual and AND of
+// the contacts' tolerance flags (grid-stride), then the join.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
+    jl_jor_problem p, const double *res, const int *ok, double *part_res, int *part_ok,
+    int max_iter, int dst_index, jl_state_and_buf *sb, jl_restart_args ra) {
+  if (sb->s.state != JL_PM_RUN) return;  // uniform
+  double r = 0.0;
+  int good = 1;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
+       i += (long long)gridDim.x * blockDim.x) {
+    if (!(res[i] <= r)) r = res[i];
+    good &= ok[i];
   }
+  jl_prox_join(p, r, good, part_res, part_ok, max_iter, dst_index, sb, ra);
 }
 
 // SOR sweeps on the contacts in colour order (jl_sor_gather below): the
@@ -242,7 +257,7 @@ __global__ void __launch_bounds__(JL_COLOUR_MERGE_SIZE) jl_sor_merged_kernel(
 __global__ void jl_jor_init_kernel(jl_state_and_buf *sb, double alpha) {
   jl_pm_state_init(&sb->s, alpha);
   sb->result_buf = 0;
-  sb->arrive_stop = sb->arrive_restart = 0;
+  sb->arrive_stop = 0;
 }
 
 
@@ -449,30 +464,26 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   if (check_every < 1) check_every = 1;
   jl_jor_problem q = jl_prox_problem(g, on_g, tol_abs, tol_rel, max_iter);
   double *buf[2] = {jl_dp<double>(g->lam0), jl_dp<double>(g->lam1)};
-  double *du = jl_dp<double>(g->du), *res = jl_dp<double>(g->res);
-  int *ok = jl_dp<int>(g->ok);
+  double *du = jl_dp<double>(g->du);
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
-  int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
-  int xb = jl_scene_blocks(3LL * n > 6LL * nb ? 3LL * n : 6LL * nb);
+  int bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
   int rb = jl_scene_reduce_blocks(n);
   double *part_res = jl_dp<double>(g->partial);
   int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
   jl_jor_init_kernel<<<1, 1>>>(sb, alpha);
   JL_CUDA_TRY(cudaGetLastError());
-  jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[0], du, state, 0);
+  jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[0], du, state);
   JL_CUDA_TRY(cudaGetLastError());
   jl_state_and_buf host;
   double *lam_init = jl_dp<double>(g->lam_init);
   // iteration it: from buf[it & 1] into buf[1 - (it & 1)]
   auto body = [&](int it, cudaStream_t st) {
     int cur = it & 1, nxt = 1 - cur;
-    jl_jor_update_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], du, res, ok, state);
-    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, buf[nxt], du, state, 0);
-    jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(n, res, ok, part_res, part_ok, max_iter,
-                                                       nxt, sb);
-    jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, buf[nxt], du, nullptr,
-                                                          sb);
+    jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0};
+    jl_jor_update_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], du, part_res,
+                                                             part_ok, nxt, sb, ra);
+    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, buf[nxt], du, state);
   };
   if (jl_prox_loop(g, max_iter, check_every, body, {0, on_g}, &host, msg, msg_len)) return -1;
   if (host.s.state != JL_PM_STOP) {
@@ -535,13 +546,12 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
   int bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
-  int xb = jl_scene_blocks(3LL * n > 6LL * nb ? 3LL * n : 6LL * nb);
   int rb = jl_scene_reduce_blocks(n);
   double *part_res = jl_dp<double>(g->partial);
   int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
   jl_jor_init_kernel<<<1, 1>>>(sb, alpha);
   JL_CUDA_TRY(cudaGetLastError());
-  jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, lam0, du, state, 0);
+  jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, lam0, du, state);
   JL_CUDA_TRY(cudaGetLastError());
   jl_sor_gather_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(q, order, lam0, sp);
   JL_CUDA_TRY(cudaGetLastError());
@@ -562,9 +572,9 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
             qs, lam, du, res, ok, lo, count, state);
       }
     }
-    jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(n, res, ok, part_res, part_ok, max_iter, 0,
-                                                       sb);
-    jl_prox_restart_kernel<<<xb, JL_SCENE_BLOCK, 0, st>>>(q, lam_init, lam, du, order, sb);
+    jl_restart_args ra = {lam_init, lam, du, order, 1};
+    jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(q, res, ok, part_res, part_ok, max_iter, 0,
+                                                       sb, ra);
   };
   std::vector<int> shape = {1, groups};  // SOR: the plan's merged flags fix the kernels
   shape.insert(shape.end(), merged.begin(), merged.begin() + groups);
