@@ -72,6 +72,13 @@ static __device__ void jl_block_max_and(double *s_res, int *s_ok, double r, int 
   }
 }
 
+// Partials of the prox's stop test: one per block of the fused JOR update
+// (a block per JL_SCENE_BLOCK contacts), at least the reductions' count.
+static inline int jl_prox_partials(long long n) {
+  int b = jl_scene_blocks(n);
+  return b > JL_SCENE_REDUCE_PARTIALS ? b : JL_SCENE_REDUCE_PARTIALS;
+}
+
 // What a divergence restart resets: the impulses lam back to the warm start
 // init (order: lam in colour order, lam[3 e + d] = init[3 order[e] + d]),
 // and du rebuilt from init when with_du (JOR rebuilds du in the launch after).
@@ -137,18 +144,20 @@ static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good,
   }
 }
 
-// One JOR iteration's update and its stop test in one launch (grid-stride:
-// at most JL_SCENE_REDUCE_PARTIALS blocks): each thread updates its
-// contacts from src into dst and keeps their max residual and AND of the
-// tolerance test in registers; the blocks then join (jl_prox_join).
+// One JOR iteration's update and its stop test in one launch: each thread
+// updates its contact from src into dst and keeps the residual and the
+// tolerance test in registers; the blocks then join (jl_prox_join). One
+// contact per thread (a block per 256 contacts, so partials for every block):
+// with a grid-stride loop over 1024 blocks the million-sphere pile's update
+// ran too few loads at once (83 ms per step's solve against 69).
 __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_update_stop_kernel(
     jl_jor_problem p, const double *src, double *dst, const double *du, double *part_res,
     int *part_ok, int dst_index, jl_state_and_buf *sb, jl_restart_args ra) {
   if (sb->s.state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
   double alpha = sb->s.alpha, r = 0.0;
   int good = 1;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
-       i += (long long)gridDim.x * blockDim.x) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < p.n) {
     double xi[3];
     if (p.on_g)
       jl_pm_xi_g((int)i, p.c, p.rowptr, p.col, p.blocks, src, xi);
@@ -339,7 +348,8 @@ int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len) {
   JL_RESERVE(res, sn * sizeof(double), "residuals");
   JL_RESERVE(ok, sn * sizeof(int), "tolerance flags");
   JL_RESERVE(state, sizeof(jl_state_and_buf), "solver state");
-  JL_RESERVE(partial, JL_SCENE_REDUCE_PARTIALS * (sizeof(double) + sizeof(int)), "reduction partials");
+  JL_RESERVE(partial, (size_t)jl_prox_partials(g->p_n) * (sizeof(double) + sizeof(int)),
+             "reduction partials");
   return 0;
 }
 
@@ -467,10 +477,9 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   double *du = jl_dp<double>(g->du);
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
-  int bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
-  int rb = jl_scene_reduce_blocks(n);
+  int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
   double *part_res = jl_dp<double>(g->partial);
-  int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
+  int *part_ok = (int *)(part_res + jl_prox_partials(n));
   jl_jor_init_kernel<<<1, 1>>>(sb, alpha);
   JL_CUDA_TRY(cudaGetLastError());
   jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[0], du, state);
@@ -481,7 +490,7 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   auto body = [&](int it, cudaStream_t st) {
     int cur = it & 1, nxt = 1 - cur;
     jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0};
-    jl_jor_update_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], du, part_res,
+    jl_jor_update_stop_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], du, part_res,
                                                              part_ok, nxt, sb, ra);
     jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, buf[nxt], du, state);
   };
@@ -548,7 +557,7 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   int bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
   int rb = jl_scene_reduce_blocks(n);
   double *part_res = jl_dp<double>(g->partial);
-  int *part_ok = (int *)(part_res + JL_SCENE_REDUCE_PARTIALS);
+  int *part_ok = (int *)(part_res + jl_prox_partials(n));
   jl_jor_init_kernel<<<1, 1>>>(sb, alpha);
   JL_CUDA_TRY(cudaGetLastError());
   jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, lam0, du, state);
