@@ -40,6 +40,9 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
   free(g->h_colour_ptr);
   if (g->graph_exec) cudaGraphExecDestroy(g->graph_exec);
   if (g->ready) cudaEventDestroy(g->ready);
+  for (int k = 0; k < 2; ++k)
+    if (g->checked[k]) cudaEventDestroy(g->checked[k]);
+  if (g->h_state) cudaFreeHost(g->h_state);
   if (g->stream) cudaStreamDestroy(g->stream);
   delete g;
 }

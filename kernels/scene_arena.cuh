@@ -80,6 +80,8 @@ struct jl_scene_gpu {
   cudaStream_t stream = nullptr;
   cudaEvent_t ready = nullptr;      // the legacy stream's work before a solve
   cudaGraphExec_t graph_exec = nullptr;
+  void *h_state = nullptr;          // pinned: two jl_state_and_buf the solver's checks land in
+  cudaEvent_t checked[2] = {nullptr, nullptr};
   // the kernels of graph_exec in launch order (jl_prox_loop): an update in
   // place needs the same topology, so another shape is instantiated anew
   std::vector<int> graph_shape;

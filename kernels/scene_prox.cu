@@ -422,14 +422,33 @@ static int jl_prox_loop(jl_scene_gpu *g, int max_iter, int check_every, Body &bo
     g->graph_shape = shape;
   }
   cudaGraphDestroy(graph);
+  if (!g->h_state) JL_CUDA_TRY(cudaMallocHost(&g->h_state, 2 * sizeof(jl_state_and_buf)));
+  for (int k = 0; k < 2; ++k)
+    if (!g->checked[k])
+      JL_CUDA_TRY(cudaEventCreateWithFlags(&g->checked[k], cudaEventDisableTiming));
+  jl_state_and_buf *hs = (jl_state_and_buf *)g->h_state;
   JL_CUDA_TRY(cudaEventRecord(g->ready, 0));
   JL_CUDA_TRY(cudaStreamWaitEvent(g->stream, g->ready, 0));
-  for (int done = 0; done < limit; done += per) {
-    JL_CUDA_TRY(cudaGraphLaunch(g->graph_exec, g->stream));
-    JL_CUDA_TRY(cudaMemcpyAsync(host, sb, sizeof *host, cudaMemcpyDeviceToHost, g->stream));
-    JL_CUDA_TRY(cudaStreamSynchronize(g->stream));
+  // One launch of the graph stays queued ahead of the check of the one
+  // before, so the device does not idle while the host reads the state
+  // (pinned, so the copy is asynchronous). After a stop the launch ahead
+  // does nothing (every kernel returns on a stopped state); the stream is
+  // drained before returning, so the next solve's start waits for it.
+  auto enqueue = [&](int k) -> cudaError_t {
+    cudaError_t e = cudaGraphLaunch(g->graph_exec, g->stream);
+    if (e == cudaSuccess)
+      e = cudaMemcpyAsync(hs + k, sb, sizeof *hs, cudaMemcpyDeviceToHost, g->stream);
+    if (e == cudaSuccess) e = cudaEventRecord(g->checked[k], g->stream);
+    return e;
+  };
+  JL_CUDA_TRY(enqueue(0));
+  for (int done = 0, k = 0; done < limit; done += per, k ^= 1) {
+    if (done + per < limit) JL_CUDA_TRY(enqueue(k ^ 1));
+    JL_CUDA_TRY(cudaEventSynchronize(g->checked[k]));
+    *host = hs[k];
     if (host->s.state == JL_PM_STOP) break;
   }
+  JL_CUDA_TRY(cudaStreamSynchronize(g->stream));
   return 0;
 }
 
