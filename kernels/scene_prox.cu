@@ -43,16 +43,45 @@ struct jl_state_and_buf {
   unsigned arrive_stop;
 };
 
-// du of every body, one thread per (body, component): six short chains of
-// loads per body instead of one long one (a brick of a wall has about 15
-// contacts), each summed in the body's contact order as jl_pm_du_body does.
-__global__ void jl_jor_du_kernel(jl_jor_problem p, const double *lam, double *du,
-                                 const jl_pm_state *state) {
+// du of every body by a group of JL_DU_LANES lanes per body: each lane
+// loads one of the body's contacts and computes its six terms, so the loads
+// of a body's contacts go out together instead of as a chain (a brick of a
+// wall has about 15 contacts); then lane c (< 6) adds the terms of
+// component c in the body's contact order, the additions of jl_pm_du_body
+// (so the same bits). The warp's lanes all take part in the shuffles, for
+// the warp's largest number of rounds.
+#define JL_DU_LANES 8
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_du_kernel(jl_jor_problem p,
+                                                                   const double *lam, double *du,
+                                                                   const jl_pm_state *state) {
   if (p.on_g || state->state != JL_PM_RUN) return;
   long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= 6LL * p.nb) return;
-  int k = (int)(t / 6), c = (int)(t % 6);
-  du[t] = jl_pm_du_body_comp(k, c, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam, 0.0);
+  int lane = (int)(threadIdx.x & 31), l = lane % JL_DU_LANES, base = lane - l;
+  long long kk = t / JL_DU_LANES;
+  int live = kk < p.nb;
+  int k = live ? (int)kk : 0;
+  int e0 = live ? p.body_ptr[k] : 0, e1 = live ? p.body_ptr[k + 1] : 0;
+  int rounds = (e1 - e0 + JL_DU_LANES - 1) / JL_DU_LANES;
+  rounds = __reduce_max_sync(0xffffffffu, rounds);
+  double acc = 0.0;
+  for (int q = 0; q < rounds; ++q) {
+    int e = e0 + q * JL_DU_LANES + l;
+    double v[6] = {0, 0, 0, 0, 0, 0};
+    if (e < e1) {
+      int i = p.body_contact[e];
+      int side = p.ka[i] == k ? 0 : 1;
+      for (int c = 0; c < 6; ++c)
+        v[c] = jl_sm_mw_comp(p.frame, p.irx, p.im, i, side, lam + 3 * (size_t)i, c);
+    }
+    for (int j = 0; j < JL_DU_LANES; ++j) {
+      int ej = e0 + q * JL_DU_LANES + j;
+      for (int c = 0; c < 6; ++c) {
+        double y = __shfl_sync(0xffffffffu, v[c], base + j);
+        if (l == c && ej < e1) acc += y;
+      }
+    }
+  }
+  if (live && l < 6) du[6 * (size_t)k + l] = acc;
 }
 
 // Max of r and AND of good over the block into s_res[0], s_ok[0] (blockDim
@@ -496,7 +525,7 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   double *du = jl_dp<double>(g->du);
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
-  int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
+  int cb = jl_scene_blocks(n), bb = jl_scene_blocks(nb > 0 ? (long long)JL_DU_LANES * nb : 1);
   double *part_res = jl_dp<double>(g->partial);
   int *part_ok = (int *)(part_res + jl_prox_partials(n));
   jl_jor_init_kernel<<<1, 1>>>(sb, alpha);
@@ -573,7 +602,7 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   const int *order = jl_dp<int>(g->col_order), *cptr = jl_dp<int>(g->col_ptr);
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
-  int bb = jl_scene_blocks(nb > 0 ? 6LL * nb : 1);
+  int bb = jl_scene_blocks(nb > 0 ? (long long)JL_DU_LANES * nb : 1);
   int rb = jl_scene_reduce_blocks(n);
   double *part_res = jl_dp<double>(g->partial);
   int *part_ok = (int *)(part_res + jl_prox_partials(n));

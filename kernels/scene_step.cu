@@ -106,7 +106,8 @@ __global__ void jl_step_end_velocity_kernel(int nb, const uint8_t *is_static, co
                                             const int *ka, const double *frame,
                                             const double *irx, const double *im,
                                             const double *lam, double *vel, double *omega) {
-  // one thread per (body, component), as jl_jor_du_kernel
+  // one thread per (body, component): once per step, so its chain of loads
+  // costs little (the solver's du, every iteration, spreads them: jl_jor_du_kernel)
   long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= 6LL * nb) return;
   int k = (int)(t / 6), c = (int)(t % 6);
