@@ -260,7 +260,11 @@ __global__ void jl_sor_scatter_kernel(int n, const int *order, const double *lam
 }
 
 // SOR sweep of one colour: positions [lo, lo + count), no two contacts
-// sharing a dynamic body, so the updates and du's changes do not race.
+// sharing a dynamic body, so the updates and du's changes do not race. Small
+// blocks: a colour holds a few thousand contacts (a wall's 23 colours of
+// about 2,500), and blocks of 256 would leave most multiprocessors idle while
+// each thread waits on its loads.
+#define JL_SOR_BLOCK 64
 __global__ void jl_sor_colour_kernel(jl_jor_problem p, double *lam, double *du, double *res,
                                      int *ok, int lo, int count, const jl_pm_state *state) {
   if (state->state != JL_PM_RUN) return;
@@ -625,7 +629,7 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
                                                                  c1, back, state);
       } else {
         int lo = hptr[c0], count = hptr[c0 + 1] - lo;
-        jl_sor_colour_kernel<<<jl_scene_blocks(count), JL_SCENE_BLOCK, 0, st>>>(
+        jl_sor_colour_kernel<<<(count + JL_SOR_BLOCK - 1) / JL_SOR_BLOCK, JL_SOR_BLOCK, 0, st>>>(
             qs, lam, du, res, ok, lo, count, state);
       }
     }
