@@ -255,15 +255,7 @@ int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, do
     ++per_edge[v];
     i = jl_slot_after(&s, i, jl_edge(&g->block, v));
   }
-  if (!rc) {
-    jl_trunk_report rep;
-    rc = jl_trunk_check_packing(g, out, &rep, err);
-    if (!rc && !rep.legal) {
-      char why[256];
-      jl_trunk_report_describe(&rep, why, sizeof why);
-      rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: the baseline packing failed the exact check: %s", why);
-    }
-  }
+  if (!rc) rc = jl_trunk_require_legal(g, out, "the baseline packing", err);
   if (info && !rc) {
     info->count = out->count;
     info->layers = layers;
@@ -372,15 +364,7 @@ int jl_trunk_grid_fill(const jl_trunk_geom *g, int threads, int offsets, double 
     if (jl_grid_count(&s, best, &t, out) != s.count[best])
       rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the grid fill");
   }
-  if (!rc) {
-    jl_trunk_report rep;
-    rc = jl_trunk_check_packing(g, out, &rep, err);
-    if (!rc && !rep.legal) {
-      char why[256];
-      jl_trunk_report_describe(&rep, why, sizeof why);
-      rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: the grid fill failed the exact check: %s", why);
-    }
-  }
+  if (!rc) rc = jl_trunk_require_legal(g, out, "the grid fill", err);
   if (info && !rc) {
     memset(info, 0, sizeof *info);
     info->count = out->count;

@@ -452,3 +452,14 @@ int jl_trunk_check(void *ctx, const jl_block_packing *p, double *worst) {
   if (worst) *worst = r.worst;
   return r.legal;
 }
+
+int jl_trunk_require_legal(const jl_trunk_geom *g, const jl_block_packing *p, const char *what,
+                           jl_error *err) {
+  jl_trunk_report rep;
+  int rc = jl_trunk_check_packing(g, p, &rep, err);
+  if (rc != JL_OK || rep.legal) return rc;
+  char why[256];
+  jl_trunk_report_describe(&rep, why, sizeof why);
+  return jl_error_set(err, JL_ERR_INTERNAL, "internal error: %s failed the exact check: %s", what,
+                      why);
+}

@@ -79,6 +79,10 @@ int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl
 const char *jl_violation_name(jl_violation v);
 /* One line naming the worst violation ("legal" and the largest depths when legal). */
 void jl_trunk_report_describe(const jl_trunk_report *r, char *out, size_t cap);
+/* The exact check of a packing a fill built: JL_ERR_INTERNAL naming the fill
+ * (what) and the worst violation when it is not legal. */
+int jl_trunk_require_legal(const jl_trunk_geom *g, const jl_block_packing *p, const char *what,
+                           jl_error *err);
 
 /* jl_trunk_check_fn for the search: ctx is a jl_trunk_geom. */
 int jl_trunk_check(void *ctx, const jl_block_packing *p, double *worst);

@@ -457,15 +457,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
     q = p;
   }
   if (!usable) out->count = 0;
-  if (rc == JL_OK) {
-    jl_trunk_report rep;
-    rc = jl_trunk_check_packing(g, out, &rep, err);
-    if (rc == JL_OK && !rep.legal) {
-      char why[256];
-      jl_trunk_report_describe(&rep, why, sizeof why);
-      rc = jl_error_set(err, JL_ERR_INTERNAL, "internal error: the slab fill failed the exact check: %s", why);
-    }
-  }
+  if (rc == JL_OK) rc = jl_trunk_require_legal(g, out, "the slab fill", err);
   if (info && rc == JL_OK) {
     info->count = out->count;
     info->axis = axis;
