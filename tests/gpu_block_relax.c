@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "block_batch_compare.h"
+
 #include "gpu_test.h"
 
 #include "block_batch.h"
@@ -90,28 +92,6 @@ static void sim_free(sim_setup *s) {
   jl_cuboid_mesh_free(&s->m);
 }
 
-static void batch_compare(const jl_block_batch *a, const jl_block_batch *b) {
-  size_t nc = (size_t)a->count * (size_t)a->cap, k = (size_t)a->count;
-  const double *x[14] = {a->cx, a->cy, a->cz, a->qw, a->qx, a->qy, a->qz,
-                         a->bx, a->by, a->bz, a->bqw, a->bqx, a->bqy, a->bqz};
-  const double *y[14] = {b->cx, b->cy, b->cz, b->qw, b->qx, b->qy, b->qz,
-                         b->bx, b->by, b->bz, b->bqw, b->bqx, b->bqy, b->bqz};
-  int differ = 0;
-  for (int arr = 0; arr < 14; ++arr)
-    for (size_t i = 0; i < nc; ++i) differ += memcmp(&x[arr][i], &y[arr][i], sizeof(double)) != 0;
-  printf("n[0] cpu %d gpu %d; worst[0] cpu %.17g gpu %.17g; steps[0] %llu %llu; %d doubles differ\n",
-         a->n[0], b->n[0], a->worst[0], b->worst[0], (unsigned long long)a->steps[0],
-         (unsigned long long)b->steps[0], differ);
-  assert_int_equal(differ, 0);
-  assert_memory_equal(a->n, b->n, sizeof(int) * k);
-  assert_memory_equal(a->best_n, b->best_n, sizeof(int) * k);
-  assert_memory_equal(a->worst, b->worst, sizeof(double) * k);
-  assert_memory_equal(a->energy, b->energy, sizeof(double) * k);
-  assert_memory_equal(a->moves, b->moves, sizeof(uint64_t) * k);
-  assert_memory_equal(a->steps, b->steps, sizeof(uint64_t) * k);
-  assert_memory_equal(a->accepted, b->accepted, sizeof(uint64_t) * k);
-}
-
 /* Relaxation only (bench launches: exactly S steps), 242 blocks, a batch
  * of differently perturbed starts. */
 static void test_relax_kernel_matches_twin(void **state) {
@@ -138,7 +118,7 @@ static void test_relax_kernel_matches_twin(void **state) {
   s.p.grid = jl_grid_view_host(&s.g);
   assert_int_equal(jl_block_batch_run_cpu(&s.p, &cpu, jl_cpu_count(), &err), JL_OK);
   assert_int_equal(jl_block_engine_run(&eng, &s.p, &gpu, &err), JL_OK);
-  batch_compare(&cpu, &gpu);
+  block_batch_compare(&cpu, &gpu);
   assert_true(cpu.worst[0] < 8.0);  /* it did relax */
   jl_block_engine_free(&eng);
   jl_block_batch_free(&cpu);
@@ -171,7 +151,7 @@ static void test_search_kernel_matches_twin(void **state) {
   for (int launch = 0; launch < 3; ++launch) {
     assert_int_equal(jl_block_batch_run_cpu(&s.p, &cpu, jl_cpu_count(), &err), JL_OK);
     assert_int_equal(jl_block_engine_run(&eng, &s.p, &gpu, &err), JL_OK);
-    batch_compare(&cpu, &gpu);
+    block_batch_compare(&cpu, &gpu);
   }
   uint64_t acc = 0;
   for (int c = 0; c < count; ++c) acc += cpu.accepted[c];

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "block_batch_compare.h"
+
 #include "block_batch.h"
 #include "surface_grid.h"
 
@@ -59,25 +61,6 @@ static void emu_run(const jl_block_params *p, jl_block_batch *b, int threads) {
   free(mem);
 }
 
-static void compare(const jl_block_batch *a, const jl_block_batch *b) {
-  size_t nc = (size_t)a->count * (size_t)a->cap, k = (size_t)a->count;
-  const double *x[14] = {a->cx, a->cy, a->cz, a->qw, a->qx, a->qy, a->qz,
-                         a->bx, a->by, a->bz, a->bqw, a->bqx, a->bqy, a->bqz};
-  const double *y[14] = {b->cx, b->cy, b->cz, b->qw, b->qx, b->qy, b->qz,
-                         b->bx, b->by, b->bz, b->bqw, b->bqx, b->bqy, b->bqz};
-  int differ = 0;
-  for (int arr = 0; arr < 14; ++arr)
-    for (size_t i = 0; i < nc; ++i) differ += memcmp(&x[arr][i], &y[arr][i], sizeof(double)) != 0;
-  assert_int_equal(differ, 0);
-  assert_memory_equal(a->n, b->n, sizeof(int) * k);
-  assert_memory_equal(a->best_n, b->best_n, sizeof(int) * k);
-  assert_memory_equal(a->worst, b->worst, sizeof(double) * k);
-  assert_memory_equal(a->energy, b->energy, sizeof(double) * k);
-  assert_memory_equal(a->moves, b->moves, sizeof(uint64_t) * k);
-  assert_memory_equal(a->steps, b->steps, sizeof(uint64_t) * k);
-  assert_memory_equal(a->accepted, b->accepted, sizeof(uint64_t) * k);
-}
-
 static void run_case(int threads, int bench_steps) {
   jl_error err = {0};
   jl_mesh m;
@@ -111,7 +94,7 @@ static void run_case(int threads, int bench_steps) {
   for (int launch = 0; launch < 2; ++launch) {
     assert_int_equal(jl_block_batch_run_cpu(&p, &twin, 1, &err), JL_OK);
     emu_run(&p, &emu, threads);
-    compare(&twin, &emu);
+    block_batch_compare(&twin, &emu);
   }
   uint64_t acc = 0;
   for (int c = 0; c < count; ++c) acc += twin.accepted[c];
