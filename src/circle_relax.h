@@ -142,25 +142,6 @@ JL_RELAX_FN double jl_block_max(double v, double *red) {
 #endif
 }
 
-/* jl_block_max without its first barrier, for the relaxation loops: there
- * the last read of red is always followed by a barrier (the step's closing
- * one, or the one before the loop) before the next write, so the barrier
- * that protects red can go. Saves one barrier per relaxation step. */
-JL_RELAX_FN double jl_block_max_fenced(double v, double *red) {
-#ifdef __CUDA_ARCH__
-  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
-  int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
-  if (lane == 0) red[warp] = v;
-  __syncthreads();
-  v = red[0];
-  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) v = fmax(v, red[w]);
-  return v;
-#else
-  (void)red;
-  return v;
-#endif
-}
-
 JL_RELAX_FN uint32_t jl_ws_draw(jl_relax_ws *w) {
   w->draws++;
   return jl_rng_state_next(&w->rng);
@@ -234,7 +215,6 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
   const int n = p->n;
   double *x = w->x, *y = w->y, *r = w->r;
   double checkpoint = INFINITY;
-  JL_SYNC();  /* the caller's last read of red is over (jl_block_max_fenced) */
   for (int s = 0; s < max_steps; ++s) {
     double worst = 0.0;
     JL_FOR(i, n) {
@@ -247,7 +227,7 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
       w->dy[i] = ay;
       worst = fmax(worst, ov);
     }
-    worst = jl_block_max_fenced(worst, w->red);
+    worst = jl_block_max(worst, w->red);
     if (worst <= p->tol) return 1;
     /* Jammed: the overlap no longer falls geometrically, so more steps
      * would only creep. */
@@ -351,16 +331,16 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
       w->s2[i] = w->vx[i] * w->vx[i] + w->vy[i] * w->vy[i];
       worst = fmax(worst, ov);
     }
-    worst = jl_block_max_fenced(worst, w->red);  /* syncs: the sum arrays are complete */
+    worst = jl_block_max(worst, w->red);  /* syncs: the sum arrays are complete */
     if (worst <= p->tol) return 1;
     if (s % JL_FIRE_STALL_WINDOW == JL_FIRE_STALL_WINDOW - 1) {
       if (worst > p->stall_ratio * checkpoint) return 0;
       checkpoint = worst;
     }
     jl_block_sum3(w->s0, w->s1, w->s2, n);
-    /* read by all before the step's closing barrier; written again only
-     * after it, by the next step's forces */
     double P = w->s0[0], F2 = w->s1[0], V2 = w->s2[0];
+    /* every thread has read the sums before anyone writes them again */
+    JL_SYNC();
     if (JL_LEADER) w->steps++;
     double keep = 1.0, back = 0.0;
     if (P > 0.0) {
