@@ -16,6 +16,7 @@
 #include "trunk_check.h"
 #include "trunk_io.h"
 #include "trunk_search.h"
+#include "trunk_tilt.h"
 #include "trunk_slabs.h"
 #include "progress.h"
 
@@ -352,6 +353,27 @@ int jl_cli_trunk(int argc, char **argv) {
       time_to_best = jl_time_now() - t0;
     }
   }
+  /* Tilted fill: blocks flat against a large sloped face in a band, the
+   * rest axis-aligned (the better slab axis); only splits that could beat
+   * the best so far are filled. */
+  jl_tilt_info tilt;
+  memset(&tilt, 0, sizeof tilt);
+  if (best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag) {
+    int axes = slab[0].count > slab[1].count ? 1 : slab[1].count > slab[0].count ? 2 : 3;
+    if (jl_trunk_tilt_fill(&geom, axes, best.count, dev.threads, deadline, &jl_trunk_stop_flag, &found, &tilt,
+                           &err) != JL_OK)
+      goto fail;
+    if (tilt.planes > 0)
+      jl_log_printf(&log, JL_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
+                    "%d splits filled, %d could not win, %d not clean, %lld positions tested in %.2f s%s", prob.name,
+                    tilt.planes, tilt.count, tilt.tilted, tilt.thickness, tilt.splits, tilt.skipped, tilt.unclean,
+                    tilt.boxes_tested, tilt.time_s, tilt.complete ? "" : " (cut short)");
+    if (found.count > best.count) {
+      if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
+      search = "tilt";
+      time_to_best = jl_time_now() - t0;
+    }
+  }
   if (a.resume) {
     jl_trunk_report rr;
     if (jl_trunk_check_packing(&geom, &resume, &rr, &err) != JL_OK) goto fail;
@@ -417,7 +439,7 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_trunk_result res = {&prob, &best, &rep, &chk, gi.count, bound, a.seed,
                          jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
                          gi.time_s, stopped_by, ran_search ? &si : NULL, gi.complete, start,
-                         {slab[0].count, slab[1].count}, base.count, base.time_s, base.complete};
+                         {slab[0].count, slab[1].count}, base.count, base.time_s, base.complete, tilt.count};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
