@@ -417,6 +417,18 @@ static int jl_tilt_cut(const jl_mesh *m, const double n[3], double d, int keep_a
   return JL_OK;
 }
 
+/* Extent of m along the unit direction n. A box is at least its shortest
+ * edge wide along any direction (the sum of e_k |n . a_k| >= min e_k). */
+static double jl_tilt_width(const jl_mesh *m, const double n[3]) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (int v = 0; v < m->n_vertices; ++v) {
+    double x = jl_tilt_dot(n, m->vertices + 3 * v);
+    lo = fmin(lo, x);
+    hi = fmax(hi, x);
+  }
+  return m->n_vertices ? hi - lo : 0.0;
+}
+
 static int jl_tilt_stopped(double deadline, const volatile sig_atomic_t *stop) {
   return (stop && *stop) || (deadline > 0.0 && jl_time_now() >= deadline);
 }
@@ -467,6 +479,15 @@ int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threa
         continue;
       }
       if (bm.n_triangles == 0) continue;
+      /* a remainder thinner than the shortest edge holds no block */
+      double rvol = rm.n_triangles && jl_tilt_width(&rm, pl->n) >= shortest - g->tol ? jl_mesh_volume(&rm) : 0.0;
+      int to_beat = beat > out->count ? beat : out->count;
+      int last = rm.n_triangles == 0;  /* thicker bands hold the same */
+      if ((int)floor(jl_mesh_volume(&bm) / bvol + 1e-9) + (int)floor(rvol / bvol + 1e-9) <= to_beat) {
+        ++inf.skipped;
+        if (last) break;
+        continue;
+      }
       /* the band in the face frame */
       for (int v = 0; v < bm.n_vertices; ++v) {
         double *x = bm.vertices + 3 * v, y[3];
@@ -478,21 +499,23 @@ int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threa
       rc = jl_tilt_fill_part(&bg, 3, threads, deadline, stop, &band, &tmp, &inf.boxes_tested, &cut, err);
       jl_trunk_geom_free(&bg);
       if (rc != JL_OK || cut) break;
-      double rvol = rm.n_triangles ? jl_mesh_volume(&rm) : 0.0;
-      int to_beat = beat > out->count ? beat : out->count;
       if (band.count + (int)floor(rvol / bvol + 1e-9) <= to_beat) {
         ++inf.skipped;
+        if (last) break;
         continue;
       }
       rem.count = 0;
-      if (rm.n_triangles) {
+      if (rvol > 0.0) {
         if ((rc = jl_trunk_geom_init(&rg, &rm, *bs, err)) != JL_OK) break;
         rc = jl_tilt_fill_part(&rg, rem_axes, threads, deadline, stop, &rem, &tmp, &inf.boxes_tested, &cut, err);
         jl_trunk_geom_free(&rg);
         if (rc != JL_OK) break;
       }
       ++inf.splits;
-      if (band.count == 0 || band.count + rem.count <= out->count) continue;
+      if (band.count == 0 || band.count + rem.count <= out->count) {
+        if (last) break;
+        continue;
+      }
       /* band blocks back to the world, then the remainder's */
       cand.count = 0;
       jl_quat qr = {qR[0], qR[1], qR[2], qR[3]};
@@ -520,6 +543,7 @@ int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threa
       inf.plane = p;
       memcpy(inf.n, pl->n, sizeof inf.n);
       inf.thickness = t;
+      if (last) break;
     }
   }
   if (cut) inf.complete = 0;
