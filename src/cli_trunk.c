@@ -365,9 +365,9 @@ int jl_cli_trunk(int argc, char **argv) {
       goto fail;
     if (tilt.planes > 0)
       jl_log_printf(&log, JL_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
-                    "%d splits filled, %d could not win, %d not clean, %lld positions tested in %.2f s%s", prob.name,
-                    tilt.planes, tilt.count, tilt.tilted, tilt.thickness, tilt.splits, tilt.skipped, tilt.unclean,
-                    tilt.boxes_tested, tilt.time_s, tilt.complete ? "" : " (cut short)");
+                    "%d splits filled, %d could not win, %d not clean, %d failed the exact check, %lld positions tested "
+                    "in %.2f s%s", prob.name, tilt.planes, tilt.count, tilt.tilted, tilt.thickness, tilt.splits,
+                    tilt.skipped, tilt.unclean, tilt.rejected, tilt.boxes_tested, tilt.time_s, tilt.complete ? "" : " (cut short)");
     if (found.count > best.count) {
       if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
       search = "tilt";

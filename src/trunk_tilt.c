@@ -533,8 +533,8 @@ int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threa
       if (rc != JL_OK) break;
       jl_trunk_report rep;
       if ((rc = jl_trunk_check_packing(g, &cand, &rep, err)) != JL_OK) break;
-      if (!rep.legal) {  /* never kept; counted, as a cut that was not clean */
-        ++inf.unclean;
+      if (!rep.legal) {  /* never kept */
+        ++inf.rejected;
         continue;
       }
       if ((rc = jl_block_packing_copy(out, &cand, err)) != JL_OK) break;

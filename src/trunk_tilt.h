@@ -60,6 +60,7 @@ typedef struct jl_tilt_info {
   int splits;              /* (face, thickness) pairs filled */
   int skipped;             /* pairs whose volume bound could not beat the count to beat */
   int unclean;             /* pairs whose cut was not clean (skipped) */
+  int rejected;            /* combined packings that failed the exact check (never kept) */
   long long boxes_tested;
   double time_s;
   int complete;            /* 0: a deadline or the stop flag cut the work short */
