@@ -75,7 +75,8 @@ static const char *const jl_trunk_help =
   "                    can straddle the surface between samples)\n"
   "  --cell MM         surface grid cell size (default 20)\n"
   "  --time SECONDS    time limit of the whole run: grid baseline, layered\n"
-  "                    fill, slab fill, gap fill and search (default 60)\n"
+  "                    fill, slab fill, tilted fill, gap fill and search\n"
+  "                    (default 60)\n"
   "  --seed S          random seed (default 1)\n"
   "  --resume FILE     start from a trunk result (.json) when it beats the fills\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -287,7 +288,7 @@ int jl_cli_trunk(int argc, char **argv) {
   if (jl_trunk_geom_init(&geom, &mesh, prob.block, &err) != JL_OK) goto fail;
 
   /* --time bounds the whole run from here (grid baseline, layered fill,
-   * slab fill, gap fill, search); SIGINT stops any phase, keeping the best
+   * slab fill, tilted fill, gap fill, search); SIGINT stops any phase, keeping the best
    * legal packing so far. The grid fill is the issue's baseline (reported);
    * the layered fill, never worse when complete, starts the search. */
   double deadline = t0 + a.time_s;
