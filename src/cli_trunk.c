@@ -16,6 +16,7 @@
 #include "trunk_check.h"
 #include "trunk_io.h"
 #include "trunk_search.h"
+#include "trunk_tilt.h"
 #include "trunk_slabs.h"
 #include "progress.h"
 
@@ -74,7 +75,8 @@ static const char *const jl_trunk_help =
   "                    can straddle the surface between samples)\n"
   "  --cell MM         surface grid cell size (default 20)\n"
   "  --time SECONDS    time limit of the whole run: grid baseline, layered\n"
-  "                    fill, slab fill, gap fill and search (default 60)\n"
+  "                    fill, slab fill, tilted fill, gap fill and search\n"
+  "                    (default 60)\n"
   "  --seed S          random seed (default 1)\n"
   "  --resume FILE     start from a trunk result (.json) when it beats the fills\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -286,7 +288,7 @@ int jl_cli_trunk(int argc, char **argv) {
   if (jl_trunk_geom_init(&geom, &mesh, prob.block, &err) != JL_OK) goto fail;
 
   /* --time bounds the whole run from here (grid baseline, layered fill,
-   * slab fill, gap fill, search); SIGINT stops any phase, keeping the best
+   * slab fill, tilted fill, gap fill, search); SIGINT stops any phase, keeping the best
    * legal packing so far. The grid fill is the issue's baseline (reported);
    * the layered fill, never worse when complete, starts the search. */
   double deadline = t0 + a.time_s;
@@ -349,6 +351,27 @@ int jl_cli_trunk(int argc, char **argv) {
     if (found.count > best.count) {
       if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
       search = ax ? "slabs_y" : "slabs_x";
+      time_to_best = jl_time_now() - t0;
+    }
+  }
+  /* Tilted fill: blocks flat against a large sloped face in a band, the
+   * rest axis-aligned (the better slab axis); only splits that could beat
+   * the best so far are filled. */
+  jl_tilt_info tilt;
+  memset(&tilt, 0, sizeof tilt);
+  if (best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag) {
+    int axes = slab[0].count > slab[1].count ? 1 : slab[1].count > slab[0].count ? 2 : 3;
+    if (jl_trunk_tilt_fill(&geom, axes, best.count, dev.threads, deadline, &jl_trunk_stop_flag, &found, &tilt,
+                           &err) != JL_OK)
+      goto fail;
+    if (tilt.planes > 0)
+      jl_log_printf(&log, JL_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
+                    "%d splits filled, %d could not win, %d not clean, %d failed the exact check, %lld positions tested "
+                    "in %.2f s%s", prob.name, tilt.planes, tilt.count, tilt.tilted, tilt.thickness, tilt.splits,
+                    tilt.skipped, tilt.unclean, tilt.rejected, tilt.boxes_tested, tilt.time_s, tilt.complete ? "" : " (cut short)");
+    if (found.count > best.count) {
+      if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
+      search = "tilt";
       time_to_best = jl_time_now() - t0;
     }
   }
@@ -417,7 +440,7 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_trunk_result res = {&prob, &best, &rep, &chk, gi.count, bound, a.seed,
                          jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
                          gi.time_s, stopped_by, ran_search ? &si : NULL, gi.complete, start,
-                         {slab[0].count, slab[1].count}, base.count, base.time_s, base.complete};
+                         {slab[0].count, slab[1].count}, base.count, base.time_s, base.complete, tilt.count};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",

@@ -305,7 +305,8 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
   if (r->start) {
     jl_buf_printf(&b, "\"start\": ");
     jl_buf_json_string(&b, r->start);
-    jl_buf_printf(&b, ", \"slab_counts\": [%d, %d], ", r->slab_count[0], r->slab_count[1]);
+    jl_buf_printf(&b, ", \"slab_counts\": [%d, %d], \"tilt_count\": %d, ", r->slab_count[0], r->slab_count[1],
+                  r->tilt_count);
   }
   jl_buf_printf(&b, "\"stopped_by\": ");
   jl_buf_json_string(&b, r->stopped_by);

@@ -44,11 +44,12 @@ typedef struct jl_trunk_result {
   const char *stopped_by;         /* "baseline", "time", "signal", ... */
   const jl_trunk_run_info *search_info; /* what the annealing search did; NULL when none ran */
   int baseline_complete;          /* 0: --time or a signal cut the grid fill short */
-  const char *start;              /* the search's start: "grid", "layered", "slabs_x", "slabs_y", "resume" (NULL: not written) */
+  const char *start;              /* the search's start: "grid", "layered", "slabs_x", "slabs_y", "tilt", "resume" (NULL: not written) */
   int slab_count[2];              /* slab fills across x and y (0 when not run or cut short) */
   int layered_count;              /* the layered fill; < 0: not written */
   double layered_time_s;
   int layered_complete;
+  int tilt_count;                 /* the tilted fill (0 when not run, no sloped face or no split could win) */
 } jl_trunk_result;
 
 int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);
