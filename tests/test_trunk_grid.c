@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "mesh_fixture.h"
+
 #include "mesh.h"
 #include "trunk_baseline.h"
 #include "trunk_check.h"
@@ -154,14 +156,9 @@ typedef struct mesh_geom {
 } mesh_geom;
 
 static void load_mesh(mesh_geom *f, const char *file) {
-  const char *dir = getenv("JL_MESH_DIR");
-  assert_non_null(dir);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, file);
   jl_error err = {0};
-  jl_mesh_report rep;
   memset(f, 0, sizeof *f);
-  if (jl_mesh_load(&f->mesh, path, 1.0, &rep, &err) != JL_OK) fail_msg("%s: %s", path, err.msg);
+  mesh_fixture_load(&f->mesh, file);
   assert_int_equal(jl_trunk_geom_init(&f->geom, &f->mesh, din, &err), JL_OK);
 }
 

@@ -16,6 +16,8 @@
 #include <math.h>
 #include <cmocka.h>
 
+#include "mesh_fixture.h"
+
 #include "math3d.h"
 #include "mesh.h"
 #include "trunk_baseline.h"
@@ -24,23 +26,13 @@
 
 static const jl_block_size din = {200, 100, 50};
 
-static void load(jl_mesh *m, const char *file) {
-  const char *dir = getenv("JL_MESH_DIR");
-  assert_non_null(dir);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, file);
-  jl_error err = {0};
-  jl_mesh_report rep;
-  if (jl_mesh_load(m, path, 1.0, &rep, &err) != JL_OK) fail_msg("%s: %s", path, err.msg);
-}
-
 /* The slanted seat back's face: from (900, 0) to (650, 450) in (x, z), 1000 mm along y. */
 static const double slope_len = 514.78150704935;  /* hypot(250, 450) */
 
 static void test_planes_slanted_and_cuboid(void **state) {
   (void)state;
   jl_mesh m = {0};
-  load(&m, "slanted-seat-back.stl");
+  mesh_fixture_load(&m, "slanted-seat-back.stl");
   jl_tilt_plane pl[JL_TILT_MAX_PLANES];
   int n = -1;
   jl_error err = {0};
@@ -53,7 +45,7 @@ static void test_planes_slanted_and_cuboid(void **state) {
   assert_true(fabs(pl[0].area - 1000.0 * slope_len) < 1e-6);
   assert_int_equal(pl[0].triangles, 2);
   jl_mesh_free(&m);
-  load(&m, "cuboid-1000x500x400.stl");
+  mesh_fixture_load(&m, "cuboid-1000x500x400.stl");
   assert_int_equal(jl_trunk_tilt_planes(&m, JL_TILT_MIN_AREA_FRAC, pl, JL_TILT_MAX_PLANES, &n, &err), JL_OK);
   assert_int_equal(n, 0);
   jl_mesh_free(&m);
@@ -64,7 +56,7 @@ static void test_planes_slanted_and_cuboid(void **state) {
 static void test_clip_volumes(void **state) {
   (void)state;
   jl_mesh m = {0};
-  load(&m, "slanted-seat-back.stl");
+  mesh_fixture_load(&m, "slanted-seat-back.stl");
   double n[3] = {450.0 / slope_len, 0.0, 250.0 / slope_len}, d = 900.0 * 450.0 / slope_len;
   jl_error err = {0};
   for (int t = 50; t <= 250; t += 100) {
@@ -85,7 +77,7 @@ static void test_clip_volumes(void **state) {
   jl_mesh_free(&all);
   jl_mesh_free(&m);
   /* the sedan: rounded edges and arches, a non-convex section */
-  load(&m, "sedan.stl");
+  mesh_fixture_load(&m, "sedan.stl");
   double whole = jl_mesh_volume(&m);
   jl_tilt_plane pl[JL_TILT_MAX_PLANES];
   int np = 0;
@@ -189,7 +181,7 @@ static void test_thin_tilted_slab_25(void **state) {
 static void test_slanted_legal_threads(void **state) {
   (void)state;
   jl_mesh m = {0};
-  load(&m, "slanted-seat-back.stl");
+  mesh_fixture_load(&m, "slanted-seat-back.stl");
   jl_error err = {0};
   jl_trunk_geom g;
   assert_int_equal(jl_trunk_geom_init(&g, &m, din, &err), JL_OK);
