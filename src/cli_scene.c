@@ -130,6 +130,10 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
   a->scene = argv[optind++];
   if (optind < argc) return jl_error_set(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
   if (a->fclib_step && !a->fclib) return jl_error_set(err, JL_ERR_INPUT, "--fclib-step needs --fclib");
+  if (a->fclib && !jl_fclib_available())
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "--fclib %s: this jostle was built without FCLib (libfclib-dev), so it cannot export",
+                        a->fclib);
   if (a->glb_every && !a->glb) return jl_error_set(err, JL_ERR_INPUT, "--glb-every needs --glb");
   return JL_OK;
 }

@@ -130,7 +130,11 @@ done:
   return rc;
 }
 
+int jl_fclib_available(void) { return 1; }
+
 #else /* built without FCLib (meson -Dfclib=disabled, or libfclib-dev missing) */
+
+int jl_fclib_available(void) { return 0; }
 
 int jl_fclib_write_local(const jl_fc_problem *p, const char *path, const char *title,
                          const char *description, jl_error *err) {

@@ -22,6 +22,10 @@ typedef struct jl_fc_problem {
   const double *mu;        /* n */
 } jl_fc_problem;
 
+/* 1 when this build can write FCLib files (meson found libfclib), else 0:
+ * the CLI refuses --fclib up front instead of failing at the export step. */
+int jl_fclib_available(void);
+
 /* Writes an fclib_local problem (W as a compressed-row sparse matrix of
  * 3n x 3n, q, mu, spacedim 3, info title and description) to path,
  * atomically (temp file in the same folder, then rename). */
