@@ -147,6 +147,7 @@ typedef struct jl_scene_totals {
   long not_converged, restarts;
   double residual_max, penetration_max;
   double displacement_max; /* farthest any dynamic body ended from where it started */
+  long diverged_step;      /* first step whose penetration exceeded the largest moving body, 0: none */
   double wall_s;
 } jl_scene_totals;
 
@@ -186,16 +187,19 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
                 dev->name, jl_device_kind_name(dev->kind), dev->threads, t->steps, jl_fmt_json_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
                 t->steps ? 1e3 * t->wall_s / t->steps : 0.0, stopped_by_signal ? "signal" : "steps");
   double ns = t->steps > 0 ? (double)t->steps : 1.0;
+  char dstep[32] = "null";
+  if (t->diverged_step > 0) snprintf(dstep, sizeof dstep, "%ld", t->diverged_step);
   jl_buf_printf(&b, "  \"summary\": {\"contacts_mean\": %.6g, \"contacts_max\": %d, "
                 "\"iterations_mean\": %.6g, \"iterations_max\": %d, \"steps_not_converged\": %ld, "
                 "\"restarts\": %ld, \"residual_max\": %s, \"max_penetration\": %s, "
-                "\"max_displacement\": %s, "
+                "\"max_displacement\": %s, \"diverged_step\": %s, "
                 "\"energy_initial\": {\"kinetic\": %s, \"potential\": %s}, "
                 "\"energy_final\": {\"kinetic\": %s, \"potential\": %s}},\n",
                 t->contacts_sum / ns, t->contacts_max, t->iterations_sum / ns, t->iterations_max,
                 t->not_converged, t->restarts, jl_fmt_or_null(g0, sizeof g0, t->residual_max),
                 jl_fmt_or_null(g5, sizeof g5, t->penetration_max),
-                jl_fmt_or_null(g6, sizeof g6, t->displacement_max), jl_fmt_json_double(g1, sizeof g1, e0[0]),
+                jl_fmt_or_null(g6, sizeof g6, t->displacement_max), dstep,
+                jl_fmt_json_double(g1, sizeof g1, e0[0]),
                 jl_fmt_json_double(g2, sizeof g2, e0[1]), jl_fmt_json_double(g3, sizeof g3, ke), jl_fmt_json_double(g4, sizeof g4, pe));
   jl_buf_printf(&b, "  \"bodies\": [\n");
   static const char *const shapes[] = {"sphere", "box", "plane"};
@@ -338,6 +342,17 @@ int jl_cli_scene(int argc, char **argv) {
   memset(&tot, 0, sizeof tot);
   long fclib_step = a.fclib_step ? a.fclib_step : steps;
   int fclib_done = 0;
+  /* A penetration deeper than the largest moving body is no contact any more:
+   * the solve has diverged. Said once, the run goes on (the steps were asked). */
+  double body_extent = 0.0;
+  for (int k = 0; k < s.bodies.count; ++k) {
+    if (s.bodies.is_static[k]) continue;
+    const double *z = s.bodies.size + 3 * (size_t)k;
+    double e = s.bodies.shape[k] == JL_SHAPE_SPHERE ? 2.0 * z[0]
+                                                    : 2.0 * sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
+    if (e > body_extent) body_extent = e;
+  }
+  int diverged_said = 0;
   double t0 = jl_time_now();
   jl_scene_run_stats ss;
   memset(&ss, 0, sizeof ss);
@@ -353,6 +368,19 @@ int jl_cli_scene(int argc, char **argv) {
       jl_progress_end(&pr);
       status = jl_cli_fail(&err);
       goto done;
+    }
+    if (!diverged_said && body_extent > 0.0 &&
+        (!isfinite(ss.max_penetration) || ss.max_penetration > body_extent)) {
+      jl_progress_end(&pr);
+      jl_log_printf(&log, JL_LOG_NOTICE,
+                    "warning: step %ld: max penetration %.3g m, more than the largest moving body "
+                    "(%.3g m): the %s solve has diverged (%d iterations, residual %.3g) and the "
+                    "motion from here is not physical; try --solver sor, a smaller alpha or more "
+                    "iterations",
+                    ss.step, ss.max_penetration, body_extent, s.solver.kind == JL_SOLVER_JOR ? "JOR" : "SOR",
+                    ss.iterations, ss.residual);
+      diverged_said = 1;
+      tot.diverged_step = ss.step;
     }
     tot.steps++;
     tot.contacts_sum += ss.contacts;

@@ -50,11 +50,30 @@ if abs(float(rows[-1][1]) - 0.4) > 1e-12:
     fail("expected time 0.4 at step 200, got %s" % rows[-1][1])
 if max(int(r[4]) for r in rows[1:]) == 0:
     fail("expected contacts in the CSV")
+if d["summary"].get("diverged_step", "missing") is not None:
+    fail("expected no divergence in the drop, got diverged_step %r" % d["summary"].get("diverged_step"))
 # free fall before any contact: kinetic + potential is conserved by the midpoint rule
 e0 = float(rows[1][2]) + float(rows[1][3]); e1 = float(rows[2][2]) + float(rows[2][3])
 if int(rows[2][4]) == 0 and abs(e1 - e0) > 1e-9 * abs(e0):
     fail("energy changed in free fall: %r -> %r" % (e0, e1))
 ' "$o/drop.json" "$o/drop.csv"
+
+grep -q "diverged" "$W/drop.err" && fail "jostle $CMD: a divergence warning on a converging drop"
+
+# --- a diverging solve is said once, with its step, and recorded: JOR with 100 iterations
+# cannot hold the 2000-brick wall (penetration 4.6e4 m at step 25, the 1 m ball being the
+# largest moving body) ---
+jrun wall scene "$SC/tasora-wall-2000.json" --solver jor --steps 26 --threads 2 --quiet \
+  --out "$o/wall.json"
+expect_rc 0
+expect_err "warning: step 25: max penetration .* more than the largest moving body \(1 m\): the JOR solve has diverged" \
+  "the diverged step"
+[ "$(grep -c diverged "$W/wall.err")" -eq 1 ] || fail "jostle $CMD: expected the warning once"
+jpy '
+d = load(sys.argv[1])
+if d["summary"]["diverged_step"] != 25:
+    fail("expected diverged_step 25, got %r" % d["summary"]["diverged_step"])
+' "$o/wall.json"
 
 # --- bad scene files: exit 2, file + key + reason on stderr, nothing written ---
 rm -f "$o"/*
