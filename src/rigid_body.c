@@ -33,6 +33,24 @@ int jl_bodies_reserve(jl_bodies *b, int capacity, jl_error *err) {
 }
 #undef JL_GROW
 
+int jl_bodies_copy(jl_bodies *dst, const jl_bodies *src, jl_error *err) {
+  int rc = jl_bodies_init(dst, src->count, err);
+  if (rc != JL_OK) return rc;
+  size_t n = (size_t)src->count;
+  memcpy(dst->shape, src->shape, n);
+  memcpy(dst->is_static, src->is_static, n);
+  memcpy(dst->material, src->material, n * sizeof(int));
+  memcpy(dst->size, src->size, 3 * n * sizeof(double));
+  memcpy(dst->pos, src->pos, 3 * n * sizeof(double));
+  memcpy(dst->quat, src->quat, 4 * n * sizeof(double));
+  memcpy(dst->vel, src->vel, 3 * n * sizeof(double));
+  memcpy(dst->omega, src->omega, 3 * n * sizeof(double));
+  memcpy(dst->inv_mass, src->inv_mass, n * sizeof(double));
+  memcpy(dst->inv_inertia, src->inv_inertia, 3 * n * sizeof(double));
+  dst->count = src->count;
+  return JL_OK;
+}
+
 void jl_bodies_free(jl_bodies *b) {
   if (!b) return;
   free(b->shape);

@@ -41,6 +41,8 @@ typedef struct jl_bodies {
 /* rigid_body.c */
 int jl_bodies_init(jl_bodies *b, int capacity, jl_error *err);
 int jl_bodies_reserve(jl_bodies *b, int capacity, jl_error *err);
+/* dst (uninitialised) gets its own copy of every body of src. */
+int jl_bodies_copy(jl_bodies *dst, const jl_bodies *src, jl_error *err);
 void jl_bodies_free(jl_bodies *b);
 
 #ifdef __cplusplus

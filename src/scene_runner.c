@@ -105,24 +105,7 @@ int jl_scene_runner_sync(jl_scene_runner *r, jl_error *err) {
 /* dst = src with its own copy of the bodies. */
 static int jl_scene_clone(jl_scene *dst, const jl_scene *src, jl_error *err) {
   *dst = *src;
-  memset(&dst->bodies, 0, sizeof dst->bodies);
-  const jl_bodies *a = &src->bodies;
-  jl_bodies *b = &dst->bodies;
-  int rc = jl_bodies_init(b, a->count, err);
-  if (rc != JL_OK) return rc;
-  size_t n = (size_t)a->count;
-  memcpy(b->shape, a->shape, n);
-  memcpy(b->is_static, a->is_static, n);
-  memcpy(b->material, a->material, n * sizeof(int));
-  memcpy(b->size, a->size, 3 * n * sizeof(double));
-  memcpy(b->pos, a->pos, 3 * n * sizeof(double));
-  memcpy(b->quat, a->quat, 4 * n * sizeof(double));
-  memcpy(b->vel, a->vel, 3 * n * sizeof(double));
-  memcpy(b->omega, a->omega, 3 * n * sizeof(double));
-  memcpy(b->inv_mass, a->inv_mass, n * sizeof(double));
-  memcpy(b->inv_inertia, a->inv_inertia, 3 * n * sizeof(double));
-  b->count = a->count;
-  return JL_OK;
+  return jl_bodies_copy(&dst->bodies, &src->bodies, err);
 }
 
 static void jl_scene_runner_free_aux(jl_scene_runner *r) {

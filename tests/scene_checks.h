@@ -229,6 +229,22 @@ static double sc_max_drift(const jl_scene *s, const double *x0) {
   return d;
 }
 
+/* Runs s for steps steps on the test's path and returns sc_max_drift of the
+ * final state from the start; *last: the last step's stats. Frees the runner. */
+static double sc_run_drift(jl_scene *s, void **state, int steps, jl_scene_run_stats *last) {
+  double *x0 = malloc(3 * sizeof(double) * (size_t)s->bodies.count);
+  assert_non_null(x0);
+  memcpy(x0, s->bodies.pos, 3 * sizeof(double) * (size_t)s->bodies.count);
+  jl_scene_runner r;
+  sc_start(&r, s, state);
+  for (int i = 0; i < steps; ++i) sc_step(&r, last);
+  sc_fetch(&r);
+  double d = sc_max_drift(s, x0);
+  free(x0);
+  jl_scene_runner_free(&r);
+  return d;
+}
+
 /* A stack of 10 boxes stands for 10 s with less than 1 mm drift. */
 static void sc_box_stack_stands(void **state) {
   jl_scene s;
@@ -239,18 +255,9 @@ static void sc_box_stack_stands(void **state) {
   jl_error err = {0};
   double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
   assert_int_equal(jl_scene_gen_box_stack(&s, &proto, 10, he, 0.0, origin, &err), JL_OK);
-  double *x0 = malloc(3 * sizeof(double) * (size_t)s.bodies.count);
-  assert_non_null(x0);
-  memcpy(x0, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
-  jl_scene_runner r;
-  sc_start(&r, &s, state);
   jl_scene_run_stats ss;
-  for (int i = 0; i < 2000; ++i) sc_step(&r, &ss);
+  assert_true(sc_run_drift(&s, state, 2000, &ss) < 1e-3);
   assert_int_equal(ss.contacts, 40);
-  sc_fetch(&r);
-  assert_true(sc_max_drift(&s, x0) < 1e-3);
-  free(x0);
-  jl_scene_runner_free(&r);
   jl_scene_free(&s);
 }
 
@@ -268,17 +275,8 @@ static void sc_pyramid_stands(void **state) {
   double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
   assert_int_equal(jl_scene_gen_box_pyramid(&s, &proto, 20, he, 0.01, origin, &err), JL_OK);
   assert_int_equal(s.bodies.count, 211);
-  double *x0 = malloc(3 * sizeof(double) * (size_t)s.bodies.count);
-  assert_non_null(x0);
-  memcpy(x0, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
-  jl_scene_runner r;
-  sc_start(&r, &s, state);
   jl_scene_run_stats ss;
-  for (int i = 0; i < 100; ++i) sc_step(&r, &ss);
-  sc_fetch(&r);
-  assert_true(sc_max_drift(&s, x0) < 5e-3);
-  free(x0);
-  jl_scene_runner_free(&r);
+  assert_true(sc_run_drift(&s, state, 100, &ss) < 5e-3);
   jl_scene_free(&s);
 }
 

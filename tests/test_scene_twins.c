@@ -38,19 +38,7 @@
 
 static void copy_bodies(const jl_bodies *from, jl_bodies *to) {
   jl_error err = {0};
-  assert_int_equal(jl_bodies_init(to, from->count, &err), JL_OK);
-  size_t n = (size_t)from->count;
-  to->count = from->count;
-  memcpy(to->shape, from->shape, n);
-  memcpy(to->is_static, from->is_static, n);
-  memcpy(to->material, from->material, n * sizeof(int));
-  memcpy(to->size, from->size, 3 * n * sizeof(double));
-  memcpy(to->pos, from->pos, 3 * n * sizeof(double));
-  memcpy(to->quat, from->quat, 4 * n * sizeof(double));
-  memcpy(to->vel, from->vel, 3 * n * sizeof(double));
-  memcpy(to->omega, from->omega, 3 * n * sizeof(double));
-  memcpy(to->inv_mass, from->inv_mass, n * sizeof(double));
-  memcpy(to->inv_inertia, from->inv_inertia, 3 * n * sizeof(double));
+  assert_int_equal(jl_bodies_copy(to, from, &err), JL_OK);
 }
 
 /* Bodies far apart (no contacts): the stepper's step is half step, free
