@@ -25,13 +25,28 @@ got = sorted((int(r["bodies"]), r["path"], int(r["steps"]), float(r["iterations_
 want = [(101, "cpu", 2, 50.0), (101, "gpu", 2, 50.0), (301, "cpu", 1, 50.0), (301, "gpu", 2, 50.0)]
 if got != want:
     fail("scaling data: expected %r, got %r" % (want, got))
+for r in rows:
+    # the whole run splits into the first step and the steps after it
+    n, whole, first = int(r["steps"]), float(r["ms_per_step"]), float(r["ms_first_step"])
+    after = r["ms_per_step_after_first"]
+    if n == 1:
+        if after != "":
+            fail("a one-step run has no steps after the first: %r" % r)
+        after = 0.0
+    else:
+        after = float(after)
+    if not (first > 0 and abs(first + (n - 1) * after - n * whole) <= 1e-3 * n * whole):
+        fail("expected ms_first_step + (steps - 1) ms_per_step_after_first = steps ms_per_step: %r" % r)
 if any(float(r["contacts_mean"]) < 2 * int(r["bodies"]) for r in rows):
     fail("expected the piles in contact from the first step (>= 2 contacts per sphere): %r" % rows)
 d = open(sys.argv[2], "rb").read()
 if d[:8] != b"\x89PNG\r\n\x1a\n":
     fail("%s: not a PNG" % sys.argv[2])
 ' "$W/s.csv" "$W/s.png" || fail "scaling output checks"
-grep -Eq '^\| 301 \| [0-9.e+]+ \| [0-9.e+]+ \| [0-9.]+ \|$' "$W/sc.out" || fail "expected the ratio table: $(cat "$W/sc.out")"
+grep -Eq '^\| 101 \| [0-9.e+]+ \| [0-9.e+]+ \| [0-9.]+ \| [0-9.e+]+ \| [0-9.e+]+ \| [0-9.]+ \|$' "$W/sc.out" \
+  || fail "expected the ratio table, whole runs and after the first step: $(cat "$W/sc.out")"
+grep -Eq '^\| 301 \| [0-9.e+]+ \| [0-9.e+]+ \| [0-9.]+ \| - \| - \| - \|$' "$W/sc.out" \
+  || fail "expected no steady ratio where the CPU ran one step: $(cat "$W/sc.out")"
 
 "$PY" "$B" --write-pile 1000000 "$W/pile.json" || fail "bench-scenes --write-pile failed"
 cmp -s "$W/pile.json" "$SRC/problems/scenes/sphere-pile-1000000.json" \
