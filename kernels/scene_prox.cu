@@ -128,7 +128,7 @@ struct jl_restart_args {
 // alone, so no launch per iteration waits for one. result_buf: which iterate
 // buffer holds the newest impulses at a stop.
 static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good, double *part_res,
-                                    int *part_ok, int max_iter, int dst_index,
+                                    int *part_ok, int dst_index,
                                     jl_state_and_buf *sb, const jl_restart_args &ra) {
   __shared__ double s_res[JL_SCENE_BLOCK];
   __shared__ int s_ok[JL_SCENE_BLOCK];
@@ -153,7 +153,7 @@ static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good,
   }
   jl_block_max_and(s_res, s_ok, r, good);
   if (t == 0) {
-    jl_pm_decide(&sb->s, s_res[0], s_ok[0], max_iter);
+    jl_pm_decide(&sb->s, s_res[0], s_ok[0], p.max_iter);
     sb->result_buf = dst_index;
     sb->arrive_stop = 0;
     s_restart = sb->s.state == JL_PM_RESTART;
@@ -192,20 +192,18 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_update_stop_kernel(
       jl_pm_xi_g((int)i, p.c, p.rowptr, p.col, p.blocks, src, xi);
     else
       jl_pm_xi_mf((int)i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
-    int gi = 1;
-    double ri = jl_pm_update(xi, src + 3 * (size_t)i, alpha, p.diag + 2 * (size_t)i, p.mu[i],
-                             p.tol_rel, p.tol_abs, dst + 3 * (size_t)i, &gi);
-    if (!(ri <= r)) r = ri;
-    good &= gi;
+    // the thread's one contact: its residual (>= 0, never NaN) and flag
+    r = jl_pm_update(xi, src + 3 * (size_t)i, alpha, p.diag + 2 * (size_t)i, p.mu[i], p.tol_rel,
+                     p.tol_abs, dst + 3 * (size_t)i, &good);
   }
-  jl_prox_join(p, r, good, part_res, part_ok, p.max_iter, dst_index, sb, ra);
+  jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
 }
 
 // The stop test of a SOR iteration in one launch: max residual and AND of
 // the contacts' tolerance flags (grid-stride), then the join.
 __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
     jl_jor_problem p, const double *res, const int *ok, double *part_res, int *part_ok,
-    int max_iter, int dst_index, jl_state_and_buf *sb, jl_restart_args ra) {
+    int dst_index, jl_state_and_buf *sb, jl_restart_args ra) {
   if (sb->s.state != JL_PM_RUN) return;  // uniform
   double r = 0.0;
   int good = 1;
@@ -214,7 +212,7 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
     if (!(res[i] <= r)) r = res[i];
     good &= ok[i];
   }
-  jl_prox_join(p, r, good, part_res, part_ok, max_iter, dst_index, sb, ra);
+  jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
 }
 
 // SOR sweeps on the contacts in colour order (jl_sor_gather below): the
@@ -634,8 +632,7 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
       }
     }
     jl_restart_args ra = {lam_init, lam, du, order, 1};
-    jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(q, res, ok, part_res, part_ok, max_iter, 0,
-                                                       sb, ra);
+    jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(q, res, ok, part_res, part_ok, 0, sb, ra);
   };
   std::vector<int> shape = {1, groups};  // SOR: the plan's merged flags fix the kernels
   shape.insert(shape.end(), merged.begin(), merged.begin() + groups);
