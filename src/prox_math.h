@@ -104,21 +104,39 @@ JL_HD static inline double jl_pm_sor_contact(int i, const double *c, const int *
                                              const double *im, const double *diag,
                                              const double *mu, double alpha, double tol_rel,
                                              double tol_abs, double *lam, double *du, int *ok) {
-  double xi[3], out[3];
-  jl_pm_xi_mf(i, c, ka, kb, frame, rx, du, xi);
-  double *l = lam + 3 * (size_t)i;
-  double res = jl_pm_update(xi, l, alpha, diag + 2 * (size_t)i, mu[i], tol_rel, tol_abs, out, ok);
-  double d[3] = {out[0] - l[0], out[1] - l[1], out[2] - l[2]};
-  /* the du rows in registers: stores through du could alias the problem's
-   * arrays, which would force a reload after every store */
-  for (int side = 0; side < 2; ++side) {
-    int k = side ? kb[i] : ka[i];
-    if (k < 0) continue;
-    double *row = du + 6 * (size_t)k, u[6];
-    for (int m = 0; m < 6; ++m) u[m] = row[m];
-    jl_sm_mw_add(frame, irx, im, i, side, d, u);
-    for (int m = 0; m < 6; ++m) row[m] = u[m];
+  /* Every load before the first store: a store through du or lam could
+   * alias the problem's arrays, so a load after it would wait for it. Loaded
+   * first, a contact's reads go out together (on the device: two rounds of
+   * memory latency, the bodies' indices and then their du rows, instead of
+   * a chain). The arithmetic is jl_pm_xi_mf's and jl_sm_mw_add's. */
+  int a = ka[i], b = kb[i];
+  double ua[6] = {0, 0, 0, 0, 0, 0}, ub[6] = {0, 0, 0, 0, 0, 0};
+  if (a >= 0)
+    for (int m = 0; m < 6; ++m) ua[m] = du[6 * (size_t)a + m];
+  if (b >= 0)
+    for (int m = 0; m < 6; ++m) ub[m] = du[6 * (size_t)b + m];
+  const double *ci = c + 3 * (size_t)i;
+  double xi[3] = {ci[0], ci[1], ci[2]};
+  for (int d = 0; d < 3; ++d) {
+    if (a >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 0, d, ua);
+    if (b >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 1, d, ub);
   }
+  double *l = lam + 3 * (size_t)i;
+  double old[3] = {l[0], l[1], l[2]}, out[3];
+  double res = jl_pm_update(xi, old, alpha, diag + 2 * (size_t)i, mu[i], tol_rel, tol_abs, out, ok);
+  double d[3] = {out[0] - old[0], out[1] - old[1], out[2] - old[2]};
+  if (a >= 0) jl_sm_mw_add(frame, irx, im, i, 0, d, ua);
+  if (b >= 0) {
+    /* one body on both sides (never made by the narrow phase): side b adds
+     * to the row side a left, as a sweep of the two sides in turn would */
+    if (b == a)
+      for (int m = 0; m < 6; ++m) ub[m] = ua[m];
+    jl_sm_mw_add(frame, irx, im, i, 1, d, ub);
+  }
+  if (a >= 0)
+    for (int m = 0; m < 6; ++m) du[6 * (size_t)a + m] = ua[m];
+  if (b >= 0)
+    for (int m = 0; m < 6; ++m) du[6 * (size_t)b + m] = ub[m];
   l[0] = out[0];
   l[1] = out[1];
   l[2] = out[2];
