@@ -24,6 +24,7 @@
 #include "scene_gpu.h"
 #include "scene_step.h"
 #include "step_twin.h"
+#include "gpu_twin_checks.h"
 
 #ifdef JL_HAVE_CUDA
 static void setup_scene(jl_scene *s) {
@@ -74,26 +75,18 @@ static void test_steps_match_cpu_stepper(void **state) {
     if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, JL_OK);
     assert_int_equal(jl_scene_gpu_step(h, &again, 1, &c, &err), JL_OK);
-    assert_int_equal(t.contacts, b.contacts);
-    assert_int_equal(t.iterations, b.iterations);
-    assert_int_equal(t.converged, b.converged);
-    assert_int_equal(t.restarts, b.restarts);
-    assert_true(t.max_penetration == b.max_penetration);
+    gtc_stats_equal(&t, &b);
     assert_int_equal(a.contacts, b.contacts);
     assert_true(abs(a.iterations - b.iterations) <= 2);
     assert_int_equal(b.iterations, c.iterations);
     assert_true(b.contacts > 50);
     assert_int_equal(jl_scene_gpu_get_bodies(g, &gpu.bodies, &err), JL_OK);
     assert_int_equal(jl_scene_gpu_get_bodies(h, &again.bodies, &err), JL_OK);
-    assert_memory_equal(twin.bodies.pos, gpu.bodies.pos, 3 * n * sizeof(double));
-    assert_memory_equal(twin.bodies.quat, gpu.bodies.quat, 4 * n * sizeof(double));
-    assert_memory_equal(twin.bodies.vel, gpu.bodies.vel, 3 * n * sizeof(double));
-    assert_memory_equal(twin.bodies.omega, gpu.bodies.omega, 3 * n * sizeof(double));
+    gtc_bodies_equal(&twin.bodies, &gpu.bodies);
     assert_true(fx_array_diff(cpu.bodies.pos, gpu.bodies.pos, 3 * n) <= 1e-12);
     assert_true(fx_array_diff(cpu.bodies.vel, gpu.bodies.vel, 3 * n) <= 1e-12);
     assert_true(fx_array_diff(cpu.bodies.omega, gpu.bodies.omega, 3 * n) <= 1e-12);
-    assert_memory_equal(gpu.bodies.pos, again.bodies.pos, 3 * n * sizeof(double));
-    assert_memory_equal(gpu.bodies.vel, again.bodies.vel, 3 * n * sizeof(double));
+    gtc_bodies_equal(&gpu.bodies, &again.bodies);
   }
   jl_stepper_free(&st);
   jl_step_twin_free(&tw);
