@@ -1,12 +1,12 @@
 #include "trunk_baseline.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mesh.h"
+#include "parallel.h"
 #include "timer.h"
 
 void jl_quat_from_axes(const double col[3][3], double q[4]) {
@@ -167,14 +167,16 @@ static void jl_run_slot(jl_baseline_shared *s, int i, int v) {
   atomic_fetch_add(&s->tested, tested);
 }
 
-static void *jl_baseline_worker(void *arg) {
+/* Every thread takes the next slot until none is left (jl_parallel_run's
+ * chunk index is not used: the slots go to whichever thread is free). */
+static void jl_baseline_worker(void *arg, int t, int nt) {
+  (void)t; (void)nt;
   jl_baseline_shared *s = arg;
   for (;;) {
     int k = atomic_fetch_add(&s->next, 1);
     if (k >= 3 * s->n_z || jl_baseline_stopped(s)) break;
     jl_run_slot(s, k / 3, k % 3);
   }
-  return NULL;
 }
 
 int jl_trunk_baseline(const jl_trunk_geom *g, int threads, int offsets, jl_block_packing *out,
@@ -214,14 +216,7 @@ int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, do
   atomic_init(&s.cut, 0);
   if (threads < 1) threads = 1;
   if (threads > 3 * s.n_z) threads = 3 * s.n_z > 0 ? 3 * s.n_z : 1;
-  pthread_t *tid = malloc((size_t)threads * sizeof *tid);
-  int started = 0;
-  if (tid)
-    for (; started < threads - 1; ++started)
-      if (pthread_create(&tid[started], NULL, jl_baseline_worker, &s) != 0) break;
-  jl_baseline_worker(&s);
-  for (int i = 0; i < started; ++i) pthread_join(tid[i], NULL);
-  free(tid);
+  jl_parallel_run(threads, jl_baseline_worker, &s);
   /* Stack layers from the top down: total[i] is the most blocks in layers
    * starting at z_i or above. Ties go to a layer over a gap (blocks sit low),
    * then to the lowest edge index, so the result does not depend on the
@@ -311,7 +306,8 @@ static int jl_grid_count(const jl_grid_shared *s, int k, long long *tested, jl_b
   return count;
 }
 
-static void *jl_grid_worker(void *arg) {
+static void jl_grid_worker(void *arg, int t, int nt) {
+  (void)t; (void)nt;
   jl_grid_shared *s = arg;
   for (;;) {
     int k = atomic_fetch_add(&s->base.next, 1);
@@ -320,7 +316,6 @@ static void *jl_grid_worker(void *arg) {
     s->count[k] = jl_grid_count(s, k, &tested, NULL);
     atomic_fetch_add(&s->base.tested, tested);
   }
-  return NULL;
 }
 
 int jl_trunk_grid_fill(const jl_trunk_geom *g, int threads, int offsets, double deadline,
@@ -346,14 +341,7 @@ int jl_trunk_grid_fill(const jl_trunk_geom *g, int threads, int offsets, double 
   atomic_init(&s.base.cut, 0);
   if (threads < 1) threads = 1;
   if (threads > s.n_items) threads = s.n_items;
-  pthread_t *tid = malloc((size_t)threads * sizeof *tid);
-  int started = 0;
-  if (tid)
-    for (; started < threads - 1; ++started)
-      if (pthread_create(&tid[started], NULL, jl_grid_worker, &s) != 0) break;
-  jl_grid_worker(&s);
-  for (int i = 0; i < started; ++i) pthread_join(tid[i], NULL);
-  free(tid);
+  jl_parallel_run(threads, jl_grid_worker, &s);
   int best = -1;
   for (int k = 0; k < s.n_items; ++k)
     if (s.count[k] > 0 && (best < 0 || s.count[k] > s.count[best])) best = k;
