@@ -10,10 +10,10 @@
 // (jl_pm_sor_contact); its CPU twin is jl_step_twin_sor. The stop test
 // (residual, tolerance, divergence restarts) runs after every iteration
 // (per-block partials, the last block joins them); the host reads the state
-// every check_every iterations, and launches after a stop return at once. Per JOR iteration: the update
-// fused with the stop test, then du (2 kernels); per SOR iteration: the
-// colour groups, then the stop test. A restart (rare) is done by the stop
-// test's last block.
+// every check_every iterations, and launches after a stop return at once.
+// Per JOR iteration: the update fused with the stop test, then du (2
+// kernels); per SOR iteration: the colour groups, then the stop test. A
+// restart (rare) is done by the stop test's last block.
 #include <cmath>
 #include <cstring>
 #include <vector>

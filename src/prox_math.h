@@ -34,19 +34,28 @@ JL_HD static inline void jl_pm_xi_g(int i, const double *c, const int *rowptr, c
   }
 }
 
-/* Matrix-free: xi_i = c_i + W_ia^T du_a + W_ib^T du_b (du: 6 per body). */
-JL_HD static inline void jl_pm_xi_mf(int i, const double *c, const int *ka, const int *kb,
-                                     const double *frame, const double *rx, const double *du,
-                                     double xi[3]) {
+/* xi_i = c_i + W_ia^T ua + W_ib^T ub from the two bodies' du rows (NULL: a
+ * static side). */
+JL_HD static inline void jl_pm_xi_rows(int i, const double *c, const double *frame,
+                                       const double *rx, const double *ua, const double *ub,
+                                       double xi[3]) {
   const double *ci = c + 3 * (size_t)i;
   xi[0] = ci[0];
   xi[1] = ci[1];
   xi[2] = ci[2];
-  int a = ka[i], b = kb[i];
   for (int d = 0; d < 3; ++d) {
-    if (a >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 0, d, du + 6 * (size_t)a);
-    if (b >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 1, d, du + 6 * (size_t)b);
+    if (ua) xi[d] += jl_sm_w_row_dot(frame, rx, i, 0, d, ua);
+    if (ub) xi[d] += jl_sm_w_row_dot(frame, rx, i, 1, d, ub);
   }
+}
+
+/* Matrix-free: xi_i = c_i + W_ia^T du_a + W_ib^T du_b (du: 6 per body). */
+JL_HD static inline void jl_pm_xi_mf(int i, const double *c, const int *ka, const int *kb,
+                                     const double *frame, const double *rx, const double *du,
+                                     double xi[3]) {
+  int a = ka[i], b = kb[i];
+  jl_pm_xi_rows(i, c, frame, rx, a >= 0 ? du + 6 * (size_t)a : NULL,
+                b >= 0 ? du + 6 * (size_t)b : NULL, xi);
 }
 
 /* du_k = sum over body k's contacts (ascending, body CSR) of (M^-1 W_ik) lam_i:
@@ -108,19 +117,15 @@ JL_HD static inline double jl_pm_sor_contact(int i, const double *c, const int *
    * alias the problem's arrays, so a load after it would wait for it. Loaded
    * first, a contact's reads go out together (on the device: two rounds of
    * memory latency, the bodies' indices and then their du rows, instead of
-   * a chain). The arithmetic is jl_pm_xi_mf's and jl_sm_mw_add's. */
+   * a chain). The arithmetic is jl_pm_xi_rows' and jl_sm_mw_add's. */
   int a = ka[i], b = kb[i];
   double ua[6] = {0, 0, 0, 0, 0, 0}, ub[6] = {0, 0, 0, 0, 0, 0};
   if (a >= 0)
     for (int m = 0; m < 6; ++m) ua[m] = du[6 * (size_t)a + m];
   if (b >= 0)
     for (int m = 0; m < 6; ++m) ub[m] = du[6 * (size_t)b + m];
-  const double *ci = c + 3 * (size_t)i;
-  double xi[3] = {ci[0], ci[1], ci[2]};
-  for (int d = 0; d < 3; ++d) {
-    if (a >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 0, d, ua);
-    if (b >= 0) xi[d] += jl_sm_w_row_dot(frame, rx, i, 1, d, ub);
-  }
+  double xi[3];
+  jl_pm_xi_rows(i, c, frame, rx, a >= 0 ? ua : NULL, b >= 0 ? ub : NULL, xi);
   double *l = lam + 3 * (size_t)i;
   double old[3] = {l[0], l[1], l[2]}, out[3];
   double res = jl_pm_update(xi, old, alpha, diag + 2 * (size_t)i, mu[i], tol_rel, tol_abs, out, ok);
