@@ -144,19 +144,26 @@ static void test_start_is_legal(void **state) {
   jl_circle_packing_free(&pk);
 }
 
+/* Two batches of count fresh candidates of radii 1..12 (to be started), and
+ * parameters for them with the given seed and trials per launch. */
+static void two_fresh_batches(jl_circle_batch *a, jl_circle_batch *b, int count, uint64_t seed,
+                              int trials, jl_relax_params *p) {
+  double r[12];
+  for (int i = 0; i < 12; ++i) r[i] = i + 1;
+  assert_int_equal(jl_circle_batch_alloc(a, 12, count, r, NULL), JL_OK);
+  assert_int_equal(jl_circle_batch_alloc(b, 12, count, r, NULL), JL_OK);
+  memset(a->need_start, 1, (size_t)count);
+  memset(b->need_start, 1, (size_t)count);
+  jl_relax_params_default(p, r, 12, seed);
+  p->trials = trials;
+}
+
 /* The twin gives the same bits whatever the thread count. */
 static void test_batch_threads_agree(void **state) {
   (void)state;
-  double r[12];
-  for (int i = 0; i < 12; ++i) r[i] = i + 1;
   jl_circle_batch a, b;
-  assert_int_equal(jl_circle_batch_alloc(&a, 12, 6, r, NULL), JL_OK);
-  assert_int_equal(jl_circle_batch_alloc(&b, 12, 6, r, NULL), JL_OK);
-  memset(a.need_start, 1, 6);
-  memset(b.need_start, 1, 6);
   jl_relax_params p;
-  jl_relax_params_default(&p, r, 12, 99);
-  p.trials = 5;
+  two_fresh_batches(&a, &b, 6, 99, 5, &p);
   assert_int_equal(jl_circle_batch_run_cpu(&p, &a, 1, NULL), JL_OK);
   assert_int_equal(jl_circle_batch_run_cpu(&p, &b, 3, NULL), JL_OK);
   assert_memory_equal(a.x, b.x, sizeof(double) * 72);
@@ -176,16 +183,9 @@ static void test_batch_threads_agree(void **state) {
  * the 2 run equal the same candidates of an uninterrupted run. */
 static void test_batch_stop_takes_no_more(void **state) {
   (void)state;
-  double r[12];
-  for (int i = 0; i < 12; ++i) r[i] = i + 1;
   jl_circle_batch a, b;
-  assert_int_equal(jl_circle_batch_alloc(&a, 12, 8, r, NULL), JL_OK);
-  assert_int_equal(jl_circle_batch_alloc(&b, 12, 8, r, NULL), JL_OK);
-  memset(a.need_start, 1, 8);
-  memset(b.need_start, 1, 8);
   jl_relax_params p;
-  jl_relax_params_default(&p, r, 12, 7);
-  p.trials = 2;
+  two_fresh_batches(&a, &b, 8, 7, 2, &p);
   volatile sig_atomic_t stop = 1;
   assert_int_equal(jl_circle_batch_run_cpu_until(&p, &a, 2, &stop, NULL), JL_OK);
   assert_int_equal(jl_circle_batch_run_cpu(&p, &b, 1, NULL), JL_OK);
