@@ -57,6 +57,7 @@ struct jl_scene_gpu {
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
+  jl_dbuf lam_y0, lam_y1;  // APGD: the extrapolated points (reserved by an APGD solve)
   // SOR: the problem's per-contact arrays and impulses in colour order
   jl_dbuf s_ka, s_kb, s_frame, s_rx, s_irx, s_im, s_c, s_mu, s_diag, s_lam;
   // the device step: closed-contact filter, warm-start memory (keys sorted, world impulses)
@@ -149,10 +150,11 @@ template <typename T> static inline T *jl_dp(const jl_dbuf &b) { return (T *)b.p
   } while (0)
 
 // kernels/scene_prox.cu: JOR on the problem in the arena, for the host API and the device step.
-int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len);
-int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
-                      int max_iter, int check_every, const double **result, jl_pm_state *out,
-                      char *msg, int msg_len);
+int jl_scene_jor_reserve(jl_scene_gpu *g, int apgd, char *msg, int msg_len);
+// apgd: the sweeps from Nesterov's extrapolated points (prox_solver.h).
+int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double tol_abs,
+                      double tol_rel, int max_iter, int check_every, const double **result,
+                      jl_pm_state *out, char *msg, int msg_len);
 // SOR by the colours of jl_scene_colour, in place in lam0 (lam_init: the start).
 int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
                       int check_every, jl_pm_state *out, char *msg, int msg_len);

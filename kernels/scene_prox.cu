@@ -116,6 +116,7 @@ struct jl_restart_args {
   double *lam, *du;
   const int *order;
   int with_du;
+  double *y;               // APGD: the extrapolated point, reset to init too (or null)
 };
 
 // The stop test's join, called by every thread of every block after the
@@ -160,8 +161,10 @@ static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good,
   }
   __syncthreads();
   if (!s_restart) return;
-  for (long long i = t; i < 3LL * p.n; i += blockDim.x)
+  for (long long i = t; i < 3LL * p.n; i += blockDim.x) {
     ra.lam[i] = ra.order ? __ldcg(ra.init + 3 * (size_t)ra.order[i / 3] + i % 3) : __ldcg(ra.init + i);
+    if (ra.y) ra.y[i] = __ldcg(ra.init + i);
+  }
   if (ra.with_du && !p.on_g)
     for (long long i = t; i < 6LL * p.nb; i += blockDim.x)
       ra.du[i] = jl_pm_du_body_comp((int)(i / 6), (int)(i % 6), p.body_ptr, p.body_contact, p.ka,
@@ -179,22 +182,35 @@ static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good,
 // contact per thread (a block per 256 contacts, so partials for every block):
 // with a grid-stride loop over 1024 blocks the million-sphere pile's update
 // ran too few loads at once (83 ms per step's solve against 69).
+// APGD (ydst not null): the update starts from the extrapolated point ysrc
+// instead of src (src: the last iterate x_k), and writes the next point
+// ydst = x_{k+1} + beta (x_{k+1} - x_k); beta is read from the state before
+// the join moves it on.
 __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_update_stop_kernel(
-    jl_jor_problem p, const double *src, double *dst, const double *du, double *part_res,
-    int *part_ok, int dst_index, jl_state_and_buf *sb, jl_restart_args ra) {
+    jl_jor_problem p, const double *src, double *dst, const double *ysrc, double *ydst,
+    const double *du, double *part_res, int *part_ok, int dst_index, jl_state_and_buf *sb,
+    jl_restart_args ra) {
   if (sb->s.state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
   double alpha = sb->s.alpha, r = 0.0;
+  double beta = ydst ? jl_pm_beta(&sb->s) : 0.0;
   int good = 1;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < p.n) {
+    const double *from = ydst ? ysrc : src;
     double xi[3];
     if (p.on_g)
-      jl_pm_xi_g((int)i, p.c, p.rowptr, p.col, p.blocks, src, xi);
+      jl_pm_xi_g((int)i, p.c, p.rowptr, p.col, p.blocks, from, xi);
     else
       jl_pm_xi_mf((int)i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
     // the thread's one contact: its residual (>= 0, never NaN) and flag
-    r = jl_pm_update(xi, src + 3 * (size_t)i, alpha, p.diag + 2 * (size_t)i, p.mu[i], p.tol_rel,
-                     p.tol_abs, dst + 3 * (size_t)i, &good);
+    double x[3];
+    r = jl_pm_update(xi, from + 3 * (size_t)i, alpha, p.diag + 2 * (size_t)i, p.mu[i], p.tol_rel,
+                     p.tol_abs, x, &good);
+    double *d = dst + 3 * (size_t)i;
+    d[0] = x[0];
+    d[1] = x[1];
+    d[2] = x[2];
+    if (ydst) jl_pm_extrapolate(x, src + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
   }
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
 }
@@ -344,21 +360,21 @@ extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_probl
 }
 
 // JOR on the problem in the arena, from lambda's contents; result in lambda.
-extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, double alpha, double tol_abs,
+extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, int apgd, double alpha, double tol_abs,
                                  double tol_rel, int max_iter, int check_every, double *lambda, int *iterations,
                                  double *residual, int *converged, int *restarts,
                                  double *alpha_out, char *msg, int msg_len) {
   int n = g->p_n;
   size_t sn = (size_t)n;
   if (n <= 0) return 0;
-  if (jl_scene_jor_reserve(g, msg, msg_len)) return -1;
+  if (jl_scene_jor_reserve(g, apgd, msg, msg_len)) return -1;
   cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
   JL_CUDA_TRY(cudaMemcpy(g->lam0.p, lambda, 3 * sn * sizeof(double), h2d));
   JL_CUDA_TRY(cudaMemcpy(g->lam_init.p, lambda, 3 * sn * sizeof(double), h2d));
   const double *result = nullptr;
   jl_pm_state fin;
-  if (jl_scene_jor_core(g, on_g, alpha, tol_abs, tol_rel, max_iter, check_every, &result, &fin,
-                        msg, msg_len))
+  if (jl_scene_jor_core(g, on_g, apgd, alpha, tol_abs, tol_rel, max_iter, check_every, &result,
+                        &fin, msg, msg_len))
     return -1;
   JL_CUDA_TRY(cudaMemcpy(lambda, result, 3 * sn * sizeof(double), cudaMemcpyDeviceToHost));
   *iterations = fin.iterations;
@@ -369,12 +385,16 @@ extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, double alpha, double
   return 0;
 }
 
-// Room for the iterates of the problem in the arena.
-int jl_scene_jor_reserve(jl_scene_gpu *g, char *msg, int msg_len) {
+// Room for the iterates of the problem in the arena (apgd: its extrapolated points too).
+int jl_scene_jor_reserve(jl_scene_gpu *g, int apgd, char *msg, int msg_len) {
   size_t sn = (size_t)(g->p_n > 0 ? g->p_n : 1), snb = (size_t)(g->p_nb > 0 ? g->p_nb : 1);
   JL_RESERVE(lam0, 3 * sn * sizeof(double), "impulses");
   JL_RESERVE(lam1, 3 * sn * sizeof(double), "impulses");
   JL_RESERVE(lam_init, 3 * sn * sizeof(double), "impulses");
+  if (apgd) {
+    JL_RESERVE(lam_y0, 3 * sn * sizeof(double), "extrapolated impulses");
+    JL_RESERVE(lam_y1, 3 * sn * sizeof(double), "extrapolated impulses");
+  }
   JL_RESERVE(du, 6 * snb * sizeof(double), "body velocity changes");
   JL_RESERVE(res, sn * sizeof(double), "residuals");
   JL_RESERVE(ok, sn * sizeof(int), "tolerance flags");
@@ -511,19 +531,25 @@ static jl_jor_problem jl_prox_problem(jl_scene_gpu *g, int on_g, double tol_abs,
   return q;
 }
 
-// JOR from the impulses in lam0 (lam_init holds the same); *result: the
-// buffer with the final impulses; *out: the final state.
-int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
-                      int max_iter, int check_every, const double **result, jl_pm_state *out,
-                      char *msg, int msg_len) {
+// JOR (or APGD) from the impulses in lam0 (lam_init holds the same);
+// *result: the buffer with the final impulses; *out: the final state.
+int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double tol_abs,
+                      double tol_rel, int max_iter, int check_every, const double **result,
+                      jl_pm_state *out, char *msg, int msg_len) {
   int n = g->p_n, nb = g->p_nb;
   if (on_g && !g->p_has_g) {
     snprintf(msg, (size_t)msg_len, "JOR on G without the Delassus matrix on the device");
     return -1;
   }
+  if (apgd && (!g->lam_y0.p || g->lam_y0.cap < 3 * (size_t)n * sizeof(double))) {
+    snprintf(msg, (size_t)msg_len, "APGD without room for its extrapolated points");
+    return -1;
+  }
   if (check_every < 1) check_every = 1;
   jl_jor_problem q = jl_prox_problem(g, on_g, tol_abs, tol_rel, max_iter);
   double *buf[2] = {jl_dp<double>(g->lam0), jl_dp<double>(g->lam1)};
+  double *ybuf[2] = {apgd ? jl_dp<double>(g->lam_y0) : nullptr,
+                     apgd ? jl_dp<double>(g->lam_y1) : nullptr};
   double *du = jl_dp<double>(g->du);
   jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
   jl_pm_state *state = &sb->s;
@@ -532,22 +558,29 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, d
   int *part_ok = (int *)(part_res + jl_prox_partials(n));
   jl_jor_init_kernel<<<1, 1>>>(sb, alpha);
   JL_CUDA_TRY(cudaGetLastError());
+  if (apgd)  // the first extrapolated point is the start
+    JL_CUDA_TRY(cudaMemcpyAsync(ybuf[0], buf[0], 3 * (size_t)n * sizeof(double),
+                                cudaMemcpyDeviceToDevice));
   jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[0], du, state);
   JL_CUDA_TRY(cudaGetLastError());
   jl_state_and_buf host;
   double *lam_init = jl_dp<double>(g->lam_init);
-  // iteration it: from buf[it & 1] into buf[1 - (it & 1)]
+  // iteration it: from buf[it & 1] into buf[1 - (it & 1)] (APGD: and from
+  // ybuf[it & 1] into ybuf[1 - (it & 1)]; du follows y). A restart resets
+  // the next iteration's x and y.
   auto body = [&](int it, cudaStream_t st) {
     int cur = it & 1, nxt = 1 - cur;
-    jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0};
-    jl_jor_update_stop_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], du, part_res,
-                                                             part_ok, nxt, sb, ra);
-    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, buf[nxt], du, state);
+    jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0, ybuf[nxt]};
+    jl_jor_update_stop_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], ybuf[cur],
+                                                             ybuf[nxt], du, part_res, part_ok,
+                                                             nxt, sb, ra);
+    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, apgd ? ybuf[nxt] : buf[nxt], du, state);
   };
-  if (jl_prox_loop(g, max_iter, check_every, body, {0, on_g}, &host, msg, msg_len)) return -1;
+  if (jl_prox_loop(g, max_iter, check_every, body, {0, on_g, apgd}, &host, msg, msg_len))
+    return -1;
   if (host.s.state != JL_PM_STOP) {
-    snprintf(msg, (size_t)msg_len, "JOR on the device did not stop after %d iterations",
-             max_iter + JL_PROX_MAX_RESTARTS);
+    snprintf(msg, (size_t)msg_len, "%s on the device did not stop after %d iterations",
+             apgd ? "APGD" : "JOR", max_iter + JL_PROX_MAX_RESTARTS);
     return -1;
   }
   *result = buf[host.result_buf];
@@ -631,7 +664,7 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
             qs, lam, du, res, ok, lo, count, state);
       }
     }
-    jl_restart_args ra = {lam_init, lam, du, order, 1};
+    jl_restart_args ra = {lam_init, lam, du, order, 1, nullptr};
     jl_prox_stop_kernel<<<rb, JL_SCENE_BLOCK, 0, st>>>(q, res, ok, part_res, part_ok, 0, sb, ra);
   };
   std::vector<int> shape = {1, groups};  // SOR: the plan's merged flags fix the kernels

@@ -156,7 +156,7 @@ static int jl_stage_mark(jl_scene_gpu *g, int stage, char *msg, int msg_len) {
 extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3],
                                   double contact_tol, const double *mu_table,
                                   const double *eps_n_table, const double *eps_t_table,
-                                  int sor, double alpha, double tol_abs, double tol_rel,
+                                  int kind, double alpha, double tol_abs, double tol_rel,
                                   int max_iter, int warm_start, int check_every, int *contacts,
                                   int *iterations, int *converged, int *restarts,
                                   int *colours, int *groups, double *max_pen, double *residual, char *msg,
@@ -229,14 +229,14 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   JL_STAGE(JL_GPU_STAGE_SETUP);
   const double *lam = nullptr;
   if (n > 0) {
-    if (jl_scene_jor_reserve(g, msg, msg_len)) return -1;
+    if (jl_scene_jor_reserve(g, kind == JL_SOLVER_APGD, msg, msg_len)) return -1;
     jl_step_warm_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
         n, warm_start, jl_dp<uint64_t>(g->c_key), jl_dp<double>(g->p_frame),
         jl_dp<uint64_t>(g->prev_key), jl_dp<double>(g->prev_imp), g->prev_n,
         jl_dp<double>(g->lam0), jl_dp<double>(g->lam_init));
     JL_CUDA_TRY(cudaGetLastError());
     jl_pm_state fin;
-    if (sor) {
+    if (kind == JL_SOLVER_SOR) {
       if (jl_scene_colour(g, msg, msg_len)) return -1;
       JL_STAGE(JL_GPU_STAGE_COLOUR);
       if (jl_scene_sor_core(g, alpha, tol_abs, tol_rel, max_iter, check_every, &fin, msg,
@@ -245,8 +245,8 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
       lam = jl_dp<double>(g->lam0);
       *colours = g->colours;
       *groups = g->groups;
-    } else if (jl_scene_jor_core(g, 0, alpha, tol_abs, tol_rel, max_iter, check_every, &lam,
-                                 &fin, msg, msg_len)) {
+    } else if (jl_scene_jor_core(g, 0, kind == JL_SOLVER_APGD, alpha, tol_abs, tol_rel, max_iter,
+                                 check_every, &lam, &fin, msg, msg_len)) {
       return -1;
     }
     *iterations = fin.iterations;

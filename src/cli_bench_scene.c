@@ -17,7 +17,7 @@
 int jl_cli_bench_scene(int argc, char **argv);
 
 static const char *const jl_bench_scene_help =
-  "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor] [--max-iter K]\n"
+  "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
   "                          [--check-every C]\n"
   "\n"
   "Runs 1 + N steps (default N = 10) of the scene on the CUDA device and prints\n"
@@ -34,6 +34,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   jl_error err = {0};
   long steps = 10, max_iter = 0, check_every = 8;
   const char *solver = NULL;
+  jl_solver_kind kind = JL_SOLVER_SOR;
   int c, rc = JL_OK;
   optind = 2;
   while (rc == JL_OK && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -42,8 +43,8 @@ int jl_cli_bench_scene(int argc, char **argv) {
     case 'k': rc = jl_cli_int("--max-iter", optarg, 1, 100000000L, &max_iter, &err); break;
     case 'c': rc = jl_cli_int("--check-every", optarg, 1, 100000, &check_every, &err); break;
     case 'v':
-      if (strcmp(optarg, "jor") != 0 && strcmp(optarg, "sor") != 0)
-        rc = jl_error_set(&err, JL_ERR_INPUT, "--solver: expected jor or sor, got '%s'", optarg);
+      if (jl_solver_kind_parse(optarg, &kind))
+        rc = jl_error_set(&err, JL_ERR_INPUT, "--solver: expected jor, sor or apgd, got '%s'", optarg);
       solver = optarg;
       break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
@@ -60,12 +61,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     jl_scene_free(&s);
     return jl_cli_fail(&err);
   }
-  if (solver) {
-    int jor = strcmp(solver, "jor") == 0;
-    if (jor && s.solver.kind != JL_SOLVER_JOR) s.solver.alpha = 0.35;
-    if (!jor && s.solver.kind != JL_SOLVER_SOR) s.solver.alpha = 1.0;
-    s.solver.kind = jor ? JL_SOLVER_JOR : JL_SOLVER_SOR;
-  }
+  if (solver) jl_prox_opts_set_kind(&s.solver, kind);
   if (max_iter) s.solver.max_iter = (int)max_iter;
   jl_device dev;
   jl_scene_gpu *g = NULL;
@@ -99,7 +95,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
          "\"solver\": \"%s\", \"max_iterations\": %d, \"steps\": %ld, \"ms_per_step\": %.4g, "
          "\"stage_ms_per_step\": {",
          s.name[0] ? s.name : path, dev.name, s.bodies.count,
-         s.solver.kind == JL_SOLVER_JOR ? "jor" : "sor", s.solver.max_iter, steps,
+         jl_solver_kind_name(s.solver.kind), s.solver.max_iter, steps,
          1e3 * wall / (double)steps);
   for (int k = 0; k < JL_GPU_STAGES; ++k)
     printf("%s\"%s\": %.4g", k ? ", " : "", jl_gpu_stage_name(k), 1e3 * stage[k] / (double)steps);

@@ -25,18 +25,20 @@ static const char *const jl_scene_help =
   "\n"
   "Runs a rigid-body scene (docs/formats.md) with Moreau's midpoint time\n"
   "stepping: contacts at the mid-point, Coulomb friction and Newton impacts\n"
-  "solved per step by a prox iteration (SOR or JOR, see the scene's solver).\n"
+  "solved per step by a prox iteration (SOR, JOR or APGD, see the scene's\n"
+  "solver).\n"
   "\n"
   "  --steps N          run N steps (default: the scene's steps or duration)\n"
-  "  --solver S         jor or sor: override the scene's method (alpha, if the\n"
-  "                     scene gives none, is then 0.35 for jor and 1 for sor)\n"
+  "  --solver S         jor, sor or apgd: override the scene's method (alpha, if\n"
+  "                     the scene gives none, is then 0.35 for jor, 1 for sor\n"
+  "                     and 0.15 for apgd, JOR with Nesterov's momentum)\n"
   "  --max-iter K       override the scene's iteration cap\n"
   "  --matrix-free      per-body velocity changes instead of the Delassus matrix\n"
   "  --assembled        the assembled Delassus matrix G (default: the scene's\n"
   "                     choice, \"auto\": matrix-free when G is dense)\n"
   "  --device D         cpu, cuda or auto (default auto: CUDA when a device is\n"
   "                     present, else the CPU). On CUDA the whole step runs on\n"
-  "                     the device (JOR or SOR as the scene says, matrix-free);\n"
+  "                     the device (the scene's method, matrix-free);\n"
   "                     bodies come back only for outputs. Exit status 4 when\n"
   "                     cuda is asked for and no device is present.\n"
   "  --threads T        CPU threads (default: all cores)\n"
@@ -87,6 +89,7 @@ static const struct option jl_scene_opts[] = {
 
 typedef struct jl_scene_args {
   const char *scene, *solver, *device, *out, *csv, *glb, *fclib;
+  jl_solver_kind kind;     /* --solver, parsed */
   long steps, max_iter, threads, glb_every, fclib_step;
   int matrix_free, quiet;
 } jl_scene_args;
@@ -103,8 +106,8 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
     case OPT_STEPS: rc = jl_cli_int("--steps", optarg, 1, JL_SCENE_STEPS_MAX, &a->steps, err); break;
     case OPT_SOLVER:
       a->solver = optarg;
-      if (strcmp(optarg, "jor") && strcmp(optarg, "sor"))
-        rc = jl_error_set(err, JL_ERR_INPUT, "--solver: expected jor or sor, got '%s'", optarg);
+      if (jl_solver_kind_parse(optarg, &a->kind))
+        rc = jl_error_set(err, JL_ERR_INPUT, "--solver: expected jor, sor or apgd, got '%s'", optarg);
       break;
     case OPT_MAXIT: rc = jl_cli_int("--max-iter", optarg, 1, 100000000L, &a->max_iter, err); break;
     case OPT_MF: a->matrix_free = 1; break;
@@ -177,7 +180,7 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
   jl_buf_printf(&b, "  \"solver\": {\"method\": \"%s\", \"alpha\": %s, \"tol_abs\": %s, "
                 "\"tol_rel\": %s, \"max_iterations\": %d, \"warm_start\": %s, "
                 "\"matrix_free\": %s, \"order\": \"%s\"},\n",
-                o->kind == JL_SOLVER_JOR ? "jor" : "sor", jl_fmt_json_double(g1, sizeof g1, o->alpha), jl_fmt_json_double(g2, sizeof g2, o->tol_abs),
+                jl_solver_kind_name(o->kind), jl_fmt_json_double(g1, sizeof g1, o->alpha), jl_fmt_json_double(g2, sizeof g2, o->tol_abs),
                 jl_fmt_json_double(g3, sizeof g3, o->tol_rel),
                 o->max_iter, o->warm_start ? "true" : "false",
                 o->matrix_free < 0 ? "\"auto\"" : o->matrix_free ? "true" : "false",
@@ -266,12 +269,7 @@ int jl_cli_scene(int argc, char **argv) {
     jl_scene_free(&s);
     return status;
   }
-  if (a.solver) {
-    int jor = strcmp(a.solver, "jor") == 0;
-    if (jor && s.solver.kind != JL_SOLVER_JOR) s.solver.alpha = 0.35;
-    if (!jor && s.solver.kind != JL_SOLVER_SOR) s.solver.alpha = 1.0;
-    s.solver.kind = jor ? JL_SOLVER_JOR : JL_SOLVER_SOR;
-  }
+  if (a.solver) jl_prox_opts_set_kind(&s.solver, a.kind);
   if (a.max_iter) s.solver.max_iter = (int)a.max_iter;
   if (a.matrix_free) s.solver.matrix_free = a.matrix_free == 1;
   long steps = a.steps ? a.steps : s.steps;
@@ -300,7 +298,7 @@ int jl_cli_scene(int argc, char **argv) {
   int dynamic = 0;
   for (int k = 0; k < s.bodies.count; ++k) dynamic += !s.bodies.is_static[k];
   jl_log_printf(&log, JL_LOG_INFO, "%s, %d bodies (%d dynamic), dt %g, %ld steps, %s%s, %s", s.name,
-                s.bodies.count, dynamic, s.dt, steps, s.solver.kind == JL_SOLVER_JOR ? "JOR" : "SOR",
+                s.bodies.count, dynamic, s.dt, steps, jl_solver_kind_upper(s.solver.kind),
                 s.solver.matrix_free < 0 ? "" : s.solver.matrix_free ? " matrix-free" : " assembled G",
                 dev.name);
   have_run = 1; /* jl_scene_runner_free also undoes a failed init */
@@ -382,7 +380,7 @@ int jl_cli_scene(int argc, char **argv) {
                     "(%.3g m): the %s solve has diverged (%d iterations, residual %.3g) and the "
                     "motion from here is not physical; try --solver sor, a smaller alpha or more "
                     "iterations",
-                    ss.step, ss.max_penetration, body_extent, s.solver.kind == JL_SOLVER_JOR ? "JOR" : "SOR",
+                    ss.step, ss.max_penetration, body_extent, jl_solver_kind_upper(s.solver.kind),
                     ss.iterations, ss.residual);
       diverged_said = 1;
       tot.diverged_step = ss.step;

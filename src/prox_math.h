@@ -158,6 +158,7 @@ typedef struct jl_pm_state {
   int state;               /* JL_PM_RUN | STOP | RESTART */
   int iterations, converged, restarts, grow;
   double residual, prev, min_res, alpha;
+  double theta;            /* APGD: Nesterov's t_k of the attempt (1 at its start) */
 } jl_pm_state;
 
 JL_HD static inline void jl_pm_state_init(jl_pm_state *s, double alpha) {
@@ -167,12 +168,30 @@ JL_HD static inline void jl_pm_state_init(jl_pm_state *s, double alpha) {
   s->prev = INFINITY;
   s->min_res = INFINITY;
   s->alpha = alpha;
+  s->theta = 1.0;
+}
+
+/* APGD's momentum for the iteration about to end: beta_k = (t_k - 1) /
+ * t_{k+1} with t_{k+1} = (1 + sqrt(1 + 4 t_k^2)) / 2 (Beck and Teboulle's
+ * FISTA sequence; 0 at an attempt's first iteration and after a momentum
+ * restart). jl_pm_decide moves theta on. */
+JL_HD static inline double jl_pm_theta_next(double t) { return 0.5 * (1.0 + sqrt(1.0 + 4.0 * t * t)); }
+JL_HD static inline double jl_pm_beta(const jl_pm_state *s) {
+  return (s->theta - 1.0) / jl_pm_theta_next(s->theta);
+}
+
+/* APGD's extrapolation of contact i: y = x + beta (x - x_old), x the new
+ * iterate. */
+JL_HD static inline void jl_pm_extrapolate(const double x[3], const double x_old[3], double beta,
+                                           double y[3]) {
+  for (int k = 0; k < 3; ++k) y[k] = x[k] + beta * (x[k] - x_old[k]);
 }
 
 JL_HD static inline void jl_pm_decide(jl_pm_state *s, double res, int ok, int max_iter) {
+  int rose = res > s->prev;
   s->iterations++;
   s->residual = res;
-  s->grow = res > s->prev ? s->grow + 1 : 0;
+  s->grow = rose ? s->grow + 1 : 0;
   s->prev = res;
   if (res < s->min_res) s->min_res = res;
   if (ok && isfinite(res)) {
@@ -183,6 +202,7 @@ JL_HD static inline void jl_pm_decide(jl_pm_state *s, double res, int ok, int ma
              s->restarts < JL_PROX_MAX_RESTARTS) {
     s->restarts++;
     s->alpha *= 0.5;
+    s->theta = 1.0;
     s->grow = 0;
     s->prev = INFINITY;
     s->min_res = INFINITY;
@@ -191,6 +211,11 @@ JL_HD static inline void jl_pm_decide(jl_pm_state *s, double res, int ok, int ma
     s->state = JL_PM_STOP;
   } else {
     s->state = JL_PM_RUN;
+    /* APGD's adaptive restart (O'Donoghue and Candes 2015, with the max
+     * step in place of the objective): momentum starts over whenever the
+     * residual grows, or the ripples of plain FISTA keep it from converging
+     * (and trip the divergence test) */
+    s->theta = rose ? 1.0 : jl_pm_theta_next(s->theta);
   }
 }
 

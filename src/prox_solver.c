@@ -13,7 +13,7 @@
 void jl_prox_opts_default(jl_prox_opts *o) {
   memset(o, 0, sizeof *o);
   o->kind = JL_SOLVER_SOR;
-  o->alpha = 1.0;
+  o->alpha = JL_ALPHA_SOR;
   o->tol_abs = 1e-7;
   o->tol_rel = 1e-7;
   o->max_iter = 1000;
@@ -24,10 +24,41 @@ void jl_prox_opts_default(jl_prox_opts *o) {
   o->min_per_thread = JL_PROX_MIN_PER_THREAD;
 }
 
+static const char *const jl_solver_names[] = {"jor", "sor", "apgd"};
+
+int jl_solver_kind_parse(const char *name, jl_solver_kind *kind) {
+  for (int k = 0; k < 3; ++k)
+    if (strcmp(name, jl_solver_names[k]) == 0) {
+      *kind = (jl_solver_kind)k;
+      return 0;
+    }
+  return -1;
+}
+
+const char *jl_solver_kind_name(jl_solver_kind kind) {
+  return (unsigned)kind < 3 ? jl_solver_names[kind] : "?";
+}
+
+const char *jl_solver_kind_upper(jl_solver_kind kind) {
+  static const char *const up[] = {"JOR", "SOR", "APGD"};
+  return (unsigned)kind < 3 ? up[kind] : "?";
+}
+
+double jl_solver_kind_alpha(jl_solver_kind kind) {
+  return kind == JL_SOLVER_JOR ? JL_ALPHA_JOR : kind == JL_SOLVER_APGD ? JL_ALPHA_APGD : JL_ALPHA_SOR;
+}
+
+void jl_prox_opts_set_kind(jl_prox_opts *o, jl_solver_kind kind) {
+  if (o->kind != kind) o->alpha = jl_solver_kind_alpha(kind);
+  o->kind = kind;
+}
+
 void jl_prox_ws_free(jl_prox_ws *ws) {
   if (!ws) return;
   free(ws->lam2);
   free(ws->init);
+  free(ws->y);
+  free(ws->y2);
   free(ws->du);
   jl_colouring_free(&ws->col);
   memset(ws, 0, sizeof *ws);
@@ -40,7 +71,12 @@ int jl_prox_ws_reserve(jl_prox_ws *ws, int n, int nbodies, jl_error *err) {
     if (a) ws->lam2 = a;
     double *b = realloc(ws->init, 3 * sizeof(double) * (size_t)cap);
     if (b) ws->init = b;
-    if (!a || !b) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+    double *y = realloc(ws->y, 3 * sizeof(double) * (size_t)cap);
+    if (y) ws->y = y;
+    double *y2 = realloc(ws->y2, 3 * sizeof(double) * (size_t)cap);
+    if (y2) ws->y2 = y2;
+    if (!a || !b || !y || !y2)
+      return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
     ws->cap = cap;
   }
   if (nbodies > ws->body_cap) {
@@ -56,6 +92,7 @@ typedef struct jl_solve {
   const jl_contact_problem *p;
   const jl_prox_opts *o;
   double *lam, *lam2, *init, *du;
+  double *y, *y2;          /* APGD */
   double *t_res;           /* per thread: max |dL| */
   int *t_ok;               /* per thread: all components within tolerance */
   int nthreads;
@@ -123,14 +160,25 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
   int clo, chi, blo, bhi;
   jl_team_share(n, tid, nt, &clo, &chi);
   jl_team_share(p->nbodies, tid, nt, &blo, &bhi);
-  int jor = s->o->kind == JL_SOLVER_JOR;
+  int apgd = s->o->kind == JL_SOLVER_APGD, jor = s->o->kind == JL_SOLVER_JOR || apgd;
   double *src = s->lam, *dst = jor ? s->lam2 : s->lam;
-  if (s->o->matrix_free) jl_du_rebuild(s, src, blo, bhi);
+  /* APGD: the sweep reads the extrapolated point ysrc and writes x into dst
+   * and the next point into ydst (JOR: x only, and du follows x) */
+  double *ysrc = s->y, *ydst = s->y2;
+  if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
   jl_team_sync(team);
   for (;;) {
     double res = 0.0;
     int ok = 1;
-    if (jor) {
+    if (apgd) {
+      double beta = jl_pm_beta(&s->pm);
+      for (int i = clo; i < chi; ++i) {
+        jl_update(s, i, ysrc, dst, &res, &ok);
+        jl_pm_extrapolate(dst + 3 * (size_t)i, src + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
+      }
+      jl_team_sync(team);
+      if (s->o->matrix_free) jl_du_rebuild(s, ydst, blo, bhi);
+    } else if (jor) {
       for (int i = clo; i < chi; ++i) jl_update(s, i, src, dst, &res, &ok);
       jl_team_sync(team);
       if (s->o->matrix_free) jl_du_rebuild(s, dst, blo, bhi);
@@ -160,12 +208,15 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
     int state = s->pm.state;
     if (jor) {
       double *t = src; src = dst; dst = t;
+      t = ysrc; ysrc = ydst; ydst = t;
     }
     if (state == JL_PM_STOP) break;
     if (state == JL_PM_RESTART) {
       memcpy(src + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
+      if (apgd)
+        memcpy(ysrc + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
       jl_team_sync(team);
-      if (s->o->matrix_free) jl_du_rebuild(s, src, blo, bhi);
+      if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
       jl_team_sync(team);
     }
   }
@@ -215,11 +266,12 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     if (!(p->diag[2 * i] > 0.0) || !(p->diag[2 * i + 1] > 0.0))
       return jl_error_set(err, JL_ERR_INTERNAL, "contact %d has no dynamic body", i);
   memcpy(ws->init, lambda, 3 * sizeof(double) * (size_t)n);
+  if (o->kind == JL_SOLVER_APGD) memcpy(ws->y, lambda, 3 * sizeof(double) * (size_t)n);
   int threads = o->threads > 0 ? o->threads : 1;
   double t_res[256];
   int t_ok[256];
   if (threads > 256) threads = 256;
-  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, t_res, t_ok, 1, {0}, {0}};
+  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, ws->y, ws->y2, t_res, t_ok, 1, {0}, {0}};
   jl_pm_state_init(&s.pm, o->alpha);
   if (o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL) {
     jl_solve_sequential(&s);

@@ -24,7 +24,7 @@ int jl_cuda_scene_get_contacts(jl_scene_gpu *g, jl_contacts *out, char *msg, int
 int jl_cuda_scene_contact_count(const jl_scene_gpu *g);
 int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
                               int msg_len);
-int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, double alpha, double tol_abs, double tol_rel,
+int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, int apgd, double alpha, double tol_abs, double tol_rel,
                       int max_iter, int check_every, double *lambda, int *iterations, double *residual,
                       int *converged, int *restarts, double *alpha_out, char *msg, int msg_len);
 int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
@@ -35,7 +35,7 @@ void jl_cuda_scene_set_timing(jl_scene_gpu *g, int on);
 void jl_cuda_scene_stage_times(const jl_scene_gpu *g, double *s);
 int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3], double contact_tol,
                        const double *mu_table, const double *eps_n_table,
-                       const double *eps_t_table, int sor, double alpha, double tol_abs,
+                       const double *eps_t_table, int kind, double alpha, double tol_abs,
                        double tol_rel, int max_iter, int warm_start, int check_every,
                        int *contacts, int *iterations, int *converged, int *restarts,
                        int *colours, int *groups, double *max_pen, double *residual, char *msg, int msg_len);
@@ -149,7 +149,7 @@ int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox
     return JL_OK;
   }
   JL_GPU_CALL(err, "JOR on the device",
-              jl_cuda_scene_jor(g, !o->matrix_free, o->alpha, o->tol_abs, o->tol_rel,
+              jl_cuda_scene_jor(g, !o->matrix_free, o->kind == JL_SOLVER_APGD, o->alpha, o->tol_abs, o->tol_rel,
                                 o->max_iter, check_every, lambda, &st->iterations,
                                 &st->residual, &st->converged, &st->restarts, &st->alpha, msg,
                                 msg_len));
@@ -160,13 +160,13 @@ int jl_scene_gpu_step(jl_scene_gpu *g, const jl_scene *s, int check_every, jl_gp
                       jl_error *err) {
   memset(st, 0, sizeof *st);
   const jl_prox_opts *o = &s->solver;
-  if (o->kind != JL_SOLVER_JOR && o->kind != JL_SOLVER_SOR)
-    return jl_error_set(err, JL_ERR_INPUT, "the device step solves with JOR or SOR only");
+  if (o->kind != JL_SOLVER_JOR && o->kind != JL_SOLVER_SOR && o->kind != JL_SOLVER_APGD)
+    return jl_error_set(err, JL_ERR_INPUT, "the device step solves with JOR, SOR or APGD only");
   if (!(o->alpha > 0.0) || o->max_iter < 1)
     return jl_error_set(err, JL_ERR_INPUT, "solver: alpha must be > 0 and max_iter >= 1");
   JL_GPU_CALL(err, "time step on the device",
               jl_cuda_scene_step(g, s->dt, s->gravity, s->contact_tol, s->mu, s->eps_n, s->eps_t,
-                                 o->kind == JL_SOLVER_SOR, o->alpha, o->tol_abs, o->tol_rel,
+                                 (int)o->kind, o->alpha, o->tol_abs, o->tol_rel,
                                  o->max_iter, o->warm_start, check_every, &st->contacts,
                                  &st->iterations, &st->converged, &st->restarts, &st->colours,
                                  &st->groups, &st->max_penetration, &st->residual, msg, msg_len));

@@ -377,15 +377,13 @@ static int jl_solver(const jl_ctx *c, jl_scene *s, const cJSON *obj) {
   const char *m = NULL, *order = NULL;
   TRY(jl_str(c, obj, "solver", "method", &m));
   if (m) {
-    if (strcmp(m, "jor") == 0) {
-      s->solver.kind = JL_SOLVER_JOR;
-      s->solver.alpha = 0.35;  /* the seed's stable JOR value; alpha overrides */
-    } else if (strcmp(m, "sor") == 0) {
-      s->solver.kind = JL_SOLVER_SOR;
-    } else {
-      return jl_error_set(c->err, JL_ERR_INPUT, "%s: solver.method: expected \"jor\" or \"sor\", got \"%.32s\"",
+    jl_solver_kind kind;
+    if (jl_solver_kind_parse(m, &kind))
+      return jl_error_set(c->err, JL_ERR_INPUT,
+                          "%s: solver.method: expected \"jor\", \"sor\" or \"apgd\", got \"%.32s\"",
                           c->path, m);
-    }
+    /* the method's default alpha (JOR: the seed's stable value); alpha overrides */
+    jl_prox_opts_set_kind(&s->solver, kind);
   }
   TRY(jl_num(c, obj, "solver", "alpha", 1e-6, 2.0, &s->solver.alpha));
   TRY(jl_num(c, obj, "solver", "tol_abs", 0.0, 1.0, &s->solver.tol_abs));

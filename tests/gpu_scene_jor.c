@@ -60,8 +60,8 @@ static void free_case(jor_case *k) {
   jl_scene_free(&k->s);
 }
 
-static void compare(jor_case *k, double alpha, double tol, int max_iter, int check_every,
-                    int expect_converged, int on_g) {
+static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double tol, int max_iter,
+                         int check_every, int expect_converged, int on_g) {
   jl_error err = {0};
   int n = k->p.n;
   double *l_cpu = malloc(3 * sizeof(double) * (size_t)n), *l_gpu = malloc(3 * sizeof(double) * (size_t)n);
@@ -70,7 +70,7 @@ static void compare(jor_case *k, double alpha, double tol, int max_iter, int che
   for (int i = 0; i < 3 * n; ++i) l_cpu[i] = l_gpu[i] = l_again[i] = (i % 3 == 0) ? 1e-3 * (i % 5) : 0.0;
   jl_prox_opts o;
   jl_prox_opts_default(&o);
-  o.kind = JL_SOLVER_JOR;
+  o.kind = kind;
   o.matrix_free = !on_g;
   o.alpha = alpha;
   o.tol_abs = tol;
@@ -94,7 +94,8 @@ static void compare(jor_case *k, double alpha, double tol, int max_iter, int che
     double d = l_cpu[i] > l_gpu[i] ? l_cpu[i] - l_gpu[i] : l_gpu[i] - l_cpu[i];
     if (d > worst) worst = d;
   }
-  if (worst > 0.0) fprintf(stderr, "JOR: largest impulse difference %g\n", worst);
+  if (worst > 0.0)
+    fprintf(stderr, "%s: largest impulse difference %g\n", jl_solver_kind_upper(kind), worst);
   assert_memory_equal(l_cpu, l_gpu, 3 * sizeof(double) * (size_t)n);
   assert_memory_equal(l_gpu, l_again, 3 * sizeof(double) * (size_t)n);
   assert_int_equal(sg.iterations, sa.iterations);
@@ -105,6 +106,11 @@ static void compare(jor_case *k, double alpha, double tol, int max_iter, int che
   free(l_cpu);
   free(l_gpu);
   free(l_again);
+}
+
+static void compare(jor_case *k, double alpha, double tol, int max_iter, int check_every,
+                    int expect_converged, int on_g) {
+  compare_kind(k, JL_SOLVER_JOR, alpha, tol, max_iter, check_every, expect_converged, on_g);
 }
 
 static void test_jor_converged_matches_twin(void **state) {
@@ -133,6 +139,22 @@ static void test_jor_restarts_match_twin(void **state) {
   compare(&k, 1.9, 1e-9, 1500, 10, 0, 0);  /* diverges: alpha halved on both alike */
   free_case(&k);
 }
+/* APGD (JOR from Nesterov's extrapolated points, momentum restarted when
+ * the residual grows): the same bits as the CPU twin, converged, at a
+ * fixed count, on G, and through divergence restarts. */
+static void test_apgd_matches_twin(void **state) {
+  (void)state;
+  jor_case k;
+  make_case(&k, 5, 1);
+  compare_kind(&k, JL_SOLVER_APGD, 0.15, 1e-7, 5000, 1, 1, 0);
+  compare_kind(&k, JL_SOLVER_APGD, 0.15, 1e-7, 5000, 16, 1, 0);
+  compare_kind(&k, JL_SOLVER_APGD, 0.15, 1e-7, 5000, 16, 1, 1);
+  compare_kind(&k, JL_SOLVER_APGD, 0.2, 0.0, 50, 7, 0, 0);
+  free_case(&k);
+  make_case(&k, 6, 0);
+  compare_kind(&k, JL_SOLVER_APGD, 1.9, 1e-9, 1500, 10, 0, 0);
+  free_case(&k);
+}
 #endif
 
 int main(void) {
@@ -142,6 +164,7 @@ int main(void) {
     cmocka_unit_test(test_jor_converged_matches_twin),
     cmocka_unit_test(test_jor_fixed_iterations_matches_twin),
     cmocka_unit_test(test_jor_restarts_match_twin),
+    cmocka_unit_test(test_apgd_matches_twin),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else

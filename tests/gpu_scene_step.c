@@ -6,7 +6,7 @@
  * relative (test_scene_twins: bit for bit once the reference computes with
  * contact_setup.h's compact rows); a second device run from the same start
  * (one launch per kernel instead of CUDA graphs, the state read every
- * iteration) gives identical bytes. Exit 77 without a device. */
+ * iteration) gives identical bytes. The same for APGD. Exit 77 without a device. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,7 +27,7 @@
 #include "gpu_twin_checks.h"
 
 #ifdef JL_HAVE_CUDA
-static void setup_scene(jl_scene *s) {
+static void setup_scene(jl_scene *s, jl_solver_kind kind) {
   jl_error err = {0};
   assert_int_equal(fx_mixed_scene(s, 5, 8, 1, 1), 0);
   assert_int_equal(jl_scene_add_material(s, "bouncy", 500.0, &err), 1);
@@ -35,23 +35,22 @@ static void setup_scene(jl_scene *s) {
   jl_scene_set_pair(s, 1, 1, 0.8, 0.9, 0.2);
   for (int k = 0; k < s->bodies.count; ++k)
     if (k % 3 == 1) s->bodies.material[k] = 1;
-  s->solver.kind = JL_SOLVER_JOR;
+  s->solver.kind = kind;
   s->solver.matrix_free = 1;
-  s->solver.alpha = 0.3;
+  s->solver.alpha = kind == JL_SOLVER_APGD ? 0.15 : 0.3;
   s->solver.tol_abs = s->solver.tol_rel = 1e-6;
   s->solver.max_iter = 300;
   s->solver.warm_start = 1;
   s->contact_tol = 1e-3;
 }
 
-static void test_steps_match_cpu_stepper(void **state) {
-  (void)state;
+static void steps_match_cpu_stepper(jl_solver_kind kind) {
   jl_scene cpu, twin, gpu, again;
   jl_error err = {0};
-  setup_scene(&cpu);
-  setup_scene(&twin);
-  setup_scene(&gpu);
-  setup_scene(&again);
+  setup_scene(&cpu, kind);
+  setup_scene(&twin, kind);
+  setup_scene(&gpu, kind);
+  setup_scene(&again, kind);
   jl_device dev;
   assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
   jl_scene_gpu *g = NULL, *h = NULL;
@@ -98,13 +97,24 @@ static void test_steps_match_cpu_stepper(void **state) {
   jl_scene_free(&again);
 }
 
+static void test_steps_match_cpu_stepper(void **state) {
+  (void)state;
+  steps_match_cpu_stepper(JL_SOLVER_JOR);
+}
+
+/* The same with APGD (JOR from Nesterov's extrapolated points). */
+static void test_apgd_steps_match_cpu_stepper(void **state) {
+  (void)state;
+  steps_match_cpu_stepper(JL_SOLVER_APGD);
+}
+
 /* A relaxation alpha <= 0: a clear error, nothing stepped (SOR steps are
  * tested in gpu_scene_sor). */
 static void test_step_refuses_bad_alpha(void **state) {
   (void)state;
   jl_scene s;
   jl_error err = {0};
-  setup_scene(&s);
+  setup_scene(&s, JL_SOLVER_JOR);
   s.solver.alpha = 0.0;
   jl_device dev;
   assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
@@ -130,6 +140,7 @@ int main(void) {
   if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_steps_match_cpu_stepper),
+    cmocka_unit_test(test_apgd_steps_match_cpu_stepper),
     cmocka_unit_test(test_step_refuses_bad_alpha),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
