@@ -52,6 +52,12 @@ extern "C" size_t jl_cuda_scene_bytes(const jl_scene_gpu *g) { return g ? g->byt
 extern "C" void jl_cuda_scene_set_limit(jl_scene_gpu *g, size_t bytes) { g->limit = bytes; }
 
 extern "C" void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on) { g->use_graphs = on != 0; }
+extern "C" void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on) {
+  g->use_persistent = on != 0;
+}
+extern "C" long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g) {
+  return g->persistent_solves;
+}
 
 extern "C" int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg,
                                         int msg_len) {

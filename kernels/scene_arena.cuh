@@ -74,6 +74,9 @@ struct jl_scene_gpu {
   jl_dbuf temp;            // CUB scratch
   // the solver's iterations as a CUDA graph (kernels/scene_prox.cu), on its own stream
   int use_graphs = 1;
+  // small JOR / APGD solves in one cooperative launch (jl_jor_persistent_kernel)
+  int use_persistent = 1;
+  long persistent_solves = 0;
   // stage timing (jl_scene_gpu_set_timing): a device sync at each stage end
   int timing = 0;
   double stage_s[JL_GPU_STAGES] = {0};

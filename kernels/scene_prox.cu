@@ -18,6 +18,8 @@
 #include <cstring>
 #include <vector>
 
+#include <cooperative_groups.h>
+
 #include "scene_arena.cuh"
 
 #include "colour_math.h"
@@ -51,11 +53,10 @@ struct jl_state_and_buf {
 // (so the same bits). The warp's lanes all take part in the shuffles, for
 // the warp's largest number of rounds.
 #define JL_DU_LANES 8
-__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_du_kernel(jl_jor_problem p,
-                                                                   const double *lam, double *du,
-                                                                   const jl_pm_state *state) {
-  if (p.on_g || state->state != JL_PM_RUN) return;
-  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// Virtual thread t of the du pass (t / JL_DU_LANES: the body); every lane
+// of the warp must call it (shuffles over the whole warp).
+static __device__ void jl_jor_du_lanes(const jl_jor_problem &p, const double *lam, double *du,
+                                       long long t) {
   int lane = (int)(threadIdx.x & 31), l = lane % JL_DU_LANES, base = lane - l;
   long long kk = t / JL_DU_LANES;
   int live = kk < p.nb;
@@ -82,6 +83,13 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_du_kernel(jl_jor_proble
     }
   }
   if (live && l < 6) du[6 * (size_t)k + l] = acc;
+}
+
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_du_kernel(jl_jor_problem p,
+                                                                   const double *lam, double *du,
+                                                                   const jl_pm_state *state) {
+  if (p.on_g || state->state != JL_PM_RUN) return;
+  jl_jor_du_lanes(p, lam, du, (long long)blockIdx.x * blockDim.x + threadIdx.x);
 }
 
 // Max of r and AND of good over the block into s_res[0], s_ok[0] (blockDim
@@ -176,6 +184,29 @@ static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good,
   }
 }
 
+// Contact i's JOR (or APGD, ydst not null) update: x from src (APGD: from
+// ysrc) into dst, and APGD's next point into ydst; returns the residual.
+static __device__ double jl_jor_update_one(const jl_jor_problem &p, int i, const double *src,
+                                           double *dst, const double *ysrc, double *ydst,
+                                           const double *du, double alpha, double beta,
+                                           int *good) {
+  const double *from = ydst ? ysrc : src;
+  double xi[3];
+  if (p.on_g)
+    jl_pm_xi_g(i, p.c, p.rowptr, p.col, p.blocks, from, xi);
+  else
+    jl_pm_xi_mf(i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
+  double x[3];
+  double r = jl_pm_update(xi, from + 3 * (size_t)i, alpha, p.diag + 2 * (size_t)i, p.mu[i],
+                          p.tol_rel, p.tol_abs, x, good);
+  double *d = dst + 3 * (size_t)i;
+  d[0] = x[0];
+  d[1] = x[1];
+  d[2] = x[2];
+  if (ydst) jl_pm_extrapolate(x, src + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
+  return r;
+}
+
 // One JOR iteration's update and its stop test in one launch: each thread
 // updates its contact from src into dst and keeps the residual and the
 // tolerance test in registers; the blocks then join (jl_prox_join). One
@@ -195,23 +226,7 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_update_stop_kernel(
   double beta = ydst ? jl_pm_beta(&sb->s) : 0.0;
   int good = 1;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < p.n) {
-    const double *from = ydst ? ysrc : src;
-    double xi[3];
-    if (p.on_g)
-      jl_pm_xi_g((int)i, p.c, p.rowptr, p.col, p.blocks, from, xi);
-    else
-      jl_pm_xi_mf((int)i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
-    // the thread's one contact: its residual (>= 0, never NaN) and flag
-    double x[3];
-    r = jl_pm_update(xi, from + 3 * (size_t)i, alpha, p.diag + 2 * (size_t)i, p.mu[i], p.tol_rel,
-                     p.tol_abs, x, &good);
-    double *d = dst + 3 * (size_t)i;
-    d[0] = x[0];
-    d[1] = x[1];
-    d[2] = x[2];
-    if (ydst) jl_pm_extrapolate(x, src + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
-  }
+  if (i < p.n) r = jl_jor_update_one(p, (int)i, src, dst, ysrc, ydst, du, alpha, beta, &good);
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
 }
 
@@ -229,6 +244,99 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_prox_stop_kernel(
     good &= ok[i];
   }
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
+}
+
+// The iterate buffers of a JOR or APGD solve (y: null for JOR).
+struct jl_jor_bufs {
+  double *x[2], *y[2], *du;
+  const double *init;
+};
+
+// A whole JOR or APGD solve in one cooperative launch, for problems whose
+// contacts fit in one wave of the grid: where each of the two kernels of an
+// iteration does a few microseconds of work (the 5050-box pyramid: 40,000
+// contacts), the launches and their gaps cost more than the work. The same
+// arithmetic as the two-kernel loop, in the same order (so the same bits as
+// the twin): per iteration the updates, a grid barrier, block 0 joins the
+// partials and decides while every block rebuilds du from the new iterate,
+// a barrier, then every thread reads the decision. A restart (rare) resets
+// the next iterate to the start between two more barriers.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_persistent_kernel(
+    jl_jor_problem p, jl_jor_bufs b, int apgd, double *part_res, int *part_ok,
+    jl_state_and_buf *sb) {
+  namespace cg = cooperative_groups;
+  cg::grid_group grid = cg::this_grid();
+  __shared__ double s_res[JL_SCENE_BLOCK];
+  __shared__ int s_ok[JL_SCENE_BLOCK];
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const long long g0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  // the du pass over whole warps: every lane takes part in the shuffles
+  const long long du_work = ((long long)JL_DU_LANES * p.nb + 31) / 32 * 32;
+  const int limit = p.max_iter + JL_PROX_MAX_RESTARTS;
+  for (int it = 0; it < limit; ++it) {
+    int cur = it & 1, nxt = 1 - cur;
+    double alpha = sb->s.alpha, beta = apgd ? jl_pm_beta(&sb->s) : 0.0, r = 0.0;
+    int good = 1;
+    for (long long i = g0; i < p.n; i += stride) {
+      double ri = jl_jor_update_one(p, (int)i, b.x[cur], b.x[nxt], b.y[cur], b.y[nxt], b.du,
+                                    alpha, beta, &good);
+      if (!(ri <= r)) r = ri;
+    }
+    jl_block_max_and(s_res, s_ok, r, good);
+    if (threadIdx.x == 0) {
+      part_res[blockIdx.x] = s_res[0];
+      part_ok[blockIdx.x] = s_ok[0];
+    }
+    grid.sync();
+    const double *next = apgd ? b.y[nxt] : b.x[nxt];
+    if (blockIdx.x == 0) {
+      r = 0.0;
+      good = 1;
+      for (int k = threadIdx.x; k < (int)gridDim.x; k += blockDim.x) {
+        if (!(part_res[k] <= r)) r = part_res[k];
+        good &= part_ok[k];
+      }
+      __syncthreads();  // s_res is reused
+      jl_block_max_and(s_res, s_ok, r, good);
+      if (threadIdx.x == 0) {
+        jl_pm_decide(&sb->s, s_res[0], s_ok[0], p.max_iter);
+        sb->result_buf = nxt;
+      }
+    }
+    if (!p.on_g)
+      for (long long t = g0; t < du_work; t += stride) jl_jor_du_lanes(p, next, b.du, t);
+    grid.sync();
+    int state = sb->s.state;
+    if (state == JL_PM_STOP) break;
+    if (state == JL_PM_RESTART) {
+      for (long long i = g0; i < 3LL * p.n; i += stride) {
+        b.x[nxt][i] = b.init[i];
+        if (apgd) b.y[nxt][i] = b.init[i];
+      }
+      grid.sync();
+      if (!p.on_g)
+        for (long long t = g0; t < du_work; t += stride) jl_jor_du_lanes(p, next, b.du, t);
+      if (g0 == 0) sb->s.state = JL_PM_RUN;  // every thread read RESTART before the barrier
+      grid.sync();
+    }
+  }
+}
+
+// Blocks of a persistent solve of n contacts and nb bodies, or 0 when it
+// would not fit in one wave (or the device cannot launch it).
+static int jl_jor_persistent_blocks(long long n, long long nb) {
+  int dev = 0, sms = 0, coop = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop)
+    return 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_jor_persistent_kernel,
+                                                    JL_SCENE_BLOCK, 0) != cudaSuccess)
+    return 0;
+  long long fit = (long long)sms * per_sm;
+  long long want = jl_scene_blocks(n > JL_DU_LANES * nb ? n : JL_DU_LANES * nb);
+  if (want > fit || want > jl_prox_partials(n)) return 0;
+  return (int)want;
 }
 
 // SOR sweeps on the contacts in colour order (jl_sor_gather below): the
@@ -565,19 +673,29 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
   JL_CUDA_TRY(cudaGetLastError());
   jl_state_and_buf host;
   double *lam_init = jl_dp<double>(g->lam_init);
-  // iteration it: from buf[it & 1] into buf[1 - (it & 1)] (APGD: and from
-  // ybuf[it & 1] into ybuf[1 - (it & 1)]; du follows y). A restart resets
-  // the next iteration's x and y.
-  auto body = [&](int it, cudaStream_t st) {
-    int cur = it & 1, nxt = 1 - cur;
-    jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0, ybuf[nxt]};
-    jl_jor_update_stop_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], ybuf[cur],
-                                                             ybuf[nxt], du, part_res, part_ok,
-                                                             nxt, sb, ra);
-    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, apgd ? ybuf[nxt] : buf[nxt], du, state);
-  };
-  if (jl_prox_loop(g, max_iter, check_every, body, {0, on_g, apgd}, &host, msg, msg_len))
-    return -1;
+  int pb = g->use_persistent ? jl_jor_persistent_blocks(n, nb) : 0;
+  if (pb > 0) {
+    jl_jor_bufs jb = {{buf[0], buf[1]}, {ybuf[0], ybuf[1]}, du, lam_init};
+    void *args[] = {&q, &jb, &apgd, &part_res, &part_ok, &sb};
+    JL_CUDA_TRY(cudaLaunchCooperativeKernel((const void *)jl_jor_persistent_kernel, dim3(pb),
+                                            dim3(JL_SCENE_BLOCK), args, 0, 0));
+    JL_CUDA_TRY(cudaMemcpy(&host, sb, sizeof host, cudaMemcpyDeviceToHost));
+    g->persistent_solves++;
+  } else {
+    // iteration it: from buf[it & 1] into buf[1 - (it & 1)] (APGD: and from
+    // ybuf[it & 1] into ybuf[1 - (it & 1)]; du follows y). A restart resets
+    // the next iteration's x and y.
+    auto body = [&](int it, cudaStream_t st) {
+      int cur = it & 1, nxt = 1 - cur;
+      jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0, ybuf[nxt]};
+      jl_jor_update_stop_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], ybuf[cur],
+                                                               ybuf[nxt], du, part_res, part_ok,
+                                                               nxt, sb, ra);
+      jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, apgd ? ybuf[nxt] : buf[nxt], du, state);
+    };
+    if (jl_prox_loop(g, max_iter, check_every, body, {0, on_g, apgd}, &host, msg, msg_len))
+      return -1;
+  }
   if (host.s.state != JL_PM_STOP) {
     snprintf(msg, (size_t)msg_len, "%s on the device did not stop after %d iterations",
              apgd ? "APGD" : "JOR", max_iter + JL_PROX_MAX_RESTARTS);

@@ -18,24 +18,28 @@ int jl_cli_bench_scene(int argc, char **argv);
 
 static const char *const jl_bench_scene_help =
   "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
-  "                          [--check-every C]\n"
+  "                          [--check-every C] [--no-persistent]\n"
   "\n"
   "Runs 1 + N steps (default N = 10) of the scene on the CUDA device and prints\n"
   "one JSON line: ms per step (the last N), and per stage of the device step\n"
   "(integrate, collide, setup, colour, solve, finish; the device is\n"
-  "synchronised at each stage's end), mean contacts and iterations.\n";
+  "synchronised at each stage's end), mean contacts and iterations.\n"
+  "--no-persistent: JOR and APGD solves by the per-iteration kernels even\n"
+  "when the problem fits one cooperative launch (persistent_solves says how\n"
+  "many solves ran in one launch).\n";
 
 int jl_cli_bench_scene(int argc, char **argv) {
   static const struct option opts[] = {
     {"steps", required_argument, NULL, 'S'},    {"solver", required_argument, NULL, 'v'},
     {"max-iter", required_argument, NULL, 'k'}, {"check-every", required_argument, NULL, 'c'},
-    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    {"no-persistent", no_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
   long steps = 10, max_iter = 0, check_every = 8;
   const char *solver = NULL;
   jl_solver_kind kind = JL_SOLVER_SOR;
-  int c, rc = JL_OK;
+  int c, rc = JL_OK, persistent = 1;
   optind = 2;
   while (rc == JL_OK && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
@@ -47,6 +51,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
         rc = jl_error_set(&err, JL_ERR_INPUT, "--solver: expected jor, sor or apgd, got '%s'", optarg);
       solver = optarg;
       break;
+    case 'P': persistent = 0; break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
     default: rc = jl_error_set(&err, JL_ERR_INPUT, "bench scene: unknown option '%s'", argv[optind - 1]);
     }
@@ -72,6 +77,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     jl_scene_free(&s);
     return jl_cli_fail(&err);
   }
+  jl_scene_gpu_set_persistent(g, persistent);
   jl_gpu_step_stats st;
   rc = jl_scene_gpu_step(g, &s, (int)check_every, &st, &err);  /* untimed: growth, graphs */
   jl_scene_gpu_set_timing(g, 1);
@@ -86,6 +92,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   double wall = jl_time_now() - t0;
   double stage[JL_GPU_STAGES];
   jl_scene_gpu_stage_times(g, stage);
+  long persistent_solves = jl_scene_gpu_persistent_solves(g);
   jl_scene_gpu_destroy(g);
   if (rc != JL_OK) {
     jl_scene_free(&s);
@@ -99,8 +106,10 @@ int jl_cli_bench_scene(int argc, char **argv) {
          1e3 * wall / (double)steps);
   for (int k = 0; k < JL_GPU_STAGES; ++k)
     printf("%s\"%s\": %.4g", k ? ", " : "", jl_gpu_stage_name(k), 1e3 * stage[k] / (double)steps);
-  printf("}, \"contacts\": %.1f, \"iterations\": %.1f, \"colours\": %.1f}\n",
-         contacts / (double)steps, iterations / (double)steps, colours / (double)steps);
+  printf("}, \"contacts\": %.1f, \"iterations\": %.1f, \"colours\": %.1f, "
+         "\"persistent_solves\": %ld}\n",
+         contacts / (double)steps, iterations / (double)steps, colours / (double)steps,
+         persistent_solves);
   jl_scene_free(&s);
   return 0;
 }

@@ -12,6 +12,8 @@ void jl_cuda_scene_destroy(jl_scene_gpu *g);
 size_t jl_cuda_scene_bytes(const jl_scene_gpu *g);
 void jl_cuda_scene_set_limit(jl_scene_gpu *g, size_t bytes);
 void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on);
+void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on);
+long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g);
 int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg, int msg_len);
 int jl_cuda_scene_get_bodies(jl_scene_gpu *g, jl_bodies *b, char *msg, int msg_len);
 int jl_cuda_scene_half_step(jl_scene_gpu *g, double half_dt, char *msg, int msg_len);
@@ -69,6 +71,10 @@ size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) { return jl_cuda_scene_bytes(g)
 void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { jl_cuda_scene_set_limit(g, bytes); }
 
 void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { jl_cuda_scene_set_graphs(g, on); }
+void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { jl_cuda_scene_set_persistent(g, on); }
+long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
+  return jl_cuda_scene_persistent_solves(g);
+}
 
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
   JL_GPU_CALL(err, "upload bodies", jl_cuda_scene_set_bodies(g, b, msg, msg_len));
@@ -198,6 +204,11 @@ size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) {
 }
 void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { (void)g, (void)bytes; }
 void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { (void)g, (void)on; }
+void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { (void)g, (void)on; }
+long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
+  (void)g;
+  return 0;
+}
 void jl_scene_gpu_set_timing(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds) {
   (void)g;

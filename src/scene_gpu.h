@@ -59,6 +59,11 @@ void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes);
 /* The solvers' iterations as CUDA graphs (on: the default) or one launch per
  * kernel (off); the results are the same bits either way. */
 void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on);
+/* JOR and APGD solves that fit in one wave of the device run in one
+ * cooperative launch (on by default; off: the per-iteration kernels, for
+ * the tests that compare the two). The count: solves that ran that way. */
+void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on);
+long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g);
 
 /* Copies every body array to the device (grows the arena). */
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err);

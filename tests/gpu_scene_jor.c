@@ -65,9 +65,10 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   jl_error err = {0};
   int n = k->p.n;
   double *l_cpu = malloc(3 * sizeof(double) * (size_t)n), *l_gpu = malloc(3 * sizeof(double) * (size_t)n);
-  double *l_again = malloc(3 * sizeof(double) * (size_t)n);
-  assert_true(l_cpu && l_gpu && l_again);
-  for (int i = 0; i < 3 * n; ++i) l_cpu[i] = l_gpu[i] = l_again[i] = (i % 3 == 0) ? 1e-3 * (i % 5) : 0.0;
+  double *l_again = malloc(3 * sizeof(double) * (size_t)n), *l_multi = malloc(3 * sizeof(double) * (size_t)n);
+  assert_true(l_cpu && l_gpu && l_again && l_multi);
+  for (int i = 0; i < 3 * n; ++i)
+    l_cpu[i] = l_gpu[i] = l_again[i] = l_multi[i] = (i % 3 == 0) ? 1e-3 * (i % 5) : 0.0;
   jl_prox_opts o;
   jl_prox_opts_default(&o);
   o.kind = kind;
@@ -77,14 +78,22 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   o.tol_rel = tol;
   o.max_iter = max_iter;
   jl_prox_ws ws = {0};
-  jl_prox_stats sc, sg, sa;
+  jl_prox_stats sc, sg, sa, sm;
   assert_int_equal(jl_prox_solve(&k->p, &o, l_cpu, &ws, &sc, &err), JL_OK);
   int rc = jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_gpu, &sg, &err);
   if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
   assert_int_equal(rc, JL_OK);
-  jl_scene_gpu_set_graphs(k->g, 0);  /* one launch per kernel: the graphs must give the same bits */
+  /* the per-iteration kernels, as graphs and one launch per kernel: the
+   * persistent launch (the default for these sizes) must give the same bits */
+  long persistent = jl_scene_gpu_persistent_solves(k->g);
+  jl_scene_gpu_set_persistent(k->g, 0);
+  assert_int_equal(jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_multi, &sm, &err), JL_OK);
+  jl_scene_gpu_set_graphs(k->g, 0);
   assert_int_equal(jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_again, &sa, &err), JL_OK);
   jl_scene_gpu_set_graphs(k->g, 1);
+  jl_scene_gpu_set_persistent(k->g, 1);
+  assert_int_equal(jl_scene_gpu_persistent_solves(k->g), persistent);
+  assert_true(persistent > 0);
   assert_int_equal(sc.iterations, sg.iterations);
   assert_int_equal(sc.converged, sg.converged);
   assert_int_equal(sc.restarts, sg.restarts);
@@ -98,7 +107,10 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
     fprintf(stderr, "%s: largest impulse difference %g\n", jl_solver_kind_upper(kind), worst);
   assert_memory_equal(l_cpu, l_gpu, 3 * sizeof(double) * (size_t)n);
   assert_memory_equal(l_gpu, l_again, 3 * sizeof(double) * (size_t)n);
+  assert_memory_equal(l_gpu, l_multi, 3 * sizeof(double) * (size_t)n);
   assert_int_equal(sg.iterations, sa.iterations);
+  assert_int_equal(sg.iterations, sm.iterations);
+  assert_int_equal(sg.restarts, sm.restarts);
   if (expect_converged) assert_true(sg.converged && sg.iterations > 10 && sg.iterations < max_iter);
   else assert_true(!sg.converged);
   if (alpha > 1.0) assert_true(sg.restarts > 0);  /* the divergence path did run */
@@ -106,6 +118,7 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   free(l_cpu);
   free(l_gpu);
   free(l_again);
+  free(l_multi);
 }
 
 static void compare(jor_case *k, double alpha, double tol, int max_iter, int check_every,

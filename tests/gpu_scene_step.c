@@ -58,7 +58,9 @@ static void steps_match_cpu_stepper(jl_solver_kind kind) {
   assert_int_equal(jl_scene_gpu_create(&h, &dev, &err), JL_OK);
   assert_int_equal(jl_scene_gpu_set_bodies(g, &gpu.bodies, &err), JL_OK);
   assert_int_equal(jl_scene_gpu_set_bodies(h, &again.bodies, &err), JL_OK);
-  jl_scene_gpu_set_graphs(h, 0);  /* one launch per kernel: the graphs must give the same bits */
+  /* one launch per kernel, no persistent solve: the same bits as the default */
+  jl_scene_gpu_set_graphs(h, 0);
+  jl_scene_gpu_set_persistent(h, 0);
   jl_stepper st;
   assert_int_equal(jl_stepper_init(&st, &cpu, 2, &err), JL_OK);
   jl_step_twin tw;
@@ -87,6 +89,8 @@ static void steps_match_cpu_stepper(jl_solver_kind kind) {
     assert_true(fx_array_diff(cpu.bodies.omega, gpu.bodies.omega, 3 * n) <= 1e-12);
     gtc_bodies_equal(&gpu.bodies, &again.bodies);
   }
+  assert_true(jl_scene_gpu_persistent_solves(g) > 0);
+  assert_int_equal(jl_scene_gpu_persistent_solves(h), 0);
   jl_stepper_free(&st);
   jl_step_twin_free(&tw);
   jl_scene_gpu_destroy(g);
