@@ -15,6 +15,7 @@
 // kernels); per SOR iteration: the colour groups, then the stop test. A
 // restart (rare) is done by the stop test's last block.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -71,11 +72,13 @@ static __device__ void jl_jor_du_lanes(const jl_jor_problem &p, const double *la
     if (e < e1) {
       int i = p.body_contact[e];
       int side = p.ka[i] == k ? 0 : 1;
+#pragma unroll
       for (int c = 0; c < 6; ++c)
         v[c] = jl_sm_mw_comp(p.frame, p.irx, p.im, i, side, lam + 3 * (size_t)i, c);
     }
     for (int j = 0; j < JL_DU_LANES; ++j) {
       int ej = e0 + q * JL_DU_LANES + j;
+#pragma unroll
       for (int c = 0; c < 6; ++c) {
         double y = __shfl_sync(0xffffffffu, v[c], base + j);
         if (l == c && ej < e1) acc += y;
@@ -261,13 +264,14 @@ struct jl_jor_bufs {
 // partials and decides while every block rebuilds du from the new iterate,
 // a barrier, then every thread reads the decision. A restart (rare) resets
 // the next iterate to the start between two more barriers.
-__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_persistent_kernel(
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK, 1) jl_jor_persistent_kernel(
     jl_jor_problem p, jl_jor_bufs b, int apgd, double *part_res, int *part_ok,
     jl_state_and_buf *sb) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
-  __shared__ double s_res[JL_SCENE_BLOCK];
-  __shared__ int s_ok[JL_SCENE_BLOCK];
+  __shared__ double s_res[BLOCK];
+  __shared__ int s_ok[BLOCK];
   const long long stride = (long long)gridDim.x * blockDim.x;
   const long long g0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   // the du pass over whole warps: every lane takes part in the shuffles
@@ -275,11 +279,14 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_persistent_kernel(
   const int limit = p.max_iter + JL_PROX_MAX_RESTARTS;
   for (int it = 0; it < limit; ++it) {
     int cur = it & 1, nxt = 1 - cur;
+    // selected, not indexed: an index into the parameter's arrays would copy
+    // them to the stack
+    double *xc = cur ? b.x[1] : b.x[0], *xn = cur ? b.x[0] : b.x[1];
+    double *yc = cur ? b.y[1] : b.y[0], *yn = cur ? b.y[0] : b.y[1];
     double alpha = sb->s.alpha, beta = apgd ? jl_pm_beta(&sb->s) : 0.0, r = 0.0;
     int good = 1;
     for (long long i = g0; i < p.n; i += stride) {
-      double ri = jl_jor_update_one(p, (int)i, b.x[cur], b.x[nxt], b.y[cur], b.y[nxt], b.du,
-                                    alpha, beta, &good);
+      double ri = jl_jor_update_one(p, (int)i, xc, xn, yc, yn, b.du, alpha, beta, &good);
       if (!(ri <= r)) r = ri;
     }
     jl_block_max_and(s_res, s_ok, r, good);
@@ -288,7 +295,7 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_persistent_kernel(
       part_ok[blockIdx.x] = s_ok[0];
     }
     grid.sync();
-    const double *next = apgd ? b.y[nxt] : b.x[nxt];
+    const double *next = apgd ? yn : xn;
     if (blockIdx.x == 0) {
       r = 0.0;
       good = 1;
@@ -310,8 +317,8 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_persistent_kernel(
     if (state == JL_PM_STOP) break;
     if (state == JL_PM_RESTART) {
       for (long long i = g0; i < 3LL * p.n; i += stride) {
-        b.x[nxt][i] = b.init[i];
-        if (apgd) b.y[nxt][i] = b.init[i];
+        xn[i] = b.init[i];
+        if (apgd) yn[i] = b.init[i];
       }
       grid.sync();
       if (!p.on_g)
@@ -324,17 +331,29 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_persistent_kernel(
 
 // Blocks of a persistent solve of n contacts and nb bodies, or 0 when it
 // would not fit in one wave (or the device cannot launch it).
+static int jl_persist_block() {
+  const char *e = getenv("JL_PERSIST_BLOCK");
+  return e ? atoi(e) : 256;
+}
+static const void *jl_persist_fn(int block) {
+  if (block == 512) return (const void *)jl_jor_persistent_kernel<512>;
+  if (block == 1024) return (const void *)jl_jor_persistent_kernel<1024>;
+  if (block == 128) return (const void *)jl_jor_persistent_kernel<128>;
+  return (const void *)jl_jor_persistent_kernel<256>;
+}
 static int jl_jor_persistent_blocks(long long n, long long nb) {
   int dev = 0, sms = 0, coop = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
   if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop)
     return 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_jor_persistent_kernel,
-                                                    JL_SCENE_BLOCK, 0) != cudaSuccess)
+  int B = jl_persist_block();
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_persist_fn(B),
+                                                    B, 0) != cudaSuccess)
     return 0;
   long long fit = (long long)sms * per_sm;
-  long long want = jl_scene_blocks(n > JL_DU_LANES * nb ? n : JL_DU_LANES * nb);
+  long long work = n > JL_DU_LANES * nb ? n : JL_DU_LANES * nb;
+  long long want = (work + B - 1) / B;
   if (want > fit || want > jl_prox_partials(n)) return 0;
   return (int)want;
 }
@@ -677,8 +696,8 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
   if (pb > 0) {
     jl_jor_bufs jb = {{buf[0], buf[1]}, {ybuf[0], ybuf[1]}, du, lam_init};
     void *args[] = {&q, &jb, &apgd, &part_res, &part_ok, &sb};
-    JL_CUDA_TRY(cudaLaunchCooperativeKernel((const void *)jl_jor_persistent_kernel, dim3(pb),
-                                            dim3(JL_SCENE_BLOCK), args, 0, 0));
+    JL_CUDA_TRY(cudaLaunchCooperativeKernel(jl_persist_fn(jl_persist_block()), dim3(pb),
+                                            dim3(jl_persist_block()), args, 0, 0));
     JL_CUDA_TRY(cudaMemcpy(&host, sb, sizeof host, cudaMemcpyDeviceToHost));
     g->persistent_solves++;
   } else {
