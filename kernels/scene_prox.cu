@@ -15,7 +15,6 @@
 // kernels); per SOR iteration: the colour groups, then the stop test. A
 // restart (rare) is done by the stop test's last block.
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -189,16 +188,18 @@ static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good,
 
 // Contact i's JOR (or APGD, ydst not null) update: x from src (APGD: from
 // ysrc) into dst, and APGD's next point into ydst; returns the residual.
-static __device__ double jl_jor_update_one(const jl_jor_problem &p, int i, const double *src,
-                                           double *dst, const double *ysrc, double *ydst,
-                                           const double *du, double alpha, double beta,
-                                           int *good) {
+// a, b: the contact's dynamic bodies (p.ka[i], p.kb[i]; -1: static).
+static __device__ double jl_jor_update_one(const jl_jor_problem &p, int i, int a, int b,
+                                           const double *src, double *dst, const double *ysrc,
+                                           double *ydst, const double *du, double alpha,
+                                           double beta, int *good) {
   const double *from = ydst ? ysrc : src;
   double xi[3];
   if (p.on_g)
     jl_pm_xi_g(i, p.c, p.rowptr, p.col, p.blocks, from, xi);
-  else
-    jl_pm_xi_mf(i, p.c, p.ka, p.kb, p.frame, p.rx, du, xi);
+  else  // jl_pm_xi_mf's arithmetic
+    jl_pm_xi_rows(i, p.c, p.frame, p.rx, a >= 0, du + 6 * (size_t)(a >= 0 ? a : 0), b >= 0,
+                  du + 6 * (size_t)(b >= 0 ? b : 0), xi);
   double x[3];
   double r = jl_pm_update(xi, from + 3 * (size_t)i, alpha, p.diag + 2 * (size_t)i, p.mu[i],
                           p.tol_rel, p.tol_abs, x, good);
@@ -229,7 +230,9 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_update_stop_kernel(
   double beta = ydst ? jl_pm_beta(&sb->s) : 0.0;
   int good = 1;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < p.n) r = jl_jor_update_one(p, (int)i, src, dst, ysrc, ydst, du, alpha, beta, &good);
+  if (i < p.n)
+    r = jl_jor_update_one(p, (int)i, p.ka[i], p.kb[i], src, dst, ysrc, ydst, du, alpha, beta,
+                          &good);
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
 }
 
@@ -255,27 +258,62 @@ struct jl_jor_bufs {
   const double *init;
 };
 
-// A whole JOR or APGD solve in one cooperative launch, for problems whose
-// contacts fit in one wave of the grid: where each of the two kernels of an
-// iteration does a few microseconds of work (the 5050-box pyramid: 40,000
-// contacts), the launches and their gaps cost more than the work. The same
-// arithmetic as the two-kernel loop, in the same order (so the same bits as
-// the twin): per iteration the updates, a grid barrier, block 0 joins the
-// partials and decides while every block rebuilds du from the new iterate,
-// a barrier, then every thread reads the decision. A restart (rare) resets
-// the next iterate to the start between two more barriers.
-template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK, 1) jl_jor_persistent_kernel(
+// A whole JOR or APGD solve in one cooperative launch, for problems where
+// every contact and every du lane has a thread of one wave: where each of
+// the two kernels of an iteration does a few microseconds of work (the
+// 5050-box pyramid: 40,000 contacts) the launches, their gaps and the
+// chains of dependent loads cost more than the work. What stays the same
+// from iteration to iteration stays on chip: each thread's contact bodies
+// in registers, and the frame, inertia lever rows and inverse mass of its
+// du lane's first JL_PERSIST_ROUNDS contacts in shared memory; per
+// iteration only the impulses and du move. The arithmetic is the
+// per-iteration kernels', in the same order (the same bits as the twin):
+// the updates, a grid barrier, block 0 joins the partials and decides
+// while every block rebuilds du from the new iterate, a barrier, then every
+// thread reads the decision. A restart (rare) resets the next iterate to
+// the start between two more barriers.
+#define JL_PERSIST_BLOCK 128
+#define JL_PERSIST_ROUNDS 2
+// Shared memory per thread: e (9), ir (9), im (1) doubles and the contact
+// index and side, per cached round.
+#define JL_PERSIST_SLOT_BYTES (19 * sizeof(double) + 2 * sizeof(int))
+static inline size_t jl_persist_smem() {
+  return (size_t)JL_PERSIST_ROUNDS * JL_PERSIST_BLOCK * JL_PERSIST_SLOT_BYTES;
+}
+
+__global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
     jl_jor_problem p, jl_jor_bufs b, int apgd, double *part_res, int *part_ok,
     jl_state_and_buf *sb) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
-  __shared__ double s_res[BLOCK];
-  __shared__ int s_ok[BLOCK];
-  const long long stride = (long long)gridDim.x * blockDim.x;
+  __shared__ double s_res[JL_PERSIST_BLOCK];
+  __shared__ int s_ok[JL_PERSIST_BLOCK];
+  extern __shared__ double jl_pcache[];
+  const int nslot = JL_PERSIST_ROUNDS * JL_PERSIST_BLOCK;
+  double *c_e = jl_pcache, *c_ir = c_e + 9 * nslot, *c_im = c_ir + 9 * nslot;
+  int *c_ci = (int *)(c_im + nslot), *c_side = c_ci + nslot;
   const long long g0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  // the du pass over whole warps: every lane takes part in the shuffles
-  const long long du_work = ((long long)JL_DU_LANES * p.nb + 31) / 32 * 32;
+  // this thread's contact (the launcher gives every contact a thread)
+  const int ka = g0 < p.n ? p.ka[g0] : -1, kb = g0 < p.n ? p.kb[g0] : -1;
+  // this thread's du lane (jl_jor_du_lanes' layout) and its cached contacts
+  const int lane = (int)(threadIdx.x & 31), l = lane % JL_DU_LANES, base = lane - l;
+  const long long kk = g0 / JL_DU_LANES;
+  const int live = !p.on_g && kk < p.nb, k = live ? (int)kk : 0;
+  const int e0 = live ? p.body_ptr[k] : 0, e1 = live ? p.body_ptr[k + 1] : 0;
+  const int rounds = __reduce_max_sync(0xffffffffu, (e1 - e0 + JL_DU_LANES - 1) / JL_DU_LANES);
+  for (int q = 0; q < JL_PERSIST_ROUNDS; ++q) {
+    int e = e0 + q * JL_DU_LANES + l, slot = q * JL_PERSIST_BLOCK + threadIdx.x;
+    if (e < e1) {
+      int i = p.body_contact[e], side = p.ka[i] == k ? 0 : 1;
+      for (int m = 0; m < 9; ++m) {
+        c_e[9 * slot + m] = p.frame[9 * (size_t)i + m];
+        c_ir[9 * slot + m] = p.irx[18 * (size_t)i + 9 * side + m];
+      }
+      c_im[slot] = p.im[2 * (size_t)i + side];
+      c_ci[slot] = i;
+      c_side[slot] = side;
+    }
+  }
   const int limit = p.max_iter + JL_PROX_MAX_RESTARTS;
   for (int it = 0; it < limit; ++it) {
     int cur = it & 1, nxt = 1 - cur;
@@ -285,23 +323,20 @@ __global__ void __launch_bounds__(BLOCK, 1) jl_jor_persistent_kernel(
     double *yc = cur ? b.y[1] : b.y[0], *yn = cur ? b.y[0] : b.y[1];
     double alpha = sb->s.alpha, beta = apgd ? jl_pm_beta(&sb->s) : 0.0, r = 0.0;
     int good = 1;
-    for (long long i = g0; i < p.n; i += stride) {
-      double ri = jl_jor_update_one(p, (int)i, xc, xn, yc, yn, b.du, alpha, beta, &good);
-      if (!(ri <= r)) r = ri;
-    }
+    if (g0 < p.n)
+      r = jl_jor_update_one(p, (int)g0, ka, kb, xc, xn, yc, yn, b.du, alpha, beta, &good);
     jl_block_max_and(s_res, s_ok, r, good);
     if (threadIdx.x == 0) {
       part_res[blockIdx.x] = s_res[0];
       part_ok[blockIdx.x] = s_ok[0];
     }
     grid.sync();
-    const double *next = apgd ? yn : xn;
     if (blockIdx.x == 0) {
       r = 0.0;
       good = 1;
-      for (int k = threadIdx.x; k < (int)gridDim.x; k += blockDim.x) {
-        if (!(part_res[k] <= r)) r = part_res[k];
-        good &= part_ok[k];
+      for (int m = threadIdx.x; m < (int)gridDim.x; m += blockDim.x) {
+        if (!(part_res[m] <= r)) r = part_res[m];
+        good &= part_ok[m];
       }
       __syncthreads();  // s_res is reused
       jl_block_max_and(s_res, s_ok, r, good);
@@ -310,51 +345,77 @@ __global__ void __launch_bounds__(BLOCK, 1) jl_jor_persistent_kernel(
         sb->result_buf = nxt;
       }
     }
-    if (!p.on_g)
-      for (long long t = g0; t < du_work; t += stride) jl_jor_du_lanes(p, next, b.du, t);
-    grid.sync();
-    int state = sb->s.state;
-    if (state == JL_PM_STOP) break;
-    if (state == JL_PM_RESTART) {
-      for (long long i = g0; i < 3LL * p.n; i += stride) {
-        xn[i] = b.init[i];
-        if (apgd) yn[i] = b.init[i];
+    // du of the new iterate (APGD: of the next point), the additions of
+    // jl_jor_du_lanes
+    for (int pass = 0; pass < 2; ++pass) {
+      const double *lam = apgd ? yn : xn;
+      double acc = 0.0;
+      for (int q = 0; q < rounds; ++q) {
+        int e = e0 + q * JL_DU_LANES + l;
+        double v[6] = {0, 0, 0, 0, 0, 0};
+        if (e < e1) {
+          if (q < JL_PERSIST_ROUNDS) {
+            int slot = q * JL_PERSIST_BLOCK + threadIdx.x;
+            const double *li = lam + 3 * (size_t)c_ci[slot];
+#pragma unroll
+            for (int c = 0; c < 6; ++c)
+              v[c] = jl_sm_mw_comp_rows(c_e + 9 * slot, c_ir + 9 * slot, c_im[slot], c_side[slot],
+                                        li, c);
+          } else {
+            int i = p.body_contact[e], side = p.ka[i] == k ? 0 : 1;
+#pragma unroll
+            for (int c = 0; c < 6; ++c)
+              v[c] = jl_sm_mw_comp(p.frame, p.irx, p.im, i, side, lam + 3 * (size_t)i, c);
+          }
+        }
+        for (int j = 0; j < JL_DU_LANES; ++j) {
+          int ej = e0 + q * JL_DU_LANES + j;
+#pragma unroll
+          for (int c = 0; c < 6; ++c) {
+            double y = __shfl_sync(0xffffffffu, v[c], base + j);
+            if (l == c && ej < e1) acc += y;
+          }
+        }
       }
-      grid.sync();
-      if (!p.on_g)
-        for (long long t = g0; t < du_work; t += stride) jl_jor_du_lanes(p, next, b.du, t);
-      if (g0 == 0) sb->s.state = JL_PM_RUN;  // every thread read RESTART before the barrier
-      grid.sync();
+      if (live && l < 6) b.du[6 * (size_t)k + l] = acc;
+      // pass 1 only after a restart: du of the reset iterate
+      if (pass == 0) {
+        grid.sync();
+        int state = sb->s.state;
+        if (state != JL_PM_RESTART) break;
+        for (long long m = g0; m < 3LL * p.n; m += (long long)gridDim.x * blockDim.x) {
+          xn[m] = b.init[m];
+          if (apgd) yn[m] = b.init[m];
+        }
+        grid.sync();
+      } else {
+        if (g0 == 0) sb->s.state = JL_PM_RUN;  // every thread read RESTART before the barrier
+        grid.sync();
+      }
     }
+    if (sb->s.state == JL_PM_STOP) break;
   }
 }
 
-// Blocks of a persistent solve of n contacts and nb bodies, or 0 when it
-// would not fit in one wave (or the device cannot launch it).
-static int jl_persist_block() {
-  const char *e = getenv("JL_PERSIST_BLOCK");
-  return e ? atoi(e) : 256;
-}
-static const void *jl_persist_fn(int block) {
-  if (block == 512) return (const void *)jl_jor_persistent_kernel<512>;
-  if (block == 1024) return (const void *)jl_jor_persistent_kernel<1024>;
-  if (block == 128) return (const void *)jl_jor_persistent_kernel<128>;
-  return (const void *)jl_jor_persistent_kernel<256>;
-}
+// Blocks of a persistent solve of n contacts and nb bodies (a thread per
+// contact and per du lane, all resident at once), or 0 when it does not fit
+// (or the device cannot launch it): then the per-iteration kernels run.
 static int jl_jor_persistent_blocks(long long n, long long nb) {
   int dev = 0, sms = 0, coop = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
   if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop)
     return 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 0;
-  int B = jl_persist_block();
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_persist_fn(B),
-                                                    B, 0) != cudaSuccess)
+  if (cudaFuncSetAttribute(jl_jor_persistent_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)jl_persist_smem()) != cudaSuccess)
     return 0;
-  long long fit = (long long)sms * per_sm;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_jor_persistent_kernel,
+                                                    JL_PERSIST_BLOCK, jl_persist_smem()) !=
+      cudaSuccess)
+    return 0;
   long long work = n > JL_DU_LANES * nb ? n : JL_DU_LANES * nb;
-  long long want = (work + B - 1) / B;
-  if (want > fit || want > jl_prox_partials(n)) return 0;
+  long long want = (work + JL_PERSIST_BLOCK - 1) / JL_PERSIST_BLOCK;
+  if (want > (long long)sms * per_sm || want > jl_prox_partials(n)) return 0;
   return (int)want;
 }
 
@@ -696,8 +757,8 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
   if (pb > 0) {
     jl_jor_bufs jb = {{buf[0], buf[1]}, {ybuf[0], ybuf[1]}, du, lam_init};
     void *args[] = {&q, &jb, &apgd, &part_res, &part_ok, &sb};
-    JL_CUDA_TRY(cudaLaunchCooperativeKernel(jl_persist_fn(jl_persist_block()), dim3(pb),
-                                            dim3(jl_persist_block()), args, 0, 0));
+    JL_CUDA_TRY(cudaLaunchCooperativeKernel((const void *)jl_jor_persistent_kernel, dim3(pb),
+                                            dim3(JL_PERSIST_BLOCK), args, jl_persist_smem(), 0));
     JL_CUDA_TRY(cudaMemcpy(&host, sb, sizeof host, cudaMemcpyDeviceToHost));
     g->persistent_solves++;
   } else {

@@ -50,17 +50,24 @@ JL_HD static inline double jl_sm_w_row_dot(const double *frame, const double *rx
 /* Component c (0-2 linear, 3-5 angular) of M_K^-1 W_iK lam for side 0 (a)
  * or 1 (b): one component alone, so a kernel can give each of a body's six
  * sums its own thread and still add exactly what jl_sm_mw_add adds. */
-JL_HD static inline double jl_sm_mw_comp(const double *frame, const double *irx, const double *im,
-                                         int i, int side, const double lam[3], int c) {
+JL_HD static inline double jl_sm_mw_comp_rows(const double *e, const double *ir, double im_side,
+                                              int side, const double lam[3], int c) {
   if (c < 3) {
-    const double *e = frame + 9 * (size_t)i;
-    double m = side ? im[2 * (size_t)i + 1] : -im[2 * (size_t)i];
+    double m = side ? im_side : -im_side;
     return m * (e[c] * lam[0] + e[3 + c] * lam[1] + e[6 + c] * lam[2]);
   }
-  const double *ir = irx + 18 * (size_t)i + 9 * side;
   double sg = side ? 1.0 : -1.0;
   int k = c - 3;
   return sg * (ir[k] * lam[0] + ir[3 + k] * lam[1] + ir[6 + k] * lam[2]);
+}
+
+/* The same from the problem's arrays (e: contact i's frame, ir: its side's
+ * inertia lever rows, im_side: that side's inverse mass); the device's
+ * persistent solve keeps e, ir and im_side on chip and calls the rows form. */
+JL_HD static inline double jl_sm_mw_comp(const double *frame, const double *irx, const double *im,
+                                         int i, int side, const double lam[3], int c) {
+  return jl_sm_mw_comp_rows(frame + 9 * (size_t)i, irx + 18 * (size_t)i + 9 * side,
+                            im[2 * (size_t)i + side], side, lam, c);
 }
 
 /* u += M_K^-1 W_iK lam for side 0 (a) or 1 (b). */
