@@ -262,23 +262,53 @@ struct jl_jor_bufs {
 // every contact and every du lane has a thread of one wave: where each of
 // the two kernels of an iteration does a few microseconds of work (the
 // 5050-box pyramid: 40,000 contacts) the launches, their gaps and the
-// chains of dependent loads cost more than the work. What stays the same
-// from iteration to iteration stays on chip: each thread's contact bodies
-// in registers, and the frame, inertia lever rows and inverse mass of its
-// du lane's first JL_PERSIST_ROUNDS contacts in shared memory; per
-// iteration only the impulses and du move. The arithmetic is the
-// per-iteration kernels', in the same order (the same bits as the twin):
-// the updates, a grid barrier, block 0 joins the partials and decides
-// while every block rebuilds du from the new iterate, a barrier, then every
-// thread reads the decision. A restart (rare) resets the next iterate to
-// the start between two more barriers.
+// strided loads of the contacts' constants cost more than the work. What
+// stays the same from iteration to iteration stays on chip: each thread's
+// contact bodies in registers, its contact's frame, lever rows, c, diag and
+// mu, and the frame, inertia lever rows and inverse mass of its du lane's
+// first JL_PERSIST_ROUNDS contacts in shared memory; per iteration only the
+// impulses and du move through memory. The arithmetic is the per-iteration
+// kernels', in the same order (so the same bits as the twin): the updates
+// and each block's max and AND, a grid barrier, then every block joins all
+// partials and applies the stop rule to its own copy of the solver state
+// (the same decision everywhere, so no block waits for another's) while
+// rebuilding du from the new iterate, and a barrier. A restart (rare)
+// resets the next iterate to the start between two more barriers. Block 0
+// writes the final state for the host.
 #define JL_PERSIST_BLOCK 128
 #define JL_PERSIST_ROUNDS 2
-// Shared memory per thread: e (9), ir (9), im (1) doubles and the contact
-// index and side, per cached round.
-#define JL_PERSIST_SLOT_BYTES (19 * sizeof(double) + 2 * sizeof(int))
+#define JL_PERSIST_WARPS (JL_PERSIST_BLOCK / 32)
+// Shared memory per thread: the contact's frame (9), lever rows (18), c
+// (3), diag (2) and mu; per cached du round e (9), ir (9), im (1) and the
+// contact index and side packed in one int.
+#define JL_PERSIST_CONTACT_DOUBLES 33
+#define JL_PERSIST_SLOT_BYTES (19 * sizeof(double) + sizeof(int))
 static inline size_t jl_persist_smem() {
-  return (size_t)JL_PERSIST_ROUNDS * JL_PERSIST_BLOCK * JL_PERSIST_SLOT_BYTES;
+  return (size_t)JL_PERSIST_BLOCK *
+         (JL_PERSIST_CONTACT_DOUBLES * sizeof(double) + JL_PERSIST_ROUNDS * JL_PERSIST_SLOT_BYTES);
+}
+
+// Max of r and AND of good over the block, by warp shuffles (exact in any
+// order); every thread gets the result.
+static __device__ void jl_persist_max_and(double *w_res, int *w_ok, double &r, int &good) {
+  for (int o = 16; o > 0; o /= 2) {
+    double x = __shfl_xor_sync(0xffffffffu, r, o);
+    if (!(x <= r)) r = x;
+  }
+  good = __all_sync(0xffffffffu, good);
+  int w = threadIdx.x / 32;
+  __syncthreads();  // the last readers of w_res are done
+  if ((threadIdx.x & 31) == 0) {
+    w_res[w] = r;
+    w_ok[w] = good;
+  }
+  __syncthreads();
+  r = w_res[0];
+  good = w_ok[0];
+  for (int k = 1; k < JL_PERSIST_WARPS; ++k) {
+    if (!(w_res[k] <= r)) r = w_res[k];
+    good &= w_ok[k];
+  }
 }
 
 __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
@@ -286,23 +316,35 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
     jl_state_and_buf *sb) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
-  __shared__ double s_res[JL_PERSIST_BLOCK];
-  __shared__ int s_ok[JL_PERSIST_BLOCK];
+  __shared__ double w_res[JL_PERSIST_WARPS];
+  __shared__ int w_ok[JL_PERSIST_WARPS];
   extern __shared__ double jl_pcache[];
-  const int nslot = JL_PERSIST_ROUNDS * JL_PERSIST_BLOCK;
-  double *c_e = jl_pcache, *c_ir = c_e + 9 * nslot, *c_im = c_ir + 9 * nslot;
-  int *c_ci = (int *)(c_im + nslot), *c_side = c_ci + nslot;
-  const long long g0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  // this thread's contact (the launcher gives every contact a thread)
-  const int ka = g0 < p.n ? p.ka[g0] : -1, kb = g0 < p.n ? p.kb[g0] : -1;
+  const int B = JL_PERSIST_BLOCK, nslot = JL_PERSIST_ROUNDS * JL_PERSIST_BLOCK, t = threadIdx.x;
+  // the block's contacts (index t): frame, rx, c, diag, mu
+  double *k_frame = jl_pcache, *k_rx = k_frame + 9 * B, *k_c = k_rx + 18 * B;
+  double *k_diag = k_c + 3 * B, *k_mu = k_diag + 2 * B;
+  // the du lanes' cached rounds (slot q B + t)
+  double *c_e = k_mu + B, *c_ir = c_e + 9 * nslot, *c_im = c_ir + 9 * nslot;
+  int *c_cs = (int *)(c_im + nslot);
+  const long long g0 = (long long)blockIdx.x * blockDim.x + t;
+  const int mine = g0 < p.n;
+  const int ka = mine ? p.ka[g0] : -1, kb = mine ? p.kb[g0] : -1;
+  if (mine) {
+    for (int m = 0; m < 9; ++m) k_frame[9 * t + m] = p.frame[9 * g0 + m];
+    for (int m = 0; m < 18; ++m) k_rx[18 * t + m] = p.rx[18 * g0 + m];
+    for (int m = 0; m < 3; ++m) k_c[3 * t + m] = p.c[3 * g0 + m];
+    k_diag[2 * t] = p.diag[2 * g0];
+    k_diag[2 * t + 1] = p.diag[2 * g0 + 1];
+    k_mu[t] = p.mu[g0];
+  }
   // this thread's du lane (jl_jor_du_lanes' layout) and its cached contacts
-  const int lane = (int)(threadIdx.x & 31), l = lane % JL_DU_LANES, base = lane - l;
+  const int lane = (int)(t & 31), l = lane % JL_DU_LANES, base = lane - l;
   const long long kk = g0 / JL_DU_LANES;
   const int live = !p.on_g && kk < p.nb, k = live ? (int)kk : 0;
   const int e0 = live ? p.body_ptr[k] : 0, e1 = live ? p.body_ptr[k + 1] : 0;
   const int rounds = __reduce_max_sync(0xffffffffu, (e1 - e0 + JL_DU_LANES - 1) / JL_DU_LANES);
   for (int q = 0; q < JL_PERSIST_ROUNDS; ++q) {
-    int e = e0 + q * JL_DU_LANES + l, slot = q * JL_PERSIST_BLOCK + threadIdx.x;
+    int e = e0 + q * JL_DU_LANES + l, slot = q * B + t;
     if (e < e1) {
       int i = p.body_contact[e], side = p.ka[i] == k ? 0 : 1;
       for (int m = 0; m < 9; ++m) {
@@ -310,10 +352,10 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
         c_ir[9 * slot + m] = p.irx[18 * (size_t)i + 9 * side + m];
       }
       c_im[slot] = p.im[2 * (size_t)i + side];
-      c_ci[slot] = i;
-      c_side[slot] = side;
+      c_cs[slot] = 2 * i + side;
     }
   }
+  jl_pm_state st = sb->s;  // every block's own copy, decided alike
   const int limit = p.max_iter + JL_PROX_MAX_RESTARTS;
   for (int it = 0; it < limit; ++it) {
     int cur = it & 1, nxt = 1 - cur;
@@ -321,32 +363,40 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
     // them to the stack
     double *xc = cur ? b.x[1] : b.x[0], *xn = cur ? b.x[0] : b.x[1];
     double *yc = cur ? b.y[1] : b.y[0], *yn = cur ? b.y[0] : b.y[1];
-    double alpha = sb->s.alpha, beta = apgd ? jl_pm_beta(&sb->s) : 0.0, r = 0.0;
+    double r = 0.0;
     int good = 1;
-    if (g0 < p.n)
-      r = jl_jor_update_one(p, (int)g0, ka, kb, xc, xn, yc, yn, b.du, alpha, beta, &good);
-    jl_block_max_and(s_res, s_ok, r, good);
-    if (threadIdx.x == 0) {
-      part_res[blockIdx.x] = s_res[0];
-      part_ok[blockIdx.x] = s_ok[0];
+    if (mine) {  // jl_jor_update_one's arithmetic on the cached constants
+      const double *from = apgd ? yc : xc;
+      double xi[3], x[3];
+      if (p.on_g)
+        jl_pm_xi_g((int)g0, p.c, p.rowptr, p.col, p.blocks, from, xi);
+      else
+        jl_pm_xi_rows(t, k_c, k_frame, k_rx, ka >= 0, b.du + 6 * (size_t)(ka >= 0 ? ka : 0),
+                      kb >= 0, b.du + 6 * (size_t)(kb >= 0 ? kb : 0), xi);
+      r = jl_pm_update(xi, from + 3 * g0, st.alpha, k_diag + 2 * t, k_mu[t], p.tol_rel,
+                       p.tol_abs, x, &good);
+      double *d = xn + 3 * g0;
+      d[0] = x[0];
+      d[1] = x[1];
+      d[2] = x[2];
+      if (apgd) jl_pm_extrapolate(x, xc + 3 * g0, jl_pm_beta(&st), yn + 3 * g0);
+    }
+    jl_persist_max_and(w_res, w_ok, r, good);
+    if (t == 0) {
+      part_res[blockIdx.x] = r;
+      part_ok[blockIdx.x] = good;
     }
     grid.sync();
-    if (blockIdx.x == 0) {
-      r = 0.0;
-      good = 1;
-      for (int m = threadIdx.x; m < (int)gridDim.x; m += blockDim.x) {
-        if (!(part_res[m] <= r)) r = part_res[m];
-        good &= part_ok[m];
-      }
-      __syncthreads();  // s_res is reused
-      jl_block_max_and(s_res, s_ok, r, good);
-      if (threadIdx.x == 0) {
-        jl_pm_decide(&sb->s, s_res[0], s_ok[0], p.max_iter);
-        sb->result_buf = nxt;
-      }
+    r = 0.0;
+    good = 1;
+    for (int m = t; m < (int)gridDim.x; m += B) {
+      double pr = __ldcg(part_res + m);
+      if (!(pr <= r)) r = pr;
+      good &= __ldcg(part_ok + m);
     }
-    // du of the new iterate (APGD: of the next point), the additions of
-    // jl_jor_du_lanes
+    jl_persist_max_and(w_res, w_ok, r, good);
+    jl_pm_decide(&st, r, good, p.max_iter);
+    // du of the new iterate (APGD: of the next point), jl_jor_du_lanes' additions
     for (int pass = 0; pass < 2; ++pass) {
       const double *lam = apgd ? yn : xn;
       double acc = 0.0;
@@ -355,12 +405,11 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
         double v[6] = {0, 0, 0, 0, 0, 0};
         if (e < e1) {
           if (q < JL_PERSIST_ROUNDS) {
-            int slot = q * JL_PERSIST_BLOCK + threadIdx.x;
-            const double *li = lam + 3 * (size_t)c_ci[slot];
+            int slot = q * B + t, cs = c_cs[slot];
+            const double *li = lam + 3 * (size_t)(cs >> 1);
 #pragma unroll
             for (int c = 0; c < 6; ++c)
-              v[c] = jl_sm_mw_comp_rows(c_e + 9 * slot, c_ir + 9 * slot, c_im[slot], c_side[slot],
-                                        li, c);
+              v[c] = jl_sm_mw_comp_rows(c_e + 9 * slot, c_ir + 9 * slot, c_im[slot], cs & 1, li, c);
           } else {
             int i = p.body_contact[e], side = p.ka[i] == k ? 0 : 1;
 #pragma unroll
@@ -378,22 +427,24 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
         }
       }
       if (live && l < 6) b.du[6 * (size_t)k + l] = acc;
-      // pass 1 only after a restart: du of the reset iterate
-      if (pass == 0) {
-        grid.sync();
-        int state = sb->s.state;
-        if (state != JL_PM_RESTART) break;
-        for (long long m = g0; m < 3LL * p.n; m += (long long)gridDim.x * blockDim.x) {
-          xn[m] = b.init[m];
-          if (apgd) yn[m] = b.init[m];
-        }
-        grid.sync();
-      } else {
-        if (g0 == 0) sb->s.state = JL_PM_RUN;  // every thread read RESTART before the barrier
-        grid.sync();
+      if (pass == 1 || st.state != JL_PM_RESTART) break;
+      // a restart: the next iterate back to the start, then du again
+      grid.sync();  // every block is done with the iterate
+      for (long long m = g0; m < 3LL * p.n; m += (long long)gridDim.x * B) {
+        xn[m] = b.init[m];
+        if (apgd) yn[m] = b.init[m];
       }
+      grid.sync();
+      st.state = JL_PM_RUN;
     }
-    if (sb->s.state == JL_PM_STOP) break;
+    if (st.state == JL_PM_STOP) {
+      if (blockIdx.x == 0 && t == 0) {
+        sb->s = st;
+        sb->result_buf = nxt;
+      }
+      break;
+    }
+    grid.sync();
   }
 }
 
