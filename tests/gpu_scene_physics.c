@@ -232,6 +232,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_prestate(sc_newtons_cradle, &cuda_dev),
     cmocka_unit_test_prestate(sc_box_stack_stands, &cuda_dev),
     cmocka_unit_test_prestate(sc_pyramid_stands, &cuda_dev),
+    cmocka_unit_test_prestate(sc_pyramid_stands_apgd, &cuda_dev),
     cmocka_unit_test_prestate(sc_pile_energy_decreases, &cuda_dev),
     cmocka_unit_test_prestate(sc_warm_start_helps, &cuda_dev),
     cmocka_unit_test(test_device_matches_cpu),

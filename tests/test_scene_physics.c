@@ -41,6 +41,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_prestate(sc_newtons_cradle, &one),
     cmocka_unit_test_prestate(sc_box_stack_stands, &two),
     cmocka_unit_test_prestate(sc_pyramid_stands, &two),
+    cmocka_unit_test_prestate(sc_pyramid_stands_apgd, &two),
     cmocka_unit_test_prestate(sc_pile_energy_decreases, &two),
     cmocka_unit_test_prestate(sc_warm_start_helps, &one),
     cmocka_unit_test_prestate(test_sor_and_jor_agree, &one),
