@@ -53,6 +53,20 @@ struct jl_state_and_buf {
 // (so the same bits). The warp's lanes all take part in the shuffles, for
 // the warp's largest number of rounds.
 #define JL_DU_LANES 8
+// The lanes' terms v (one contact each, slots e0q + j of the body's list
+// ending at e1) added to lane c's sum in the body's contact order: the
+// additions of jl_pm_du_body. Every lane of the warp must call it.
+static __device__ __forceinline__ void jl_du_lanes_add(const double v[6], int e0q, int e1, int l, int base,
+                                       double *acc) {
+  for (int j = 0; j < JL_DU_LANES; ++j) {
+#pragma unroll
+    for (int c = 0; c < 6; ++c) {
+      double y = __shfl_sync(0xffffffffu, v[c], base + j);
+      if (l == c && e0q + j < e1) *acc += y;
+    }
+  }
+}
+
 // Virtual thread t of the du pass (t / JL_DU_LANES: the body); every lane
 // of the warp must call it (shuffles over the whole warp).
 static __device__ void jl_jor_du_lanes(const jl_jor_problem &p, const double *lam, double *du,
@@ -75,14 +89,7 @@ static __device__ void jl_jor_du_lanes(const jl_jor_problem &p, const double *la
       for (int c = 0; c < 6; ++c)
         v[c] = jl_sm_mw_comp(p.frame, p.irx, p.im, i, side, lam + 3 * (size_t)i, c);
     }
-    for (int j = 0; j < JL_DU_LANES; ++j) {
-      int ej = e0 + q * JL_DU_LANES + j;
-#pragma unroll
-      for (int c = 0; c < 6; ++c) {
-        double y = __shfl_sync(0xffffffffu, v[c], base + j);
-        if (l == c && ej < e1) acc += y;
-      }
-    }
+    jl_du_lanes_add(v, e0 + q * JL_DU_LANES, e1, l, base, &acc);
   }
   if (live && l < 6) du[6 * (size_t)k + l] = acc;
 }
@@ -417,14 +424,7 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
               v[c] = jl_sm_mw_comp(p.frame, p.irx, p.im, i, side, lam + 3 * (size_t)i, c);
           }
         }
-        for (int j = 0; j < JL_DU_LANES; ++j) {
-          int ej = e0 + q * JL_DU_LANES + j;
-#pragma unroll
-          for (int c = 0; c < 6; ++c) {
-            double y = __shfl_sync(0xffffffffu, v[c], base + j);
-            if (l == c && ej < e1) acc += y;
-          }
-        }
+        jl_du_lanes_add(v, e0 + q * JL_DU_LANES, e1, l, base, &acc);
       }
       if (live && l < 6) b.du[6 * (size_t)k + l] = acc;
       if (pass == 1 || st.state != JL_PM_RESTART) break;

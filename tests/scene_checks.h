@@ -264,17 +264,21 @@ static void sc_box_stack_stands(void **state) {
 /* The issue's 20-row box pyramid (210 boxes, 1 cm apart in a row) stands
  * for 1 s: no box moves by more than 0.5% of its size. (The 100-row pyramid
  * runs in scripts/bench-scenes.) */
-static void sc_pyramid_stands(void **state) {
-  jl_scene s;
-  sc_new_scene(&s, 0.01, 0.6, 0.0);
-  s.solver.max_iter = 500;
-  sc_add_ground(&s);
+static void sc_pyramid20(jl_scene *s) {
+  sc_add_ground(s);
   jl_body_spec proto;
   jl_body_spec_default(&proto);
   jl_error err = {0};
   double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
-  assert_int_equal(jl_scene_gen_box_pyramid(&s, &proto, 20, he, 0.01, origin, &err), JL_OK);
-  assert_int_equal(s.bodies.count, 211);
+  assert_int_equal(jl_scene_gen_box_pyramid(s, &proto, 20, he, 0.01, origin, &err), JL_OK);
+  assert_int_equal(s->bodies.count, 211);
+}
+
+static void sc_pyramid_stands(void **state) {
+  jl_scene s;
+  sc_new_scene(&s, 0.01, 0.6, 0.0);
+  s.solver.max_iter = 500;
+  sc_pyramid20(&s);
   jl_scene_run_stats ss;
   assert_true(sc_run_drift(&s, state, 100, &ss) < 5e-3);
   jl_scene_free(&s);
@@ -289,12 +293,7 @@ static void sc_pyramid_stands_apgd(void **state) {
   sc_new_scene(&s, 0.01, 0.6, 0.0);
   jl_prox_opts_set_kind(&s.solver, JL_SOLVER_APGD);
   s.solver.max_iter = 300;
-  sc_add_ground(&s);
-  jl_body_spec proto;
-  jl_body_spec_default(&proto);
-  jl_error err = {0};
-  double he[3] = {0.5, 0.5, 0.5}, origin[3] = {0, 0, 0};
-  assert_int_equal(jl_scene_gen_box_pyramid(&s, &proto, 20, he, 0.01, origin, &err), JL_OK);
+  sc_pyramid20(&s);
   jl_scene_run_stats ss;
   double d = sc_run_drift(&s, state, 100, &ss);
   print_message("20-row pyramid, APGD, 1 s: max displacement %.3g m, last step %d iterations\n",
