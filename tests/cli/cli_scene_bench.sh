@@ -12,7 +12,7 @@ B="$SRC/scripts/bench-scenes"
   --threads 1 > "$W/cmp.out" 2> "$W/cmp.err" || fail "bench-scenes --device cuda failed: $(cat "$W/cmp.err")"
 grep -q '^- command: ' "$W/cmp.out" && grep -q '^- date: ' "$W/cmp.out" && grep -q '^- device: GPU: ' "$W/cmp.out" \
   || fail "expected command, date and device lines: $(cat "$W/cmp.out")"
-grep -Eq '^\| poulsen-grid-8 \| 513 \| 2 \| 1408 \(1408\) \| [0-9.e+]+ \| [0-9.e+]+ \| [0-9.]+ \| 50 \(50\) \| 50 \(50\) \|' "$W/cmp.out" \
+grep -Eq '^\| poulsen-grid-8 \| SOR \| 513 \| 2 \| 1408 \(1408\) \| [0-9.e+]+ \| [0-9.e+]+ \| [0-9.]+ \| 50 \(50\) \| 50 \(50\) \|' "$W/cmp.out" \
   || fail "expected a poulsen-grid-8 row with both paths and the ratio: $(cat "$W/cmp.out")"
 
 "$PY" "$B" --jostle "$JOSTLE" --scaling --device cuda --first-device cpu --sizes 100,300 --steps 2 \
