@@ -121,26 +121,29 @@ typedef struct jl_tilt_build {
   int nt, ct;
 } jl_tilt_build;
 
+/* arr with room for one more triple (n used, *cap allocated, elem bytes a
+ * number): the same array, or a grown one (capacity doubled), or NULL when
+ * out of memory (arr is then unchanged). */
+static void *jl_tilt_grow(void *arr, int n, int *cap, size_t elem) {
+  if (n < *cap) return arr;
+  int c = *cap ? 2 * *cap : 64;
+  void *a = realloc(arr, (size_t)c * 3 * elem);
+  if (a) *cap = c;
+  return a;
+}
+
 static int jl_tilt_add_vertex(jl_tilt_build *b, const double p[3]) {
-  if (b->nv == b->cv) {
-    int c = b->cv ? 2 * b->cv : 64;
-    double *v = realloc(b->v, (size_t)c * 3 * sizeof *v);
-    if (!v) return -1;
-    b->v = v;
-    b->cv = c;
-  }
+  double *v = jl_tilt_grow(b->v, b->nv, &b->cv, sizeof *v);
+  if (!v) return -1;
+  b->v = v;
   memcpy(b->v + 3 * b->nv, p, 3 * sizeof *p);
   return b->nv++;
 }
 
 static int jl_tilt_add_tri(jl_tilt_build *b, int i, int j, int k) {
-  if (b->nt == b->ct) {
-    int c = b->ct ? 2 * b->ct : 64;
-    int *t = realloc(b->t, (size_t)c * 3 * sizeof *t);
-    if (!t) return -1;
-    b->t = t;
-    b->ct = c;
-  }
+  int *t = jl_tilt_grow(b->t, b->nt, &b->ct, sizeof *t);
+  if (!t) return -1;
+  b->t = t;
   b->t[3 * b->nt] = i;
   b->t[3 * b->nt + 1] = j;
   b->t[3 * b->nt + 2] = k;
