@@ -76,6 +76,7 @@ struct jl_scene_gpu {
   int use_graphs = 1;
   // small JOR / APGD solves in one cooperative launch (jl_jor_persistent_kernel)
   int use_persistent = 1;
+  int persist_fit = -1;    // blocks of it the device holds at once (-1: not asked yet)
   long persistent_solves = 0;
   // stage timing (jl_scene_gpu_set_timing): a device sync at each stage end
   int timing = 0;

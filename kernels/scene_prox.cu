@@ -193,22 +193,29 @@ static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good,
   }
 }
 
+// The per-contact constants an update reads: the problem's own arrays, or
+// the persistent solve's copies on chip.
+struct jl_jor_consts {
+  const double *c, *frame, *rx, *diag, *mu;
+};
+
 // Contact i's JOR (or APGD, ydst not null) update: x from src (APGD: from
 // ysrc) into dst, and APGD's next point into ydst; returns the residual.
-// a, b: the contact's dynamic bodies (p.ka[i], p.kb[i]; -1: static).
-static __device__ double jl_jor_update_one(const jl_jor_problem &p, int i, int a, int b,
-                                           const double *src, double *dst, const double *ysrc,
-                                           double *ydst, const double *du, double alpha,
-                                           double beta, int *good) {
+// k holds the contact's constants at index li (the problem's arrays: li =
+// i); a, b: its dynamic bodies (p.ka[i], p.kb[i]; -1: static).
+static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor_consts &k, int li,
+                                           int i, int a, int b, const double *src, double *dst,
+                                           const double *ysrc, double *ydst, const double *du,
+                                           double alpha, double beta, int *good) {
   const double *from = ydst ? ysrc : src;
   double xi[3];
   if (p.on_g)
     jl_pm_xi_g(i, p.c, p.rowptr, p.col, p.blocks, from, xi);
   else  // jl_pm_xi_mf's arithmetic
-    jl_pm_xi_rows(i, p.c, p.frame, p.rx, a >= 0, du + 6 * (size_t)(a >= 0 ? a : 0), b >= 0,
+    jl_pm_xi_rows(li, k.c, k.frame, k.rx, a >= 0, du + 6 * (size_t)(a >= 0 ? a : 0), b >= 0,
                   du + 6 * (size_t)(b >= 0 ? b : 0), xi);
   double x[3];
-  double r = jl_pm_update(xi, from + 3 * (size_t)i, alpha, p.diag + 2 * (size_t)i, p.mu[i],
+  double r = jl_pm_update(xi, from + 3 * (size_t)i, alpha, k.diag + 2 * (size_t)li, k.mu[li],
                           p.tol_rel, p.tol_abs, x, good);
   double *d = dst + 3 * (size_t)i;
   d[0] = x[0];
@@ -237,9 +244,11 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_update_stop_kernel(
   double beta = ydst ? jl_pm_beta(&sb->s) : 0.0;
   int good = 1;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < p.n)
-    r = jl_jor_update_one(p, (int)i, p.ka[i], p.kb[i], src, dst, ysrc, ydst, du, alpha, beta,
-                          &good);
+  if (i < p.n) {
+    jl_jor_consts k = {p.c, p.frame, p.rx, p.diag, p.mu};
+    r = jl_jor_update_one(p, k, (int)i, (int)i, p.ka[i], p.kb[i], src, dst, ysrc, ydst, du,
+                          alpha, beta, &good);
+  }
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
 }
 
@@ -330,6 +339,7 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
   // the block's contacts (index t): frame, rx, c, diag, mu
   double *k_frame = jl_pcache, *k_rx = k_frame + 9 * B, *k_c = k_rx + 18 * B;
   double *k_diag = k_c + 3 * B, *k_mu = k_diag + 2 * B;
+  const jl_jor_consts kc = {k_c, k_frame, k_rx, k_diag, k_mu};
   // the du lanes' cached rounds (slot q B + t)
   double *c_e = k_mu + B, *c_ir = c_e + 9 * nslot, *c_im = c_ir + 9 * nslot;
   int *c_cs = (int *)(c_im + nslot);
@@ -372,22 +382,9 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
     double *yc = cur ? b.y[1] : b.y[0], *yn = cur ? b.y[0] : b.y[1];
     double r = 0.0;
     int good = 1;
-    if (mine) {  // jl_jor_update_one's arithmetic on the cached constants
-      const double *from = apgd ? yc : xc;
-      double xi[3], x[3];
-      if (p.on_g)
-        jl_pm_xi_g((int)g0, p.c, p.rowptr, p.col, p.blocks, from, xi);
-      else
-        jl_pm_xi_rows(t, k_c, k_frame, k_rx, ka >= 0, b.du + 6 * (size_t)(ka >= 0 ? ka : 0),
-                      kb >= 0, b.du + 6 * (size_t)(kb >= 0 ? kb : 0), xi);
-      r = jl_pm_update(xi, from + 3 * g0, st.alpha, k_diag + 2 * t, k_mu[t], p.tol_rel,
-                       p.tol_abs, x, &good);
-      double *d = xn + 3 * g0;
-      d[0] = x[0];
-      d[1] = x[1];
-      d[2] = x[2];
-      if (apgd) jl_pm_extrapolate(x, xc + 3 * g0, jl_pm_beta(&st), yn + 3 * g0);
-    }
+    if (mine)
+      r = jl_jor_update_one(p, kc, t, (int)g0, ka, kb, xc, xn, yc, apgd ? yn : nullptr, b.du,
+                            st.alpha, apgd ? jl_pm_beta(&st) : 0.0, &good);
     jl_persist_max_and(w_res, w_ok, r, good);
     if (t == 0) {
       part_res[blockIdx.x] = r;
@@ -450,23 +447,29 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
 
 // Blocks of a persistent solve of n contacts and nb bodies (a thread per
 // contact and per du lane, all resident at once), or 0 when it does not fit
-// (or the device cannot launch it): then the per-iteration kernels run.
-static int jl_jor_persistent_blocks(long long n, long long nb) {
-  int dev = 0, sms = 0, coop = 0, per_sm = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop)
-    return 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 0;
-  if (cudaFuncSetAttribute(jl_jor_persistent_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)jl_persist_smem()) != cudaSuccess)
-    return 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_jor_persistent_kernel,
-                                                    JL_PERSIST_BLOCK, jl_persist_smem()) !=
-      cudaSuccess)
-    return 0;
+// (or the device cannot launch it): then the per-iteration kernels run. The
+// device's capacity is asked once per arena.
+static int jl_jor_persistent_blocks(jl_scene_gpu *g, long long n, long long nb) {
+  if (g->persist_fit < 0) {
+    g->persist_fit = 0;
+    int dev = 0, sms = 0, coop = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaFuncSetAttribute(jl_jor_persistent_kernel,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)jl_persist_smem()) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_jor_persistent_kernel,
+                                                      JL_PERSIST_BLOCK, jl_persist_smem()) !=
+            cudaSuccess) {
+      (void)cudaGetLastError();  // not available: the per-iteration kernels
+      return 0;
+    }
+    g->persist_fit = sms * per_sm;
+  }
   long long work = n > JL_DU_LANES * nb ? n : JL_DU_LANES * nb;
   long long want = (work + JL_PERSIST_BLOCK - 1) / JL_PERSIST_BLOCK;
-  if (want > (long long)sms * per_sm || want > jl_prox_partials(n)) return 0;
+  if (want > g->persist_fit || want > jl_prox_partials(n)) return 0;
   return (int)want;
 }
 
@@ -804,7 +807,7 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
   JL_CUDA_TRY(cudaGetLastError());
   jl_state_and_buf host;
   double *lam_init = jl_dp<double>(g->lam_init);
-  int pb = g->use_persistent ? jl_jor_persistent_blocks(n, nb) : 0;
+  int pb = g->use_persistent ? jl_jor_persistent_blocks(g, n, nb) : 0;
   if (pb > 0) {
     jl_jor_bufs jb = {{buf[0], buf[1]}, {ybuf[0], ybuf[1]}, du, lam_init};
     void *args[] = {&q, &jb, &apgd, &part_res, &part_ok, &sb};

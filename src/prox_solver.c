@@ -24,10 +24,13 @@ void jl_prox_opts_default(jl_prox_opts *o) {
   o->min_per_thread = JL_PROX_MIN_PER_THREAD;
 }
 
+/* By jl_solver_kind. */
 static const char *const jl_solver_names[] = {"jor", "sor", "apgd"};
+static const char *const jl_solver_upper[] = {"JOR", "SOR", "APGD"};
+#define JL_SOLVER_KINDS ((int)(sizeof jl_solver_names / sizeof *jl_solver_names))
 
 int jl_solver_kind_parse(const char *name, jl_solver_kind *kind) {
-  for (int k = 0; k < 3; ++k)
+  for (int k = 0; k < JL_SOLVER_KINDS; ++k)
     if (strcmp(name, jl_solver_names[k]) == 0) {
       *kind = (jl_solver_kind)k;
       return 0;
@@ -36,12 +39,11 @@ int jl_solver_kind_parse(const char *name, jl_solver_kind *kind) {
 }
 
 const char *jl_solver_kind_name(jl_solver_kind kind) {
-  return (unsigned)kind < 3 ? jl_solver_names[kind] : "?";
+  return (int)kind >= 0 && (int)kind < JL_SOLVER_KINDS ? jl_solver_names[kind] : "?";
 }
 
 const char *jl_solver_kind_upper(jl_solver_kind kind) {
-  static const char *const up[] = {"JOR", "SOR", "APGD"};
-  return (unsigned)kind < 3 ? up[kind] : "?";
+  return (int)kind >= 0 && (int)kind < JL_SOLVER_KINDS ? jl_solver_upper[kind] : "?";
 }
 
 double jl_solver_kind_alpha(jl_solver_kind kind) {
@@ -64,6 +66,19 @@ void jl_prox_ws_free(jl_prox_ws *ws) {
   memset(ws, 0, sizeof *ws);
 }
 
+/* APGD's extrapolated points, as many as the impulses (only an APGD solve
+ * asks: a million-contact JOR or SOR solve would carry 48 MB of them). */
+static int jl_prox_ws_reserve_y(jl_prox_ws *ws, jl_error *err) {
+  if (ws->y_cap >= ws->cap) return JL_OK;
+  double *y = realloc(ws->y, 3 * sizeof(double) * (size_t)ws->cap);
+  if (y) ws->y = y;
+  double *y2 = realloc(ws->y2, 3 * sizeof(double) * (size_t)ws->cap);
+  if (y2) ws->y2 = y2;
+  if (!y || !y2) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
+  ws->y_cap = ws->cap;
+  return JL_OK;
+}
+
 int jl_prox_ws_reserve(jl_prox_ws *ws, int n, int nbodies, jl_error *err) {
   if (n > ws->cap) {
     int cap = n + n / 2 + 16;
@@ -71,12 +86,7 @@ int jl_prox_ws_reserve(jl_prox_ws *ws, int n, int nbodies, jl_error *err) {
     if (a) ws->lam2 = a;
     double *b = realloc(ws->init, 3 * sizeof(double) * (size_t)cap);
     if (b) ws->init = b;
-    double *y = realloc(ws->y, 3 * sizeof(double) * (size_t)cap);
-    if (y) ws->y = y;
-    double *y2 = realloc(ws->y2, 3 * sizeof(double) * (size_t)cap);
-    if (y2) ws->y2 = y2;
-    if (!a || !b || !y || !y2)
-      return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
+    if (!a || !b) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", n);
     ws->cap = cap;
   }
   if (nbodies > ws->body_cap) {
@@ -266,7 +276,10 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     if (!(p->diag[2 * i] > 0.0) || !(p->diag[2 * i + 1] > 0.0))
       return jl_error_set(err, JL_ERR_INTERNAL, "contact %d has no dynamic body", i);
   memcpy(ws->init, lambda, 3 * sizeof(double) * (size_t)n);
-  if (o->kind == JL_SOLVER_APGD) memcpy(ws->y, lambda, 3 * sizeof(double) * (size_t)n);
+  if (o->kind == JL_SOLVER_APGD) {
+    if ((rc = jl_prox_ws_reserve_y(ws, err))) return rc;
+    memcpy(ws->y, lambda, 3 * sizeof(double) * (size_t)n);
+  }
   int threads = o->threads > 0 ? o->threads : 1;
   double t_res[256];
   int t_ok[256];

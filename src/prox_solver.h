@@ -100,9 +100,9 @@ typedef struct jl_prox_stats {
 
 typedef struct jl_prox_ws {
   double *lam2, *init;     /* 3 n */
-  double *y, *y2;          /* 3 n, APGD's extrapolated points */
+  double *y, *y2;          /* 3 y_cap, APGD's extrapolated points (an APGD solve grows them) */
   double *du;              /* 6 per body (matrix-free) */
-  int cap, body_cap;
+  int cap, body_cap, y_cap;
   jl_colouring col;
 } jl_prox_ws;
 
