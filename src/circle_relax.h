@@ -198,6 +198,38 @@ JL_HD static inline void jl_container_contact(double xi, double yi, double ri, d
   *ay -= f * yi;
 }
 
+/* Circle i's contacts with every circle j = 0..n-1 (jl_pair_contact, in
+ * ascending j). Most pairs do not touch, so each chunk of 64 circles is
+ * first tested without a branch into a bit mask, and only the touching
+ * pairs then take the square root and division, still in ascending j: the
+ * same additions as the plain loop, so the same bits. Without the branch per
+ * pair the device keeps many tests in flight at once. */
+JL_HD static inline void jl_circle_contacts(int i, double xi, double yi, double ri,
+                                            const double *x, const double *y, const double *r,
+                                            int n, int area_weighted, double *ax, double *ay,
+                                            double *ov) {
+  for (int j0 = 0; j0 < n; j0 += 64) {
+    int m = n - j0 < 64 ? n - j0 : 64;
+    uint64_t hit = 0;
+    for (int k = 0; k < m; ++k) {
+      double ddx = xi - x[j0 + k], ddy = yi - y[j0 + k], sum = ri + r[j0 + k];
+      double d2 = ddx * ddx + ddy * ddy;
+      hit |= (uint64_t)!(d2 >= sum * sum) << k;
+    }
+    if (i >= j0 && i < j0 + m) hit &= ~((uint64_t)1 << (i - j0));
+    while (hit) {
+#ifdef __CUDA_ARCH__
+      int k = __ffsll((long long)hit) - 1;
+#else
+      int k = __builtin_ctzll(hit);
+#endif
+      hit &= hit - 1;
+      int j = j0 + k;
+      jl_pair_contact(i, j, xi, yi, ri, x[j], y[j], r[j], area_weighted, ax, ay, ov);
+    }
+  }
+}
+
 /* Smallest container centred at the origin: max |c_i| + r_i. */
 JL_RELAX_FN double jl_relax_enclosing(jl_relax_ws *w, int n) {
   double m = 0.0;
@@ -220,8 +252,7 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
     JL_FOR(i, n) {
       double xi = x[i], yi = y[i], ri = r[i];
       double ax = 0.0, ay = 0.0, ov = 0.0;
-      for (int j = 0; j < n; ++j)
-        jl_pair_contact(i, j, xi, yi, ri, x[j], y[j], r[j], p->area_weighted, &ax, &ay, &ov);
+      jl_circle_contacts(i, xi, yi, ri, x, y, r, n, p->area_weighted, &ax, &ay, &ov);
       jl_container_contact(xi, yi, ri, Rc, &ax, &ay, &ov);
       w->dx[i] = ax;
       w->dy[i] = ay;
@@ -300,6 +331,75 @@ JL_RELAX_FN void jl_block_sum3(double *a, double *b, double *c, int n) {
 #endif
 }
 
+/* FIRE's reductions of one step: the largest overlap (returned) and the sums
+ * P = F.v, F2 = |F|^2, V2 = |v|^2 of the arrays s0, s1, s2 by the tree of
+ * jl_block_sum3. Every thread gets them, and may write the arrays again.
+ * On the device, up to 64 circles (the contest sizes), warp 0 does the whole
+ * tree after one barrier (its first round, a[i] + a[i + h], in registers;
+ * the same additions in the same order) and a second barrier hands the
+ * results out: 2 barriers a step instead of 5. */
+JL_RELAX_FN double jl_fire_reduce(jl_relax_ws *w, int n, double worst, double *P, double *F2,
+                                  double *V2) {
+#ifdef __CUDA_ARCH__
+  if (n <= 64) {
+    double *red = w->red;
+    int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
+    for (int o = 16; o > 0; o >>= 1) worst = fmax(worst, __shfl_xor_sync(0xffffffffu, worst, o));
+    if (lane == 0) red[warp] = worst;
+    __syncthreads();  /* the sum arrays and the warps' maxima are complete */
+    if (warp == 0) {
+      double m = red[0];
+      for (int k = 1; k < (int)(blockDim.x >> 5); ++k) m = fmax(m, red[k]);
+      int live = n;
+      double va = lane < live ? w->s0[lane] : 0.0, vb = lane < live ? w->s1[lane] : 0.0,
+             vc = lane < live ? w->s2[lane] : 0.0;
+      if (live > 32) {
+        int h = (live + 1) >> 1;
+        if (lane < live - h) {
+          va += w->s0[lane + h];
+          vb += w->s1[lane + h];
+          vc += w->s2[lane + h];
+        }
+        live = h;
+      }
+      while (live > 1) {
+        int h = (live + 1) >> 1;
+        double oa = __shfl_down_sync(0xffffffffu, va, h);
+        double ob = __shfl_down_sync(0xffffffffu, vb, h);
+        double oc = __shfl_down_sync(0xffffffffu, vc, h);
+        if (lane < live - h) {
+          va += oa;
+          vb += ob;
+          vc += oc;
+        }
+        live = h;
+      }
+      if (lane == 0) {
+        red[JL_RELAX_REDUCE_SLOTS / 2] = m;
+        red[JL_RELAX_REDUCE_SLOTS / 2 + 1] = va;
+        red[JL_RELAX_REDUCE_SLOTS / 2 + 2] = vb;
+        red[JL_RELAX_REDUCE_SLOTS / 2 + 3] = vc;
+      }
+    }
+    __syncthreads();
+    /* read before the next step's first barrier, after which warp 0 writes
+     * these slots again */
+    *P = red[JL_RELAX_REDUCE_SLOTS / 2 + 1];
+    *F2 = red[JL_RELAX_REDUCE_SLOTS / 2 + 2];
+    *V2 = red[JL_RELAX_REDUCE_SLOTS / 2 + 3];
+    return red[JL_RELAX_REDUCE_SLOTS / 2];
+  }
+#endif
+  worst = jl_block_max(worst, w->red); /* syncs: the sum arrays are complete */
+  jl_block_sum3(w->s0, w->s1, w->s2, n);
+  *P = w->s0[0];
+  *F2 = w->s1[0];
+  *V2 = w->s2[0];
+  /* every thread has read the sums before anyone writes them again */
+  JL_SYNC();
+  return worst;
+}
+
 /* Contact relaxation by FIRE: the Jacobi moves are read as forces on unit
  * masses (they are minus the gradient of the summed squared overlaps), and
  * the circles move by damped inertial dynamics that steer along the force
@@ -321,8 +421,7 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
     JL_FOR(i, n) {
       double xi = x[i], yi = y[i], ri = r[i];
       double ax = 0.0, ay = 0.0, ov = 0.0;
-      for (int j = 0; j < n; ++j)
-        jl_pair_contact(i, j, xi, yi, ri, x[j], y[j], r[j], p->area_weighted, &ax, &ay, &ov);
+      jl_circle_contacts(i, xi, yi, ri, x, y, r, n, p->area_weighted, &ax, &ay, &ov);
       jl_container_contact(xi, yi, ri, Rc, &ax, &ay, &ov);
       w->dx[i] = ax;
       w->dy[i] = ay;
@@ -331,16 +430,13 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
       w->s2[i] = w->vx[i] * w->vx[i] + w->vy[i] * w->vy[i];
       worst = fmax(worst, ov);
     }
-    worst = jl_block_max(worst, w->red);  /* syncs: the sum arrays are complete */
+    double P, F2, V2;
+    worst = jl_fire_reduce(w, n, worst, &P, &F2, &V2);
     if (worst <= p->tol) return 1;
     if (s % JL_FIRE_STALL_WINDOW == JL_FIRE_STALL_WINDOW - 1) {
       if (worst > p->stall_ratio * checkpoint) return 0;
       checkpoint = worst;
     }
-    jl_block_sum3(w->s0, w->s1, w->s2, n);
-    double P = w->s0[0], F2 = w->s1[0], V2 = w->s2[0];
-    /* every thread has read the sums before anyone writes them again */
-    JL_SYNC();
     if (JL_LEADER) w->steps++;
     double keep = 1.0, back = 0.0;
     if (P > 0.0) {
