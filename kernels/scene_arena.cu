@@ -30,7 +30,7 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->p_blocks, &g->law_table, &g->cf_a, &g->cf_b, &g->cf_point,
                     &g->cf_normal, &g->cf_gap, &g->cf_key, &g->c_flag, &g->c_scan, &g->w_imp,
                     &g->idx, &g->idx_alt, &g->prev_key, &g->prev_imp, &g->lam0,
-                    &g->lam1, &g->lam_y0, &g->lam_y1, &g->lam_init, &g->du, &g->res, &g->ok, &g->state, &g->temp,
+                    &g->lam1, &g->lam_y0, &g->lam_y1, &g->j_soa, &g->j_terms, &g->j_body_term, &g->lam_init, &g->du, &g->res, &g->ok, &g->state, &g->temp,
                     &g->col_hash, &g->col_round, &g->col_colour, &g->col_sorted,
                     &g->col_sorted_alt, &g->col_iota, &g->col_order, &g->col_ptr,
                     &g->col_flags, &g->partial,
@@ -54,6 +54,9 @@ extern "C" void jl_cuda_scene_set_limit(jl_scene_gpu *g, size_t bytes) { g->limi
 extern "C" void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on) { g->use_graphs = on != 0; }
 extern "C" void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on) {
   g->use_persistent = on != 0;
+}
+extern "C" void jl_cuda_scene_set_streamed(jl_scene_gpu *g, int mode) {
+  g->use_streamed = mode < 0 ? -1 : mode != 0;
 }
 extern "C" long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g) {
   return g->persistent_solves;

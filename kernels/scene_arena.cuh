@@ -58,6 +58,9 @@ struct jl_scene_gpu {
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
   jl_dbuf lam_y0, lam_y1;  // APGD: the extrapolated points (reserved by an APGD solve)
+  // the streamed JOR / APGD solve (kernels/scene_prox.cu): the update's
+  // constants by field, each contact's du terms, each body entry's term row
+  jl_dbuf j_soa, j_terms, j_body_term;
   // SOR: the problem's per-contact arrays and impulses in colour order
   jl_dbuf s_ka, s_kb, s_frame, s_rx, s_irx, s_im, s_c, s_mu, s_diag, s_lam;
   // the device step: closed-contact filter, warm-start memory (keys sorted, world impulses)
@@ -76,6 +79,9 @@ struct jl_scene_gpu {
   int use_graphs = 1;
   // small JOR / APGD solves in one cooperative launch (jl_jor_persistent_kernel)
   int use_persistent = 1;
+  // large matrix-free JOR / APGD solves by the streamed kernels: -1 by size
+  // (JL_JOR_STREAMED_MIN contacts), 0 never, 1 always
+  int use_streamed = -1;
   int persist_fit = -1;    // blocks of it the device holds at once (-1: not asked yet)
   long persistent_solves = 0;
   // stage timing (jl_scene_gpu_set_timing): a device sync at each stage end

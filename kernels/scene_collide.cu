@@ -18,9 +18,6 @@
 #include "narrow_phase.h"
 #include "scene_gpu.h"
 
-// The bounds reduction keeps 7 values per thread in shared memory: fewer threads.
-#define JL_BOUNDS_THREADS 512
-
 struct jl_bp_summary {
   double sum;              // sum of the dynamic bodies' largest box edges
   long long dyn;           // dynamic bodies
@@ -51,45 +48,106 @@ __global__ void jl_bp_aabb_kernel(jl_gbodies b, double margin, double *aabb, uin
   jl_bm_aabb(b.shape, b.size, b.pos, b.quat, i, margin, aabb + 6 * (size_t)i);
 }
 
-// One block: the cell edge's inputs (sum of edges, dynamic count, first bad box).
-__global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_bp_reduce_cell_kernel(jl_gbodies b, const double *aabb, jl_bp_summary *out) {
-  __shared__ double s_sum[JL_SCENE_REDUCE_THREADS];
-  __shared__ long long s_dyn[JL_SCENE_REDUCE_THREADS], s_bad[JL_SCENE_REDUCE_THREADS];
+// The broad phase's two summaries by a multi-block reduction: at most
+// JL_SCENE_REDUCE_PARTIALS blocks each reduce a grid stride of the bodies
+// into a partial, and one block joins the partials. Fixed strides and trees,
+// so a device gives the same bits every run (the sum of edges may differ
+// from the CPU's sequential sum in its last bits; it only sizes the cells,
+// and the pairs come out sorted whatever the cells). One block over a
+// million boxes was latency-bound: 1.4 and 1.8 ms of a 12 ms collide.
+// Pass JL_BP_CELL: the cell edge's inputs (sum of the dynamic bodies'
+// longest edges, their count, the first body with a non-finite box); pass
+// JL_BP_BOUNDS: the bounds and count of the grid bodies.
+enum { JL_BP_CELL = 0, JL_BP_BOUNDS = 1 };
+
+static __device__ void jl_bp_summary_empty(jl_bp_summary *s) {
+  s->sum = 0.0;
+  s->dyn = 0;
+  s->bad = LLONG_MAX;
+  for (int k = 0; k < 3; ++k) {
+    s->lo[k] = INFINITY;
+    s->hi[k] = -INFINITY;
+  }
+  s->grid = 0;
+}
+
+static __device__ void jl_bp_summary_merge(jl_bp_summary *a, const jl_bp_summary *b) {
+  a->sum += b->sum;
+  a->dyn += b->dyn;
+  if (b->bad < a->bad) a->bad = b->bad;
+  for (int k = 0; k < 3; ++k) {
+    a->lo[k] = fmin(a->lo[k], b->lo[k]);
+    a->hi[k] = fmax(a->hi[k], b->hi[k]);
+  }
+  a->grid += b->grid;
+}
+
+// Merges the block's s[] into s[0] by a fixed tree (blockDim a power of two).
+static __device__ void jl_bp_summary_tree(jl_bp_summary *s) {
   int t = threadIdx.x;
-  double sum = 0.0;
-  long long dyn = 0, bad = LLONG_MAX;
-  for (int i = t; i < b.n; i += blockDim.x) {
-    if (b.shape[i] == JL_SHAPE_PLANE) continue;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (t < h) jl_bp_summary_merge(&s[t], &s[t + h]);
+    __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_partial_kernel(
+    jl_gbodies b, const double *aabb, const uint8_t *kind, int pass, jl_bp_summary *part) {
+  __shared__ jl_bp_summary s[JL_SCENE_BLOCK];
+  jl_bp_summary m;
+  jl_bp_summary_empty(&m);
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < b.n;
+       i += (long long)gridDim.x * blockDim.x) {
     const double *x = aabb + 6 * (size_t)i;
+    if (pass == JL_BP_BOUNDS) {
+      if (kind[i] != JL_GP_GRID) continue;
+      for (int k = 0; k < 3; ++k) {
+        m.lo[k] = fmin(m.lo[k], x[k]);
+        m.hi[k] = fmax(m.hi[k], x[3 + k]);
+      }
+      m.grid++;
+      continue;
+    }
+    if (b.shape[i] == JL_SHAPE_PLANE) continue;
     int finite = 1;
     for (int k = 0; k < 6; ++k)
       if (!isfinite(x[k])) finite = 0;
     if (!finite) {
-      if (i < bad) bad = i;
+      if (i < m.bad) m.bad = i;
       continue;
     }
     if (!b.is_static[i]) {
-      sum += jl_bm_longest_edge(x);
-      dyn++;
+      m.sum += jl_bm_longest_edge(x);
+      m.dyn++;
     }
   }
-  s_sum[t] = sum;
-  s_dyn[t] = dyn;
-  s_bad[t] = bad;
-  __syncthreads();
-  for (int h = blockDim.x / 2; h > 0; h /= 2) {
-    if (t < h) {
-      s_sum[t] += s_sum[t + h];
-      s_dyn[t] += s_dyn[t + h];
-      if (s_bad[t + h] < s_bad[t]) s_bad[t] = s_bad[t + h];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    out->sum = s_sum[0];
-    out->dyn = s_dyn[0];
-    out->bad = s_bad[0];
-  }
+  s[threadIdx.x] = m;
+  jl_bp_summary_tree(s);
+  if (threadIdx.x == 0) part[blockIdx.x] = s[0];
+}
+
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_join_kernel(
+    int parts, const jl_bp_summary *part, jl_bp_summary *out) {
+  __shared__ jl_bp_summary s[JL_SCENE_BLOCK];
+  jl_bp_summary m;
+  jl_bp_summary_empty(&m);
+  for (int i = threadIdx.x; i < parts; i += blockDim.x) jl_bp_summary_merge(&m, &part[i]);
+  s[threadIdx.x] = m;
+  jl_bp_summary_tree(s);
+  if (threadIdx.x == 0) *out = s[0];
+}
+
+// One summary pass into *out (partials in out + 1 ...).
+static int jl_bp_summarize(jl_gbodies b, const double *aabb, const uint8_t *kind, int pass,
+                           jl_bp_summary *out, char *msg, int msg_len) {
+  int parts = jl_scene_blocks(b.n);
+  if (parts > JL_SCENE_REDUCE_PARTIALS) parts = JL_SCENE_REDUCE_PARTIALS;
+  jl_bp_summary_partial_kernel<<<parts, JL_SCENE_BLOCK>>>(b, aabb, kind, pass, out + 1);
+  JL_CUDA_TRY(cudaGetLastError());
+  jl_bp_summary_join_kernel<<<1, JL_SCENE_BLOCK>>>(parts, out + 1, out);
+  JL_CUDA_TRY(cudaGetLastError());
+  return 0;
 }
 
 // Grid or large (planes are marked already); flags for the lists of large and plane bodies.
@@ -116,48 +174,6 @@ __global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, double c
 __global__ void jl_compact_kernel(int n, const int *flag, const int *scan, int *out) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n && flag[i]) out[scan[i]] = i;
-}
-
-// One block: bounds of the grid bodies (min / max are exact in any order).
-__global__ void __launch_bounds__(JL_BOUNDS_THREADS) jl_bp_reduce_bounds_kernel(int n, const double *aabb, const uint8_t *kind,
-                                           jl_bp_summary *out) {
-  __shared__ double s_lo[3][JL_BOUNDS_THREADS], s_hi[3][JL_BOUNDS_THREADS];
-  __shared__ long long s_n[JL_BOUNDS_THREADS];
-  int t = threadIdx.x;
-  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  long long cnt = 0;
-  for (int i = t; i < n; i += blockDim.x) {
-    if (kind[i] != JL_GP_GRID) continue;
-    const double *x = aabb + 6 * (size_t)i;
-    for (int k = 0; k < 3; ++k) {
-      lo[k] = fmin(lo[k], x[k]);
-      hi[k] = fmax(hi[k], x[3 + k]);
-    }
-    cnt++;
-  }
-  for (int k = 0; k < 3; ++k) {
-    s_lo[k][t] = lo[k];
-    s_hi[k][t] = hi[k];
-  }
-  s_n[t] = cnt;
-  __syncthreads();
-  for (int h = blockDim.x / 2; h > 0; h /= 2) {
-    if (t < h) {
-      for (int k = 0; k < 3; ++k) {
-        s_lo[k][t] = fmin(s_lo[k][t], s_lo[k][t + h]);
-        s_hi[k][t] = fmax(s_hi[k][t], s_hi[k][t + h]);
-      }
-      s_n[t] += s_n[t + h];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    for (int k = 0; k < 3; ++k) {
-      out->lo[k] = s_lo[k][0];
-      out->hi[k] = s_hi[k][0];
-    }
-    out->grid = s_n[0];
-  }
 }
 
 __global__ void jl_bp_count_cells_kernel(int n, const double *aabb, const uint8_t *kind,
@@ -347,7 +363,8 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
   JL_RESERVE(large, nn * sizeof(int), "large body list");
   JL_RESERVE(pair_count, nn * sizeof(long long), "pair counts");
   JL_RESERVE(pair_start, nn * sizeof(long long), "pair offsets");
-  JL_RESERVE(summary, sizeof(jl_bp_summary), "broad-phase summary");
+  JL_RESERVE(summary, (1 + JL_SCENE_REDUCE_PARTIALS) * sizeof(jl_bp_summary),
+             "broad-phase summary");
   JL_RESERVE(fault, sizeof(int), "fault flag");
   jl_gbodies b = jl_view(g);
   double *aabb = jl_dp<double>(g->aabb);
@@ -356,8 +373,7 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
 
   jl_bp_aabb_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, margin, aabb, kind);
   JL_CUDA_TRY(cudaGetLastError());
-  jl_bp_reduce_cell_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(b, aabb, sum_d);
-  JL_CUDA_TRY(cudaGetLastError());
+  if (jl_bp_summarize(b, aabb, kind, JL_BP_CELL, sum_d, msg, msg_len)) return -1;
   JL_CUDA_TRY(cudaMemcpy(&sum, sum_d, sizeof sum, cudaMemcpyDeviceToHost));
   if (sum.bad != LLONG_MAX) {
     snprintf(msg, (size_t)msg_len, "body %lld: position or size is not finite", sum.bad);
@@ -398,8 +414,7 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
   w.cell_range = jl_dp<int>(g->cell_range);
   w.entry_start = jl_dp<long long>(g->entry_start);
 
-  jl_bp_reduce_bounds_kernel<<<1, JL_BOUNDS_THREADS>>>(n, aabb, kind, sum_d);
-  JL_CUDA_TRY(cudaGetLastError());
+  if (jl_bp_summarize(b, aabb, kind, JL_BP_BOUNDS, sum_d, msg, msg_len)) return -1;
   JL_CUDA_TRY(cudaMemcpy(&sum, sum_d, sizeof sum, cudaMemcpyDeviceToHost));
   if (sum.grid > 0) {
     jl_grid gr;

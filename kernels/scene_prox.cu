@@ -43,6 +43,8 @@ struct jl_state_and_buf {
   jl_pm_state s;
   int result_buf;
   unsigned arrive_stop;
+  int terms_stale;         // streamed solve: the du terms are not of the iterate (a
+                           // restart, or none written yet): du from the impulses
 };
 
 // du of every body by a group of JL_DU_LANES lanes per body: each lane
@@ -175,6 +177,7 @@ static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good,
     sb->result_buf = dst_index;
     sb->arrive_stop = 0;
     s_restart = sb->s.state == JL_PM_RESTART;
+    sb->terms_stale = s_restart;
   }
   __syncthreads();
   if (!s_restart) return;
@@ -206,7 +209,8 @@ struct jl_jor_consts {
 static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor_consts &k, int li,
                                            int i, int a, int b, const double *src, double *dst,
                                            const double *ysrc, double *ydst, const double *du,
-                                           double alpha, double beta, int *good) {
+                                           double alpha, double beta, int *good,
+                                           double *pt = nullptr) {
   const double *from = ydst ? ysrc : src;
   double xi[3];
   if (p.on_g)
@@ -221,7 +225,17 @@ static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor
   d[0] = x[0];
   d[1] = x[1];
   d[2] = x[2];
-  if (ydst) jl_pm_extrapolate(x, src + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
+  if (ydst) {
+    double y[3];
+    jl_pm_extrapolate(x, src + 3 * (size_t)i, beta, y);
+    double *yd = ydst + 3 * (size_t)i;
+    for (int m = 0; m < 3; ++m) {
+      yd[m] = y[m];
+      if (pt) pt[m] = y[m];
+    }
+  } else if (pt) {
+    for (int m = 0; m < 3; ++m) pt[m] = x[m];
+  }
   return r;
 }
 
@@ -250,6 +264,118 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_update_stop_kernel(
                           alpha, beta, &good);
   }
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
+}
+
+// The streamed JOR / APGD solve, for problems too large for the persistent
+// one (the million-sphere pile: 3 million contacts). Per iteration it moves
+// fewer bytes than the two kernels above, by two changes, each the same
+// arithmetic in the same order:
+// - the update reads its contact's constants from a copy by field
+//   (jl_jor_soa_kernel, once per solve), so a warp's loads are coalesced;
+//   in the problem's contact-major layout the 47 doubles of 32 neighbouring
+//   contacts went through L2 several times over (the update ran at 86% of
+//   L2 throughput and 42% of DRAM);
+// - the update also writes its contact's du terms M^-1 W lam for both sides
+//   (12 doubles), and du sums each body's terms in the body's contact order
+//   (jl_jor_du_terms_kernel); the lanes' du gathered the frame, lever rows
+//   and impulses of every contact twice per iteration (about 300 bytes per
+//   body entry, 1.8 GB per iteration of the pile).
+// The constants by field: c, frame, rx, diag, mu, then irx and im (the du
+// terms' own), JL_SOA_FIELDS rows of n.
+enum {
+  JL_SOA_C = 0, JL_SOA_FRAME = 3, JL_SOA_RX = 12, JL_SOA_DIAG = 30, JL_SOA_MU = 32,
+  JL_SOA_IRX = 33, JL_SOA_IM = 51, JL_SOA_FIELDS = 53
+};
+#define JL_TERMS_PER_CONTACT 12
+// From this many contacts the streamed kernels beat the two per-iteration
+// ones (H200: the 8000-brick wall, 63,000 contacts, 3.3 against 2.1 ms per
+// solve of 100 iterations; the million-sphere pile, 3 million contacts,
+// 47 against 66 ms).
+#define JL_JOR_STREAMED_MIN 200000
+
+__global__ void jl_jor_soa_kernel(jl_jor_problem p, double *soa) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= p.n) return;
+  size_t n = (size_t)p.n;
+  double *o = soa + i;
+  for (int m = 0; m < 3; ++m) o[(JL_SOA_C + m) * n] = p.c[3 * i + m];
+  for (int m = 0; m < 9; ++m) o[(JL_SOA_FRAME + m) * n] = p.frame[9 * i + m];
+  for (int m = 0; m < 18; ++m) o[(JL_SOA_RX + m) * n] = p.rx[18 * i + m];
+  for (int m = 0; m < 2; ++m) o[(JL_SOA_DIAG + m) * n] = p.diag[2 * i + m];
+  o[JL_SOA_MU * n] = p.mu[i];
+  for (int m = 0; m < 18; ++m) o[(JL_SOA_IRX + m) * n] = p.irx[18 * i + m];
+  for (int m = 0; m < 2; ++m) o[(JL_SOA_IM + m) * n] = p.im[2 * i + m];
+}
+
+// Each body entry's row of terms: 2 i + side, side as jl_pm_du_body picks it.
+__global__ void jl_jor_body_term_kernel(jl_jor_problem p, int *body_term) {
+  int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= p.nb) return;
+  for (int e = p.body_ptr[k]; e < p.body_ptr[k + 1]; ++e) {
+    int i = p.body_contact[e];
+    body_term[e] = 2 * i + (p.ka[i] == k ? 0 : 1);
+  }
+}
+
+// jl_jor_update_stop_kernel's iteration from the constants by field, writing
+// the du terms of the new iterate (APGD: of the next point): jl_sm_mw_comp's
+// values, computed once here instead of twice in du.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK, 4) jl_jor_update_streamed_kernel(
+    jl_jor_problem p, const double *soa, const double *src, double *dst, const double *ysrc,
+    double *ydst, const double *du, double *terms, double *part_res, int *part_ok, int dst_index,
+    jl_state_and_buf *sb, jl_restart_args ra) {
+  if (sb->s.state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
+  double alpha = sb->s.alpha, r = 0.0;
+  double beta = ydst ? jl_pm_beta(&sb->s) : 0.0;
+  int good = 1;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < p.n) {
+    size_t n = (size_t)p.n;
+    const double *f = soa + i;
+    double kc[3], kf[9], kr[18], kd[2], km[1];
+    for (int m = 0; m < 3; ++m) kc[m] = f[(JL_SOA_C + m) * n];
+    for (int m = 0; m < 9; ++m) kf[m] = f[(JL_SOA_FRAME + m) * n];
+    for (int m = 0; m < 18; ++m) kr[m] = f[(JL_SOA_RX + m) * n];
+    for (int m = 0; m < 2; ++m) kd[m] = f[(JL_SOA_DIAG + m) * n];
+    km[0] = f[JL_SOA_MU * n];
+    const jl_jor_consts k = {kc, kf, kr, kd, km};
+    int a = p.ka[i], b = p.kb[i];
+    double pt[3];
+    r = jl_jor_update_one(p, k, 0, (int)i, a, b, src, dst, ysrc, ydst, du, alpha, beta, &good,
+                          pt);
+    double *t = terms + JL_TERMS_PER_CONTACT * (size_t)i;
+    for (int side = 0; side < 2; ++side) {
+      if ((side ? b : a) < 0) continue;
+      double ir[9];
+      for (int m = 0; m < 9; ++m) ir[m] = f[(JL_SOA_IRX + 9 * side + m) * n];
+      double ims = f[(JL_SOA_IM + side) * n];
+#pragma unroll
+      for (int c = 0; c < 6; ++c) t[6 * side + c] = jl_sm_mw_comp_rows(kf, ir, ims, side, pt, c);
+    }
+  }
+  jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
+}
+
+// du of the streamed solve: a thread per body and component adds the body's
+// terms in its contact order (jl_pm_du_body's additions). After a restart,
+// or before any update, the terms are not of lam: then du from lam, as
+// jl_pm_du_body_comp.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_du_terms_kernel(
+    jl_jor_problem p, const int *body_term, const double *terms, const double *lam, double *du,
+    const jl_state_and_buf *sb) {
+  if (sb->s.state != JL_PM_RUN) return;
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= 6LL * p.nb) return;
+  int k = (int)(t / 6), c = (int)(t % 6);
+  double acc = 0.0;
+  if (sb->terms_stale) {
+    acc = jl_pm_du_body_comp(k, c, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam,
+                             0.0);
+  } else {
+    for (int e = p.body_ptr[k]; e < p.body_ptr[k + 1]; ++e)
+      acc += terms[6 * (size_t)body_term[e] + c];
+  }
+  du[t] = acc;
 }
 
 // The stop test of a SOR iteration in one launch: max residual and AND of
@@ -556,6 +682,7 @@ __global__ void jl_jor_init_kernel(jl_state_and_buf *sb, double alpha) {
   jl_pm_state_init(&sb->s, alpha);
   sb->result_buf = 0;
   sb->arrive_stop = 0;
+  sb->terms_stale = 1;
 }
 
 
@@ -819,15 +946,43 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
     // iteration it: from buf[it & 1] into buf[1 - (it & 1)] (APGD: and from
     // ybuf[it & 1] into ybuf[1 - (it & 1)]; du follows y). A restart resets
     // the next iteration's x and y.
+    // Matrix-free: the streamed kernels (their constants by field, du from
+    // the update's terms); on G, the update and the lanes' du.
+    double *soa = nullptr, *terms = nullptr;
+    int *body_term = nullptr;
+    int streamed = !on_g && (g->use_streamed > 0 || (g->use_streamed < 0 && n >= JL_JOR_STREAMED_MIN));
+    if (streamed) {
+      size_t sn = (size_t)n, ne = (size_t)(2 * sn);
+      JL_RESERVE(j_soa, JL_SOA_FIELDS * sn * sizeof(double), "contact constants by field");
+      JL_RESERVE(j_terms, JL_TERMS_PER_CONTACT * sn * sizeof(double), "contact du terms");
+      JL_RESERVE(j_body_term, ne * sizeof(int), "body entry terms");
+      soa = jl_dp<double>(g->j_soa);
+      terms = jl_dp<double>(g->j_terms);
+      body_term = jl_dp<int>(g->j_body_term);
+      jl_jor_soa_kernel<<<cb, JL_SCENE_BLOCK>>>(q, soa);
+      JL_CUDA_TRY(cudaGetLastError());
+      jl_jor_body_term_kernel<<<jl_scene_blocks(nb), JL_SCENE_BLOCK>>>(q, body_term);
+      JL_CUDA_TRY(cudaGetLastError());
+    }
+    int tb = jl_scene_blocks(6LL * (nb > 0 ? nb : 1));
     auto body = [&](int it, cudaStream_t st) {
       int cur = it & 1, nxt = 1 - cur;
       jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0, ybuf[nxt]};
-      jl_jor_update_stop_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], ybuf[cur],
-                                                               ybuf[nxt], du, part_res, part_ok,
-                                                               nxt, sb, ra);
-      jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, apgd ? ybuf[nxt] : buf[nxt], du, state);
+      const double *pt = apgd ? ybuf[nxt] : buf[nxt];
+      if (!streamed) {
+        jl_jor_update_stop_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], ybuf[cur],
+                                                                 ybuf[nxt], du, part_res, part_ok,
+                                                                 nxt, sb, ra);
+        jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, pt, du, state);
+        return;
+      }
+      jl_jor_update_streamed_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(
+          q, soa, buf[cur], buf[nxt], ybuf[cur], ybuf[nxt], du, terms, part_res, part_ok, nxt, sb,
+          ra);
+      jl_jor_du_terms_kernel<<<tb, JL_SCENE_BLOCK, 0, st>>>(q, body_term, terms, pt, du, sb);
     };
-    if (jl_prox_loop(g, max_iter, check_every, body, {0, on_g, apgd}, &host, msg, msg_len))
+    if (jl_prox_loop(g, max_iter, check_every, body, {0, on_g, apgd, streamed}, &host, msg,
+                     msg_len))
       return -1;
   }
   if (host.s.state != JL_PM_STOP) {

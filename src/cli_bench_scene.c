@@ -18,7 +18,7 @@ int jl_cli_bench_scene(int argc, char **argv);
 
 static const char *const jl_bench_scene_help =
   "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
-  "                          [--check-every C] [--no-persistent]\n"
+  "                          [--check-every C] [--no-persistent] [--streamed | --no-streamed]\n"
   "\n"
   "Runs 1 + N steps (default N = 10) of the scene on the CUDA device and prints\n"
   "one JSON line: ms per step (the last N), and per stage of the device step\n"
@@ -26,20 +26,23 @@ static const char *const jl_bench_scene_help =
   "synchronised at each stage's end), mean contacts and iterations.\n"
   "--no-persistent: JOR and APGD solves by the per-iteration kernels even\n"
   "when the problem fits one cooperative launch (persistent_solves says how\n"
-  "many solves ran in one launch).\n";
+  "many solves ran in one launch). --streamed / --no-streamed: larger JOR and\n"
+  "APGD solves always / never by the streamed kernels (constants by field, du\n"
+  "from the update's terms; by default from 200,000 contacts up).\n";
 
 int jl_cli_bench_scene(int argc, char **argv) {
   static const struct option opts[] = {
     {"steps", required_argument, NULL, 'S'},    {"solver", required_argument, NULL, 'v'},
     {"max-iter", required_argument, NULL, 'k'}, {"check-every", required_argument, NULL, 'c'},
-    {"no-persistent", no_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
+    {"no-persistent", no_argument, NULL, 'P'}, {"streamed", no_argument, NULL, 'T'},
+    {"no-streamed", no_argument, NULL, 'N'},    {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
   long steps = 10, max_iter = 0, check_every = 8;
   const char *solver = NULL;
   jl_solver_kind kind = JL_SOLVER_SOR;
-  int c, rc = JL_OK, persistent = 1;
+  int c, rc = JL_OK, persistent = 1, streamed = -1;
   optind = 2;
   while (rc == JL_OK && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
@@ -52,6 +55,8 @@ int jl_cli_bench_scene(int argc, char **argv) {
       solver = optarg;
       break;
     case 'P': persistent = 0; break;
+    case 'T': streamed = 1; break;
+    case 'N': streamed = 0; break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
     default: rc = jl_error_set(&err, JL_ERR_INPUT, "bench scene: unknown option '%s'", argv[optind - 1]);
     }
@@ -78,6 +83,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     return jl_cli_fail(&err);
   }
   jl_scene_gpu_set_persistent(g, persistent);
+  jl_scene_gpu_set_streamed(g, streamed);
   jl_gpu_step_stats st;
   rc = jl_scene_gpu_step(g, &s, (int)check_every, &st, &err);  /* untimed: growth, graphs */
   jl_scene_gpu_set_timing(g, 1);

@@ -13,6 +13,7 @@ size_t jl_cuda_scene_bytes(const jl_scene_gpu *g);
 void jl_cuda_scene_set_limit(jl_scene_gpu *g, size_t bytes);
 void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on);
+void jl_cuda_scene_set_streamed(jl_scene_gpu *g, int mode);
 long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g);
 int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg, int msg_len);
 int jl_cuda_scene_get_bodies(jl_scene_gpu *g, jl_bodies *b, char *msg, int msg_len);
@@ -72,6 +73,7 @@ void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { jl_cuda_scene_set_l
 
 void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { jl_cuda_scene_set_graphs(g, on); }
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { jl_cuda_scene_set_persistent(g, on); }
+void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { jl_cuda_scene_set_streamed(g, mode); }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   return jl_cuda_scene_persistent_solves(g);
 }
@@ -205,6 +207,7 @@ size_t jl_scene_gpu_bytes(const jl_scene_gpu *g) {
 void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { (void)g, (void)bytes; }
 void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { (void)g, (void)on; }
+void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { (void)g, (void)mode; }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   (void)g;
   return 0;

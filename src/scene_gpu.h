@@ -64,6 +64,12 @@ void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on);
  * the tests that compare the two). The count: solves that ran that way. */
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on);
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g);
+/* Matrix-free JOR and APGD solves too large for one launch: by the streamed
+ * kernels (constants by field, du from the update's terms) or by the two
+ * per-iteration kernels. mode -1 (the default): streamed from
+ * JL_JOR_STREAMED_MIN contacts up, where it is the faster; 1 always, 0 never
+ * (for the tests and benchmarks that compare them). The same bits either way. */
+void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode);
 
 /* Copies every body array to the device (grows the arena). */
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err);

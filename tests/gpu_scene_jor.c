@@ -66,9 +66,10 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   int n = k->p.n;
   double *l_cpu = malloc(3 * sizeof(double) * (size_t)n), *l_gpu = malloc(3 * sizeof(double) * (size_t)n);
   double *l_again = malloc(3 * sizeof(double) * (size_t)n), *l_multi = malloc(3 * sizeof(double) * (size_t)n);
-  assert_true(l_cpu && l_gpu && l_again && l_multi);
+  double *l_stream = malloc(3 * sizeof(double) * (size_t)n);
+  assert_true(l_cpu && l_gpu && l_again && l_multi && l_stream);
   for (int i = 0; i < 3 * n; ++i)
-    l_cpu[i] = l_gpu[i] = l_again[i] = l_multi[i] = (i % 3 == 0) ? 1e-3 * (i % 5) : 0.0;
+    l_cpu[i] = l_gpu[i] = l_again[i] = l_multi[i] = l_stream[i] = (i % 3 == 0) ? 1e-3 * (i % 5) : 0.0;
   jl_prox_opts o;
   jl_prox_opts_default(&o);
   o.kind = kind;
@@ -78,16 +79,21 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   o.tol_rel = tol;
   o.max_iter = max_iter;
   jl_prox_ws ws = {0};
-  jl_prox_stats sc, sg, sa, sm;
+  jl_prox_stats sc, sg, sa, sm, ss;
   assert_int_equal(jl_prox_solve(&k->p, &o, l_cpu, &ws, &sc, &err), JL_OK);
   int rc = jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_gpu, &sg, &err);
   if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
   assert_int_equal(rc, JL_OK);
-  /* the per-iteration kernels, as graphs and one launch per kernel: the
+  /* the per-iteration kernels, as graphs and one launch per kernel, and the
+   * streamed kernels (matrix-free; the default from 200,000 contacts): the
    * persistent launch (the default for these sizes) must give the same bits */
   long persistent = jl_scene_gpu_persistent_solves(k->g);
   jl_scene_gpu_set_persistent(k->g, 0);
+  jl_scene_gpu_set_streamed(k->g, 1);
+  assert_int_equal(jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_stream, &ss, &err), JL_OK);
+  jl_scene_gpu_set_streamed(k->g, 0);
   assert_int_equal(jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_multi, &sm, &err), JL_OK);
+  jl_scene_gpu_set_streamed(k->g, -1);
   jl_scene_gpu_set_graphs(k->g, 0);
   assert_int_equal(jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_again, &sa, &err), JL_OK);
   jl_scene_gpu_set_graphs(k->g, 1);
@@ -108,6 +114,10 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   assert_memory_equal(l_cpu, l_gpu, 3 * sizeof(double) * (size_t)n);
   assert_memory_equal(l_gpu, l_again, 3 * sizeof(double) * (size_t)n);
   assert_memory_equal(l_gpu, l_multi, 3 * sizeof(double) * (size_t)n);
+  assert_memory_equal(l_gpu, l_stream, 3 * sizeof(double) * (size_t)n);
+  assert_int_equal(sg.iterations, ss.iterations);
+  assert_int_equal(sg.restarts, ss.restarts);
+  assert_true(sg.residual == ss.residual && sg.alpha == ss.alpha);
   assert_int_equal(sg.iterations, sa.iterations);
   assert_int_equal(sg.iterations, sm.iterations);
   assert_int_equal(sg.restarts, sm.restarts);
@@ -119,6 +129,7 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   free(l_gpu);
   free(l_again);
   free(l_multi);
+  free(l_stream);
 }
 
 static void compare(jor_case *k, double alpha, double tol, int max_iter, int check_every,

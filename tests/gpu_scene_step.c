@@ -58,9 +58,11 @@ static void steps_match_cpu_stepper(jl_solver_kind kind) {
   assert_int_equal(jl_scene_gpu_create(&h, &dev, &err), JL_OK);
   assert_int_equal(jl_scene_gpu_set_bodies(g, &gpu.bodies, &err), JL_OK);
   assert_int_equal(jl_scene_gpu_set_bodies(h, &again.bodies, &err), JL_OK);
-  /* one launch per kernel, no persistent solve: the same bits as the default */
+  /* one launch per kernel, no persistent solve, the streamed kernels: the
+   * same bits as the default */
   jl_scene_gpu_set_graphs(h, 0);
   jl_scene_gpu_set_persistent(h, 0);
+  jl_scene_gpu_set_streamed(h, 1);
   jl_stepper st;
   assert_int_equal(jl_stepper_init(&st, &cpu, 2, &err), JL_OK);
   jl_step_twin tw;
