@@ -276,6 +276,27 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
   return 0;
 }
 
+#ifdef __CUDA_ARCH__
+/* The rounds of jl_block_sum3's tree once its m live entries sit in one
+ * warp's registers (lane i holds entry i): entry i += entry i + h by
+ * shuffles, the same additions in the same order; lane 0 ends with the sums. */
+static __device__ __forceinline__ void jl_warp_tree3(int m, int lane, double *va, double *vb,
+                                                     double *vc) {
+  while (m > 1) {
+    int h = (m + 1) >> 1;
+    double oa = __shfl_down_sync(0xffffffffu, *va, h);
+    double ob = __shfl_down_sync(0xffffffffu, *vb, h);
+    double oc = __shfl_down_sync(0xffffffffu, *vc, h);
+    if (lane < m - h) {
+      *va += oa;
+      *vb += ob;
+      *vc += oc;
+    }
+    m = h;
+  }
+}
+#endif
+
 /* Sums of a, b and c over n entries by one fixed pairwise tree, the same on
  * both paths (a block-wide shuffle sum would round differently from a CPU
  * loop). Leaves the sums in a[0], b[0], c[0]; the caller syncs before. */
@@ -299,18 +320,7 @@ JL_RELAX_FN void jl_block_sum3(double *a, double *b, double *c, int n) {
     int lane = (int)threadIdx.x;
     double va = lane < m ? a[lane] : 0.0, vb = lane < m ? b[lane] : 0.0,
            vc = lane < m ? c[lane] : 0.0;
-    while (m > 1) {
-      int h = (m + 1) >> 1;
-      double oa = __shfl_down_sync(0xffffffffu, va, h);
-      double ob = __shfl_down_sync(0xffffffffu, vb, h);
-      double oc = __shfl_down_sync(0xffffffffu, vc, h);
-      if (lane < m - h) {
-        va += oa;
-        vb += ob;
-        vc += oc;
-      }
-      m = h;
-    }
+    jl_warp_tree3(m, lane, &va, &vb, &vc);
     if (lane == 0) {
       a[0] = va;
       b[0] = vb;
@@ -362,18 +372,7 @@ JL_RELAX_FN double jl_fire_reduce(jl_relax_ws *w, int n, double worst, double *P
         }
         live = h;
       }
-      while (live > 1) {
-        int h = (live + 1) >> 1;
-        double oa = __shfl_down_sync(0xffffffffu, va, h);
-        double ob = __shfl_down_sync(0xffffffffu, vb, h);
-        double oc = __shfl_down_sync(0xffffffffu, vc, h);
-        if (lane < live - h) {
-          va += oa;
-          vb += ob;
-          vc += oc;
-        }
-        live = h;
-      }
+      jl_warp_tree3(live, lane, &va, &vb, &vc);
       if (lane == 0) {
         red[JL_RELAX_REDUCE_SLOTS / 2] = m;
         red[JL_RELAX_REDUCE_SLOTS / 2 + 1] = va;
