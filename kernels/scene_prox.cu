@@ -239,33 +239,6 @@ static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor
   return r;
 }
 
-// One JOR iteration's update and its stop test in one launch: each thread
-// updates its contact from src into dst and keeps the residual and the
-// tolerance test in registers; the blocks then join (jl_prox_join). One
-// contact per thread (a block per 256 contacts, so partials for every block):
-// with a grid-stride loop over 1024 blocks the million-sphere pile's update
-// ran too few loads at once (83 ms per step's solve against 69).
-// APGD (ydst not null): the update starts from the extrapolated point ysrc
-// instead of src (src: the last iterate x_k), and writes the next point
-// ydst = x_{k+1} + beta (x_{k+1} - x_k); beta is read from the state before
-// the join moves it on.
-__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_update_stop_kernel(
-    jl_jor_problem p, const double *src, double *dst, const double *ysrc, double *ydst,
-    const double *du, double *part_res, int *part_ok, int dst_index, jl_state_and_buf *sb,
-    jl_restart_args ra) {
-  if (sb->s.state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
-  double alpha = sb->s.alpha, r = 0.0;
-  double beta = ydst ? jl_pm_beta(&sb->s) : 0.0;
-  int good = 1;
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < p.n) {
-    jl_jor_consts k = {p.c, p.frame, p.rx, p.diag, p.mu};
-    r = jl_jor_update_one(p, k, (int)i, (int)i, p.ka[i], p.kb[i], src, dst, ysrc, ydst, du,
-                          alpha, beta, &good);
-  }
-  jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
-}
-
 // The streamed JOR / APGD solve, for problems too large for the persistent
 // one (the million-sphere pile: 3 million contacts). Per iteration it moves
 // fewer bytes than the two kernels above, by two changes, each the same
@@ -317,12 +290,55 @@ __global__ void jl_jor_body_term_kernel(jl_jor_problem p, int *body_term) {
   }
 }
 
-// jl_jor_update_stop_kernel's iteration from the constants by field, writing
-// the du terms of the new iterate (APGD: of the next point): jl_sm_mw_comp's
-// values, computed once here instead of twice in du. The launch bound asks
-// for 4 resident blocks (at most 64 registers, a few spills): without it the
-// 33 constants held in registers took 100, and an SM held 2 blocks.
-__global__ void __launch_bounds__(JL_SCENE_BLOCK, 4) jl_jor_update_streamed_kernel(
+// Contact i's streamed update: jl_jor_update_one from the constants by
+// field (held in registers), and the du terms of the new iterate (APGD: of
+// the next point) for its dynamic sides: jl_sm_mw_comp's values, computed
+// once here instead of twice in du.
+static __device__ __forceinline__ double jl_jor_update_streamed_one(
+    const jl_jor_problem &p, const double *soa, int i, const double *src, double *dst,
+    const double *ysrc, double *ydst, const double *du, double *terms, double alpha, double beta,
+    int *good) {
+  size_t n = (size_t)p.n;
+  const double *f = soa + i;
+  double kc[3], kf[9], kr[18], kd[2], km[1];
+  for (int m = 0; m < 3; ++m) kc[m] = f[(JL_SOA_C + m) * n];
+  for (int m = 0; m < 9; ++m) kf[m] = f[(JL_SOA_FRAME + m) * n];
+  for (int m = 0; m < 18; ++m) kr[m] = f[(JL_SOA_RX + m) * n];
+  for (int m = 0; m < 2; ++m) kd[m] = f[(JL_SOA_DIAG + m) * n];
+  km[0] = f[JL_SOA_MU * n];
+  const jl_jor_consts k = {kc, kf, kr, kd, km};
+  int a = p.ka[i], b = p.kb[i];
+  double pt[3];
+  double r = jl_jor_update_one(p, k, 0, i, a, b, src, dst, ysrc, ydst, du, alpha, beta, good, pt);
+  double *t = terms + JL_TERMS_PER_CONTACT * (size_t)i;
+  for (int side = 0; side < 2; ++side) {
+    if ((side ? b : a) < 0) continue;
+    double ir[9];
+    for (int m = 0; m < 9; ++m) ir[m] = f[(JL_SOA_IRX + 9 * side + m) * n];
+    double ims = f[(JL_SOA_IM + side) * n];
+#pragma unroll
+    for (int c = 0; c < 6; ++c) t[6 * side + c] = jl_sm_mw_comp_rows(kf, ir, ims, side, pt, c);
+  }
+  return r;
+}
+
+// One JOR iteration's update and its stop test in one launch: each thread
+// updates its contact from src into dst and keeps the residual and the
+// tolerance test in registers; the blocks then join (jl_prox_join). One
+// contact per thread (a block per 256 contacts, so partials for every block):
+// with a grid-stride loop over 1024 blocks the million-sphere pile's update
+// ran too few loads at once (83 ms per step's solve against 69).
+// APGD (ydst not null): the update starts from the extrapolated point ysrc
+// instead of src (src: the last iterate x_k), and writes the next point
+// ydst = x_{k+1} + beta (x_{k+1} - x_k); beta is read from the state before
+// the join moves it on.
+// STREAMED: the streamed solve's update (jl_jor_update_streamed_one; soa
+// and terms are used only then). Its launch bound asks for 4 resident
+// blocks (at most 64 registers, a few spills): without it the 33 constants
+// held in registers took 100, and an SM held 2 blocks. The other asks for
+// none (0): a minimum of 1 took it from 46 registers to 72.
+template <bool STREAMED>
+__global__ void __launch_bounds__(JL_SCENE_BLOCK, STREAMED ? 4 : 0) jl_jor_update_stop_kernel(
     jl_jor_problem p, const double *soa, const double *src, double *dst, const double *ysrc,
     double *ydst, const double *du, double *terms, double *part_res, int *part_ok, int dst_index,
     jl_state_and_buf *sb, jl_restart_args ra) {
@@ -332,27 +348,13 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK, 4) jl_jor_update_streamed_kern
   int good = 1;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < p.n) {
-    size_t n = (size_t)p.n;
-    const double *f = soa + i;
-    double kc[3], kf[9], kr[18], kd[2], km[1];
-    for (int m = 0; m < 3; ++m) kc[m] = f[(JL_SOA_C + m) * n];
-    for (int m = 0; m < 9; ++m) kf[m] = f[(JL_SOA_FRAME + m) * n];
-    for (int m = 0; m < 18; ++m) kr[m] = f[(JL_SOA_RX + m) * n];
-    for (int m = 0; m < 2; ++m) kd[m] = f[(JL_SOA_DIAG + m) * n];
-    km[0] = f[JL_SOA_MU * n];
-    const jl_jor_consts k = {kc, kf, kr, kd, km};
-    int a = p.ka[i], b = p.kb[i];
-    double pt[3];
-    r = jl_jor_update_one(p, k, 0, (int)i, a, b, src, dst, ysrc, ydst, du, alpha, beta, &good,
-                          pt);
-    double *t = terms + JL_TERMS_PER_CONTACT * (size_t)i;
-    for (int side = 0; side < 2; ++side) {
-      if ((side ? b : a) < 0) continue;
-      double ir[9];
-      for (int m = 0; m < 9; ++m) ir[m] = f[(JL_SOA_IRX + 9 * side + m) * n];
-      double ims = f[(JL_SOA_IM + side) * n];
-#pragma unroll
-      for (int c = 0; c < 6; ++c) t[6 * side + c] = jl_sm_mw_comp_rows(kf, ir, ims, side, pt, c);
+    if (STREAMED) {
+      r = jl_jor_update_streamed_one(p, soa, (int)i, src, dst, ysrc, ydst, du, terms, alpha, beta,
+                                     &good);
+    } else {
+      jl_jor_consts k = {p.c, p.frame, p.rx, p.diag, p.mu};
+      r = jl_jor_update_one(p, k, (int)i, (int)i, p.ka[i], p.kb[i], src, dst, ysrc, ydst, du,
+                            alpha, beta, &good);
     }
   }
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
@@ -972,13 +974,13 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
       jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0, ybuf[nxt]};
       const double *pt = apgd ? ybuf[nxt] : buf[nxt];
       if (!streamed) {
-        jl_jor_update_stop_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(q, buf[cur], buf[nxt], ybuf[cur],
-                                                                 ybuf[nxt], du, part_res, part_ok,
-                                                                 nxt, sb, ra);
+        jl_jor_update_stop_kernel<false><<<cb, JL_SCENE_BLOCK, 0, st>>>(
+            q, nullptr, buf[cur], buf[nxt], ybuf[cur], ybuf[nxt], du, nullptr, part_res, part_ok,
+            nxt, sb, ra);
         jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, pt, du, state);
         return;
       }
-      jl_jor_update_streamed_kernel<<<cb, JL_SCENE_BLOCK, 0, st>>>(
+      jl_jor_update_stop_kernel<true><<<cb, JL_SCENE_BLOCK, 0, st>>>(
           q, soa, buf[cur], buf[nxt], ybuf[cur], ybuf[nxt], du, terms, part_res, part_ok, nxt, sb,
           ra);
       jl_jor_du_terms_kernel<<<tb, JL_SCENE_BLOCK, 0, st>>>(q, body_term, terms, pt, du, sb);
