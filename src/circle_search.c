@@ -18,8 +18,11 @@
 #define JL_POLISH_WINDOW 1e-2
 #define JL_POLISH_MAX_THREADS 256
 /* Restarts adopt one of this many best distinct polished packings, so the
- * adopters spread over several basins instead of crowding one. */
-#define JL_ELITE 4
+ * adopters spread over several basins instead of crowding one. An elite of
+ * distinct shapes (distances of the circles from the centre) of 4, 16 or 64
+ * did no better at n = 30 (docs/benchmarks.md, session 9). */
+#define JL_ELITE_DEFAULT 4
+#define JL_ELITE_MAX 256
 /* Polished packings whose R agree this closely (relative) count as one. */
 #define JL_ELITE_SAME 1e-9
 
@@ -185,8 +188,8 @@ typedef struct jl_polish_pool {
 
 typedef struct jl_search_state {
   jl_circle_packing best;  /* polished, legal, problem order */
-  jl_circle_packing elite[JL_ELITE]; /* the best distinct polished packings, R ascending */
-  int elite_count;
+  jl_circle_packing *elite; /* the best distinct polished packings, R ascending */
+  int elite_count, elite_cap;
   double *polished_R;      /* per candidate: R when last polished (skip repeats) */
   jl_polish_job *jobs;     /* polish_slots jobs */
   int polish_slots, threads;
@@ -220,8 +223,8 @@ static int jl_elite_offer(jl_search_state *st, const jl_circle_packing *pk, jl_e
     /* the same basin: keep the smaller */
     return pk->R < st->elite[k].R ? jl_circle_packing_copy(&st->elite[k], pk, err) : JL_OK;
   }
-  if (k >= JL_ELITE) return JL_OK;
-  int last = st->elite_count < JL_ELITE ? st->elite_count++ : JL_ELITE - 1;
+  if (k >= st->elite_cap) return JL_OK;
+  int last = st->elite_count < st->elite_cap ? st->elite_count++ : st->elite_cap - 1;
   /* shift down, recycling the dropped packing's storage */
   jl_circle_packing spare = st->elite[last];
   for (int j = last; j > k; --j) st->elite[j] = st->elite[j - 1];
@@ -338,6 +341,9 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   st.polished_R = calloc((size_t)count, sizeof(double));
   if (!st.polished_R) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
   st.best.R = 0.0;
+  st.elite_cap = o->elite > 0 ? (o->elite < JL_ELITE_MAX ? o->elite : JL_ELITE_MAX) : JL_ELITE_DEFAULT;
+  st.elite = calloc((size_t)st.elite_cap, sizeof *st.elite);
+  if (!st.elite) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
   st.threads = dev->threads;
   st.polish_slots = dev->threads < 3 ? 3 : dev->threads;
   st.jobs = calloc((size_t)st.polish_slots, sizeof *st.jobs);
@@ -382,11 +388,12 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     for (int c = 0; c < count; ++c) { steps += b.steps[c]; trials += b.trials_done[c]; }
     double gap = prob->best_known_R > 0 ? 100.0 * (st.best.R / prob->best_known_R - 1.0) : 0.0;
     jl_progress_update(&pr, now + st.t0, improved,
-                       "%s: %.1f s  best R %.10f%s%+.6f%%  trials %llu  %.3g steps/s  restarts %llu",
+                       "%s: %.1f s  best R %.10f%s%+.6f%%  trials %llu  %.3g steps/s  restarts %llu  elite %d",
                        prob->name, now, st.best.R,
                        prob->best_known_R > 0 ? "  gap " : "  ",
                        prob->best_known_R > 0 ? gap : 0.0, (unsigned long long)trials,
-                       now > 0 ? (double)steps / now : 0.0, (unsigned long long)st.restarts);
+                       now > 0 ? (double)steps / now : 0.0, (unsigned long long)st.restarts,
+                       st.elite_count);
     if (o->target_R > 0 && st.best.R > 0 && st.best.R <= o->target_R) { stopped_by = JL_STOP_TARGET; break; }
     if (o->stop && *o->stop) { stopped_by = JL_STOP_SIGNAL; break; }
     if (o->rounds > 0 && round >= o->rounds) { stopped_by = JL_STOP_ROUNDS; break; }
@@ -422,7 +429,9 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
 done:
   if (st.jobs)
     for (int k = 0; k < st.polish_slots; ++k) jl_circle_packing_free(&st.jobs[k].pk);
-  for (int k = 0; k < JL_ELITE; ++k) jl_circle_packing_free(&st.elite[k]);
+  if (st.elite)
+    for (int k = 0; k < st.elite_cap; ++k) jl_circle_packing_free(&st.elite[k]);
+  free(st.elite);
   free(st.jobs);
   free(st.polished_R);
   jl_circle_packing_free(&st.best);

@@ -29,6 +29,7 @@ typedef struct jl_circle_search_opts {
   long rounds;             /* stop after this many launches; 0: no limit */
   int stuck_limit;         /* trials without a new record before a restart; 0: auto */
   double adopt;            /* population: share of restarts that adopt an elite packing */
+  int elite;               /* population: size of the elite of distinct shapes; 0: default */
   double band;             /* record-to-record band of the first rung (relative); 0: default */
   int band_levels;         /* rungs of the band ladder; 0: default */
   int area_weighted;

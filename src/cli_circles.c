@@ -40,6 +40,10 @@ static const char *const jl_circles_help =
   "                    (relative) above its record (default 3e-4); candidate c uses\n"
   "                    B (10/3)^(c mod L)\n"
   "  --band-levels L   rungs of that ladder of bands (default 2)\n"
+  "  --elite K         population: restarts adopt one of the K best distinct\n"
+  "                    polished packings (default 4, at most 256)\n"
+  "  --adopt P         population: share of restarts that adopt (default 0.5);\n"
+  "                    the rest start from a random packing\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -74,7 +78,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_ADOPT, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -92,6 +96,8 @@ static const struct option jl_circles_opts[] = {
   {"stuck", required_argument, NULL, OPT_STUCK},
   {"band", required_argument, NULL, OPT_BAND},
   {"band-levels", required_argument, NULL, OPT_BAND_LEVELS},
+  {"elite", required_argument, NULL, OPT_ELITE},
+  {"adopt", required_argument, NULL, OPT_ADOPT},
   {"area-weighted", no_argument, NULL, OPT_AREA},
   {"resume", required_argument, NULL, OPT_RESUME},
   {"device", required_argument, NULL, OPT_DEVICE},
@@ -158,6 +164,11 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       rc = jl_cli_int("--band-levels", optarg, 1, 16, &v, err);
       a->search.band_levels = (int)v;
       break;
+    case OPT_ELITE:
+      rc = jl_cli_int("--elite", optarg, 1, 256, &v, err);
+      a->search.elite = (int)v;
+      break;
+    case OPT_ADOPT: rc = jl_cli_double("--adopt", optarg, 0.0, 1.0, &a->search.adopt, err); break;
     case OPT_AREA: a->search.area_weighted = 1; break;
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_DEVICE: a->device = optarg; break;

@@ -33,6 +33,8 @@ bad n_negative "$N_OPT|-3"              "the option --n"    --n -3 --device cpu 
 bad n_text     'abc'                    "the value 'abc'"   --n abc --device cpu --time 2
 bad band_neg   "--band: must be between" "the option --band"  --n 5 --band -1 --device cpu --time 2
 bad band_lvls  "--band-levels"         "the option --band-levels" --n 5 --band-levels 0 --device cpu --time 2
+bad elite_zero "--elite"               "the option --elite" --n 5 --elite 0 --device cpu --time 2
+bad adopt_big  "--adopt: must be between" "the option --adopt" --n 5 --adopt 1.5 --device cpu --time 2
 bad neg_radius 'neg\.json'              "the file neg.json" --problem "$in/neg.json" --device cpu --time 2
 expect_err 'radii' "the field 'radii'"
 bad unknown_key 'bogus_key'             "the key 'bogus_key'" --problem "$in/unknown.json" --device cpu --time 2
