@@ -25,7 +25,7 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->pair_key_alt, &g->pair_a, &g->pair_b, &g->summary, &g->fault, &g->np_count,
                     &g->np_start, &g->c_a, &g->c_b, &g->c_point, &g->c_normal, &g->c_gap,
                     &g->c_key, &g->p_ka, &g->p_kb, &g->p_rx, &g->p_irx, &g->p_im,
-                    &g->p_c, &g->p_mu, &g->p_diag, &g->p_body_ptr, &g->p_body_contact, &g->p_frame, &g->p_keys,
+                    &g->p_c, &g->p_mu, &g->p_diag, &g->p_lever, &g->p_iso, &g->p_body_ptr, &g->p_body_contact, &g->p_frame, &g->p_keys,
                     &g->p_keys_alt, &g->p_row_count, &g->p_row_start, &g->p_rowptr, &g->p_col,
                     &g->p_blocks, &g->law_table, &g->cf_a, &g->cf_b, &g->cf_point,
                     &g->cf_normal, &g->cf_gap, &g->cf_key, &g->c_flag, &g->c_scan, &g->w_imp,

@@ -52,7 +52,8 @@ struct jl_scene_gpu {
   jl_dbuf np_count, np_start, c_a, c_b, c_point, c_normal, c_gap, c_key;
   int contacts = 0;
   // JOR prox: the contact problem (contact_setup.h) and the iterates
-  jl_dbuf p_ka, p_kb, p_rx, p_irx, p_im, p_c, p_mu, p_diag, p_body_ptr, p_body_contact;
+  jl_dbuf p_ka, p_kb, p_rx, p_irx, p_im, p_c, p_mu, p_diag, p_lever, p_iso, p_body_ptr,
+      p_body_contact;
   jl_dbuf p_frame, p_keys, p_keys_alt, p_row_count, p_row_start, p_rowptr, p_col, p_blocks;
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
@@ -190,6 +191,8 @@ static inline int jl_reserve_problem(jl_scene_gpu *g, int n, int nb, char *msg, 
   JL_RESERVE(p_c, 3 * sn * sizeof(double), "free terms");
   JL_RESERVE(p_mu, sn * sizeof(double), "friction");
   JL_RESERVE(p_diag, 2 * sn * sizeof(double), "Delassus diagonals");
+  JL_RESERVE(p_lever, 6 * sn * sizeof(double), "contact levers");
+  JL_RESERVE(p_iso, 2 * sn * sizeof(double), "isotropic inverse inertias");
   JL_RESERVE(p_body_ptr, (snb + 1) * sizeof(int), "body contact lists");
   JL_RESERVE(p_body_contact, 2 * sn * sizeof(int), "body contact lists");
   return 0;

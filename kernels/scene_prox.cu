@@ -29,6 +29,7 @@ struct jl_jor_problem {
   int n, nb;
   const int *ka, *kb, *body_ptr, *body_contact;
   const double *frame, *rx, *irx, *im, *c, *mu, *diag;
+  const double *lever, *iso;  // the streamed solve rebuilds rx and irx from these
   int on_g;                // xi from G (block CSR) instead of du
   const int *rowptr, *col;
   const double *blocks;
@@ -241,23 +242,29 @@ static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor
 
 // The streamed JOR / APGD solve, for problems too large for the persistent
 // one (the million-sphere pile: 3 million contacts). Per iteration it moves
-// fewer bytes than the two kernels above, by two changes, each the same
+// fewer bytes than the two kernels above, by three changes, each the same
 // arithmetic in the same order:
 // - the update reads its contact's constants from a copy by field
 //   (jl_jor_soa_kernel, once per solve), so a warp's loads are coalesced;
 //   in the problem's contact-major layout the 47 doubles of 32 neighbouring
 //   contacts went through L2 several times over (the update ran at 86% of
 //   L2 throughput and 42% of DRAM);
+// - that copy holds 19 doubles, not the 53 the update uses: the tangents
+//   follow from the normal (jl_sm_frame), the lever rows r x d from the
+//   levers r (jl_sm_lever_rows) and, for a body of isotropic inertia (any
+//   sphere), I^-1 (r x d) = s (r x d); each rebuilt by the setup's own
+//   arithmetic, so the same bits. Other bodies' I^-1 (r x d) come from the
+//   problem's irx;
 // - the update also writes its contact's du terms M^-1 W lam for both sides
 //   (12 doubles), and du sums each body's terms in the body's contact order
 //   (jl_jor_du_terms_kernel); the lanes' du gathered the frame, lever rows
 //   and impulses of every contact twice per iteration (about 300 bytes per
 //   body entry, 1.8 GB per iteration of the pile).
-// The constants by field: c, frame, rx, diag, mu, then irx and im (the du
-// terms' own), JL_SOA_FIELDS rows of n.
+// The constants by field: c, the normal, the levers, diag, mu, then iso and
+// im (the du terms' own), JL_SOA_FIELDS rows of n.
 enum {
-  JL_SOA_C = 0, JL_SOA_FRAME = 3, JL_SOA_RX = 12, JL_SOA_DIAG = 30, JL_SOA_MU = 32,
-  JL_SOA_IRX = 33, JL_SOA_IM = 51, JL_SOA_FIELDS = 53
+  JL_SOA_C = 0, JL_SOA_NORMAL = 3, JL_SOA_LEVER = 6, JL_SOA_DIAG = 12, JL_SOA_MU = 14,
+  JL_SOA_ISO = 15, JL_SOA_IM = 17, JL_SOA_FIELDS = 19
 };
 #define JL_TERMS_PER_CONTACT 12
 // From this many contacts the streamed kernels beat the two per-iteration
@@ -272,11 +279,11 @@ __global__ void jl_jor_soa_kernel(jl_jor_problem p, double *soa) {
   size_t n = (size_t)p.n;
   double *o = soa + i;
   for (int m = 0; m < 3; ++m) o[(JL_SOA_C + m) * n] = p.c[3 * i + m];
-  for (int m = 0; m < 9; ++m) o[(JL_SOA_FRAME + m) * n] = p.frame[9 * i + m];
-  for (int m = 0; m < 18; ++m) o[(JL_SOA_RX + m) * n] = p.rx[18 * i + m];
+  for (int m = 0; m < 3; ++m) o[(JL_SOA_NORMAL + m) * n] = p.frame[9 * i + m];
+  for (int m = 0; m < 6; ++m) o[(JL_SOA_LEVER + m) * n] = p.lever[6 * i + m];
   for (int m = 0; m < 2; ++m) o[(JL_SOA_DIAG + m) * n] = p.diag[2 * i + m];
   o[JL_SOA_MU * n] = p.mu[i];
-  for (int m = 0; m < 18; ++m) o[(JL_SOA_IRX + m) * n] = p.irx[18 * i + m];
+  for (int m = 0; m < 2; ++m) o[(JL_SOA_ISO + m) * n] = p.iso[2 * i + m];
   for (int m = 0; m < 2; ++m) o[(JL_SOA_IM + m) * n] = p.im[2 * i + m];
 }
 
@@ -291,30 +298,46 @@ __global__ void jl_jor_body_term_kernel(jl_jor_problem p, int *body_term) {
 }
 
 // Contact i's streamed update: jl_jor_update_one from the constants by
-// field (held in registers), and the du terms of the new iterate (APGD: of
-// the next point) for its dynamic sides: jl_sm_mw_comp's values, computed
-// once here instead of twice in du.
+// field (frame and lever rows rebuilt into registers), and the du terms of
+// the new iterate (APGD: of the next point) for its dynamic sides into t
+// (12): jl_sm_mw_comp's values, computed once here instead of twice in du.
 static __device__ __forceinline__ double jl_jor_update_streamed_one(
     const jl_jor_problem &p, const double *soa, int i, const double *src, double *dst,
-    const double *ysrc, double *ydst, const double *du, double *terms, double alpha, double beta,
+    const double *ysrc, double *ydst, const double *du, double *t, double alpha, double beta,
     int *good) {
   size_t n = (size_t)p.n;
   const double *f = soa + i;
-  double kc[3], kf[9], kr[18], kd[2], km[1];
+  double kc[3], kf[9], kr[18], kd[2], km[1], nrm[3];
   for (int m = 0; m < 3; ++m) kc[m] = f[(JL_SOA_C + m) * n];
-  for (int m = 0; m < 9; ++m) kf[m] = f[(JL_SOA_FRAME + m) * n];
-  for (int m = 0; m < 18; ++m) kr[m] = f[(JL_SOA_RX + m) * n];
+  for (int m = 0; m < 3; ++m) nrm[m] = f[(JL_SOA_NORMAL + m) * n];
+  jl_sm_frame(nrm, kf);
+  for (int side = 0; side < 2; ++side) {
+    double lv[3];
+    for (int m = 0; m < 3; ++m) lv[m] = f[(JL_SOA_LEVER + 3 * side + m) * n];
+    jl_sm_lever_rows(lv, kf, kr + 9 * side);
+  }
   for (int m = 0; m < 2; ++m) kd[m] = f[(JL_SOA_DIAG + m) * n];
   km[0] = f[JL_SOA_MU * n];
   const jl_jor_consts k = {kc, kf, kr, kd, km};
   int a = p.ka[i], b = p.kb[i];
   double pt[3];
   double r = jl_jor_update_one(p, k, 0, i, a, b, src, dst, ysrc, ydst, du, alpha, beta, good, pt);
-  double *t = terms + JL_TERMS_PER_CONTACT * (size_t)i;
   for (int side = 0; side < 2; ++side) {
-    if ((side ? b : a) < 0) continue;
-    double ir[9];
-    for (int m = 0; m < 9; ++m) ir[m] = f[(JL_SOA_IRX + 9 * side + m) * n];
+    if ((side ? b : a) < 0) {
+      for (int c = 0; c < 6; ++c) t[6 * side + c] = 0.0;  // never read: no body entry
+      continue;
+    }
+    double ir[9], s = f[(JL_SOA_ISO + side) * n];
+    if (s >= 0.0) {  // jl_int_inv_inertia_apply's isotropic product
+      // the lever rows again from the lever, not kept through the update
+      // (18 more live registers spilled)
+      double lv[3];
+      for (int m = 0; m < 3; ++m) lv[m] = f[(JL_SOA_LEVER + 3 * side + m) * n];
+      jl_sm_lever_rows(lv, kf, ir);
+      for (int m = 0; m < 9; ++m) ir[m] = s * ir[m];
+    } else {
+      for (int m = 0; m < 9; ++m) ir[m] = p.irx[18 * (size_t)i + 9 * side + m];
+    }
     double ims = f[(JL_SOA_IM + side) * n];
 #pragma unroll
     for (int c = 0; c < 6; ++c) t[6 * side + c] = jl_sm_mw_comp_rows(kf, ir, ims, side, pt, c);
@@ -347,15 +370,26 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK, STREAMED ? 4 : 0) jl_jor_updat
   double beta = ydst ? jl_pm_beta(&sb->s) : 0.0;
   int good = 1;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  // the block's du terms, staged so that they go out in whole sectors (each
+  // thread's 12 stored directly took 12 stores of 32 sectors per warp)
+  __shared__ double s_terms[STREAMED ? JL_TERMS_PER_CONTACT * JL_SCENE_BLOCK : 1];
   if (i < p.n) {
     if (STREAMED) {
-      r = jl_jor_update_streamed_one(p, soa, (int)i, src, dst, ysrc, ydst, du, terms, alpha, beta,
+      r = jl_jor_update_streamed_one(p, soa, (int)i, src, dst, ysrc, ydst, du,
+                                     s_terms + JL_TERMS_PER_CONTACT * threadIdx.x, alpha, beta,
                                      &good);
     } else {
       jl_jor_consts k = {p.c, p.frame, p.rx, p.diag, p.mu};
       r = jl_jor_update_one(p, k, (int)i, (int)i, p.ka[i], p.kb[i], src, dst, ysrc, ydst, du,
                             alpha, beta, &good);
     }
+  }
+  if (STREAMED) {
+    __syncthreads();
+    long long first = (long long)blockIdx.x * blockDim.x;
+    long long count = p.n - first < (long long)blockDim.x ? p.n - first : (long long)blockDim.x;
+    double *g = terms + JL_TERMS_PER_CONTACT * (size_t)first;
+    for (int j = threadIdx.x; j < JL_TERMS_PER_CONTACT * count; j += blockDim.x) g[j] = s_terms[j];
   }
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
 }
@@ -708,6 +742,8 @@ extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_probl
     JL_CUDA_TRY(cudaMemcpy(g->p_rx.p, p->rx, 18 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_irx.p, p->irx, 18 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_im.p, p->im, 2 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_lever.p, p->lever, 6 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_iso.p, p->iso, 2 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_c.p, p->c, 3 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_mu.p, p->mu, sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_diag.p, p->diag, 2 * sn * sizeof(double), h2d));
@@ -894,6 +930,8 @@ static jl_jor_problem jl_prox_problem(jl_scene_gpu *g, int on_g, double tol_abs,
   q.c = jl_dp<double>(g->p_c);
   q.mu = jl_dp<double>(g->p_mu);
   q.diag = jl_dp<double>(g->p_diag);
+  q.lever = jl_dp<double>(g->p_lever);
+  q.iso = jl_dp<double>(g->p_iso);
   q.on_g = on_g;
   q.rowptr = jl_dp<int>(g->p_rowptr);
   q.col = jl_dp<int>(g->p_col);

@@ -100,7 +100,8 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                     jl_dp<double>(g->inv_inertia)};
   jl_sm_problem p = {jl_dp<int>(g->p_ka), jl_dp<int>(g->p_kb), jl_dp<double>(g->p_frame),
                      jl_dp<double>(g->p_rx), jl_dp<double>(g->p_irx), jl_dp<double>(g->p_im),
-                     jl_dp<double>(g->p_c), jl_dp<double>(g->p_mu), jl_dp<double>(g->p_diag)};
+                     jl_dp<double>(g->p_c), jl_dp<double>(g->p_mu), jl_dp<double>(g->p_diag),
+                     jl_dp<double>(g->p_lever), jl_dp<double>(g->p_iso)};
   jl_setup_contact_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
       n, b, jl_dp<int>(g->material), jl_dp<int>(g->c_a), jl_dp<int>(g->c_b),
       jl_dp<double>(g->c_point), jl_dp<double>(g->c_normal), law, (int)law_n,
@@ -175,6 +176,8 @@ extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p,
   JL_CUDA_TRY(cudaMemcpy(p->rx, g->p_rx.p, 18 * sn * sizeof(double), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->irx, g->p_irx.p, 18 * sn * sizeof(double), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->im, g->p_im.p, 2 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->lever, g->p_lever.p, 6 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->iso, g->p_iso.p, 2 * sn * sizeof(double), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->c, g->p_c.p, 3 * sn * sizeof(double), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->mu, g->p_mu.p, sn * sizeof(double), d2h));
   JL_CUDA_TRY(cudaMemcpy(p->diag, g->p_diag.p, 2 * sn * sizeof(double), d2h));

@@ -12,6 +12,7 @@
 void jl_contact_problem_free(jl_contact_problem *p) {
   if (!p) return;
   free(p->ka); free(p->kb); free(p->frame); free(p->rx); free(p->irx); free(p->im);
+  free(p->lever); free(p->iso);
   free(p->c); free(p->mu); free(p->diag); free(p->rowptr); free(p->col);
   free(p->blocks); free(p->body_ptr); free(p->body_contact);
   memset(p, 0, sizeof *p);
@@ -31,6 +32,7 @@ int jl_contact_problem_reserve(jl_contact_problem *p, int n, int nbodies, int nn
     JL_GROW(p->ka, cap); JL_GROW(p->kb, cap); JL_GROW(p->frame, 9 * (size_t)cap);
     JL_GROW(p->rx, 18 * (size_t)cap); JL_GROW(p->irx, 18 * (size_t)cap);
     JL_GROW(p->im, 2 * (size_t)cap);
+    JL_GROW(p->lever, 6 * (size_t)cap); JL_GROW(p->iso, 2 * (size_t)cap);
     JL_GROW(p->c, 3 * (size_t)cap); JL_GROW(p->mu, cap); JL_GROW(p->diag, 2 * (size_t)cap);
     JL_GROW(p->rowptr, cap + 1); JL_GROW(p->body_contact, 2 * (size_t)cap);
     p->cap = cap;
@@ -68,7 +70,8 @@ static void jl_setup_phase1(void *ctx, int tid, jl_team *team) {
   const jl_contacts *c = j->c;
   jl_contact_problem *p = j->p;
   jl_sm_bodies sb = {b->is_static, b->pos, b->quat, b->vel, b->omega, b->inv_mass, b->inv_inertia};
-  jl_sm_problem sp = {p->ka, p->kb, p->frame, p->rx, p->irx, p->im, p->c, p->mu, p->diag};
+  jl_sm_problem sp = {p->ka, p->kb, p->frame, p->rx, p->irx, p->im, p->c, p->mu, p->diag,
+                     p->lever, p->iso};
   for (int i = lo; i < hi; ++i)
     jl_sm_contact(&sb, c->body_a[i], c->body_b[i], c->point + 3 * (size_t)i,
                   c->normal + 3 * (size_t)i, j->law->mu[i], j->law->eps_n[i], j->law->eps_t[i],

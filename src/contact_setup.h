@@ -41,6 +41,10 @@ typedef struct jl_contact_problem {
   double *c;               /* 3: W^T M^-1 h dt + (I + eps)(W^T u_S) */
   double *mu;              /* 1 */
   double *diag;            /* 2: G_ii(1,1) and max(G_ii(2,2), G_ii(3,3)) */
+  /* What rx and irx are made of, for a solve that rebuilds them instead of
+   * reading them (the device's streamed solve): */
+  double *lever;           /* 6: r_a then r_b, contact point minus centre (0 for a static side) */
+  double *iso;             /* 2: s where the side's I^-1 = s 1 (spheres, cubes), else -1; 0 static */
   /* G: block-sparse CSR of 3x3 blocks, row-major inside a block, columns ascending */
   int has_g;
   int nnz, nnz_cap;

@@ -44,6 +44,14 @@ JL_HD static inline void jl_int_half_step_body(const uint8_t *is_static, double 
 /* World-frame inverse inertia times x (quat q, body-frame diagonal ii). */
 JL_HD static inline void jl_int_inv_inertia_apply(const double *q, const double *ii, const double x[3],
                                                   double out[3]) {
+  if (ii[0] == ii[1] && ii[1] == ii[2]) {
+    /* isotropic (spheres, cubes): the rotations would only add rounding; the
+     * streamed prox solve rebuilds I^-1 (r x d) this way (jl_sm_iso) */
+    out[0] = ii[0] * x[0];
+    out[1] = ii[0] * x[1];
+    out[2] = ii[0] * x[2];
+    return;
+  }
   jl_quat qq = {q[0], q[1], q[2], q[3]};
   jl_vec3 l = jl_quat_rotate(jl_quat_conj(qq), jl_v3(x[0], x[1], x[2]));
   l = jl_v3(l.x * ii[0], l.y * ii[1], l.z * ii[2]);

@@ -38,6 +38,23 @@ JL_HD static inline void jl_sm_frame(const double n[3], double frame[9]) {
   frame[6] = t2.x; frame[7] = t2.y; frame[8] = t2.z;
 }
 
+/* The lever rows r x d for d = n, t1, t2 (frame: 9) into rx (9). */
+JL_HD static inline void jl_sm_lever_rows(const double r[3], const double *frame, double *rx) {
+  for (int d = 0; d < 3; ++d) {
+    const double *e = frame + 3 * d;
+    double *q = rx + 3 * d;
+    q[0] = r[1] * e[2] - r[2] * e[1];
+    q[1] = r[2] * e[0] - r[0] * e[2];
+    q[2] = r[0] * e[1] - r[1] * e[0];
+  }
+}
+
+/* The isotropic inverse inertia s of a body (I^-1 = s 1, so I^-1 (r x d) =
+ * s (r x d), as jl_int_inv_inertia_apply computes it), or -1. */
+JL_HD static inline double jl_sm_iso(const double *ii) {
+  return ii[0] == ii[1] && ii[1] == ii[2] ? ii[0] : -1.0;
+}
+
 /* Row d (0 N, 1 T1, 2 T2) of W_iK^T u for side 0 (a) or 1 (b), u = (v, omega). */
 JL_HD static inline double jl_sm_w_row_dot(const double *frame, const double *rx, int i, int side,
                                            int d, const double *u) {
@@ -84,7 +101,7 @@ typedef struct jl_sm_bodies {
 
 typedef struct jl_sm_problem {
   int *ka, *kb;
-  double *frame, *rx, *irx, *im, *c, *mu, *diag;
+  double *frame, *rx, *irx, *im, *c, *mu, *diag, *lever, *iso;
 } jl_sm_problem;
 
 /* Contact i (bodies a, b, point, unit normal; law mu, eps_n, eps_t; dv_free
@@ -103,21 +120,23 @@ JL_HD static inline void jl_sm_contact(const jl_sm_bodies *b, int a, int bb, con
   for (int side = 0; side < 2; ++side) {
     int k = ks[side];
     double *rx = p->rx + 18 * (size_t)i + 9 * side, *irx = p->irx + 18 * (size_t)i + 9 * side;
+    double *lever = p->lever + 6 * (size_t)i + 3 * side;
     if (k < 0) {
       for (int m = 0; m < 9; ++m) rx[m] = irx[m] = 0.0;
+      for (int m = 0; m < 3; ++m) lever[m] = 0.0;
       p->im[2 * (size_t)i + side] = 0.0;
+      p->iso[2 * (size_t)i + side] = 0.0;
       continue;
     }
     const double *x = b->pos + 3 * (size_t)k;
     double r[3] = {pt[0] - x[0], pt[1] - x[1], pt[2] - x[2]};
+    for (int m = 0; m < 3; ++m) lever[m] = r[m];
     double im = b->inv_mass[k];
     p->im[2 * (size_t)i + side] = im;
+    p->iso[2 * (size_t)i + side] = jl_sm_iso(b->inv_inertia + 3 * (size_t)k);
+    jl_sm_lever_rows(r, fr, rx);
     for (int d = 0; d < 3; ++d) {
-      const double *e = fr + 3 * d;
       double *q = rx + 3 * d;
-      q[0] = r[1] * e[2] - r[2] * e[1];
-      q[1] = r[2] * e[0] - r[0] * e[2];
-      q[2] = r[0] * e[1] - r[1] * e[0];
       jl_int_inv_inertia_apply(b->quat + 4 * (size_t)k, b->inv_inertia + 3 * (size_t)k, q,
                                irx + 3 * d);
       g[d] += im + q[0] * irx[3 * d] + q[1] * irx[3 * d + 1] + q[2] * irx[3 * d + 2];

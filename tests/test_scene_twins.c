@@ -259,6 +259,61 @@ static void add_materials(jl_scene *s) {
     if (k % 3 == 1) s->bodies.material[k] = 1;
 }
 
+/* What the device's streamed solve rebuilds (kernels/scene_prox.cu): the
+ * frame from its normal, the lever rows from the levers, and for isotropic
+ * bodies (the spheres here, not the boxes) I^-1 (r x d) = s (r x d): each
+ * the stored bytes. */
+static void test_setup_levers_rebuild_rows(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(&s, 4, 5, 1, 1), 0);
+  jl_broad_phase bp;
+  jl_contacts c;
+  assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
+  assert_int_equal(jl_contacts_init(&c, 64, &err), JL_OK);
+  assert_int_equal(jl_collide(&s.bodies, 0.02, 1, &bp, &c, &err), JL_OK);
+  int n = c.count;
+  assert_true(n > 100);
+  double *law = malloc(3 * sizeof(double) * (size_t)n);
+  double *dv = malloc(6 * sizeof(double) * (size_t)s.bodies.count);
+  assert_true(law && dv);
+  jl_contact_problem p;
+  memset(&p, 0, sizeof p);
+  assert_int_equal(fx_problem(&s, &c, &p, law, dv), 0);
+  int iso_sides = 0, other_sides = 0;
+  for (int i = 0; i < n; ++i) {
+    double fr[9];
+    jl_sm_frame(p.frame + 9 * (size_t)i, fr);
+    assert_memory_equal(fr, p.frame + 9 * (size_t)i, sizeof fr);
+    for (int side = 0; side < 2; ++side) {
+      int k = side ? p.kb[i] : p.ka[i];
+      if (k < 0) continue;
+      double rx[9];
+      jl_sm_lever_rows(p.lever + 6 * (size_t)i + 3 * side, fr, rx);
+      assert_memory_equal(rx, p.rx + 18 * (size_t)i + 9 * side, sizeof rx);
+      double iso = p.iso[2 * (size_t)i + side];
+      if (s.bodies.shape[k] == JL_SHAPE_SPHERE) {
+        assert_true(iso == s.bodies.inv_inertia[3 * (size_t)k] && iso > 0.0);
+        double irx[9];
+        for (int m = 0; m < 9; ++m) irx[m] = iso * rx[m];
+        assert_memory_equal(irx, p.irx + 18 * (size_t)i + 9 * side, sizeof irx);
+        iso_sides++;
+      } else {
+        assert_true(iso == -1.0);  /* the fixture's boxes are not cubes */
+        other_sides++;
+      }
+    }
+  }
+  assert_true(iso_sides > 50 && other_sides > 50);
+  jl_contact_problem_free(&p);
+  free(law);
+  free(dv);
+  jl_contacts_free(&c);
+  jl_broad_phase_free(&bp);
+  jl_scene_free(&s);
+}
+
 /* setup_math.h + the device's steps (setup_twin.c) against jl_contact_setup. */
 static void test_setup_twin_matches_cpu(void **state) {
   (void)state;
@@ -726,6 +781,7 @@ int main(void) {
     cmocka_unit_test(test_broad_math_geometry),
     cmocka_unit_test(test_grid_twin_pairs_match_cpu),
     cmocka_unit_test(test_setup_twin_matches_cpu),
+    cmocka_unit_test(test_setup_levers_rebuild_rows),
     cmocka_unit_test(test_jor_device_schedule_converges),
     cmocka_unit_test(test_jor_device_schedule_fixed_iterations),
     cmocka_unit_test(test_jor_device_schedule_restarts),
