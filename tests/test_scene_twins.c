@@ -259,6 +259,17 @@ static void add_materials(jl_scene *s) {
     if (k % 3 == 1) s->bodies.material[k] = 1;
 }
 
+/* A mixed scene of side^3 bodies (fx_mixed_scene, planes and a large box)
+ * and its contacts, found by the CPU collide. */
+static void mixed_contacts(jl_scene *s, jl_broad_phase *bp, jl_contacts *c, int side, uint64_t seed) {
+  jl_error err = {0};
+  assert_int_equal(fx_mixed_scene(s, side, seed, 1, 1), 0);
+  assert_int_equal(jl_broad_phase_init(bp, &err), JL_OK);
+  assert_int_equal(jl_contacts_init(c, 64, &err), JL_OK);
+  assert_int_equal(jl_collide(&s->bodies, 0.02, 1, bp, c, &err), JL_OK);
+  assert_true(c->count > 100);
+}
+
 /* What the device's streamed solve rebuilds (kernels/scene_prox.cu): the
  * frame from its normal, the lever rows from the levers, and for isotropic
  * bodies (the spheres here, not the boxes) I^-1 (r x d) = s (r x d): each
@@ -266,15 +277,10 @@ static void add_materials(jl_scene *s) {
 static void test_setup_levers_rebuild_rows(void **state) {
   (void)state;
   jl_scene s;
-  jl_error err = {0};
-  assert_int_equal(fx_mixed_scene(&s, 4, 5, 1, 1), 0);
   jl_broad_phase bp;
   jl_contacts c;
-  assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
-  assert_int_equal(jl_contacts_init(&c, 64, &err), JL_OK);
-  assert_int_equal(jl_collide(&s.bodies, 0.02, 1, &bp, &c, &err), JL_OK);
+  mixed_contacts(&s, &bp, &c, 4, 5);
   int n = c.count;
-  assert_true(n > 100);
   double *law = malloc(3 * sizeof(double) * (size_t)n);
   double *dv = malloc(6 * sizeof(double) * (size_t)s.bodies.count);
   assert_true(law && dv);
@@ -371,14 +377,10 @@ static void compare_jor(double alpha, double tol, int max_iter, int threads, int
                         int on_g) {
   jl_scene s;
   jl_error err = {0};
-  assert_int_equal(fx_mixed_scene(&s, 4, 3, 1, 1), 0);
   jl_broad_phase bp;
   jl_contacts c;
-  assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
-  assert_int_equal(jl_contacts_init(&c, 64, &err), JL_OK);
-  assert_int_equal(jl_collide(&s.bodies, 0.02, 1, &bp, &c, &err), JL_OK);
+  mixed_contacts(&s, &bp, &c, 4, 3);
   int n = c.count;
-  assert_true(n > 100);
   double *law = malloc(3 * sizeof(double) * (size_t)n);
   double *dv = malloc(6 * sizeof(double) * (size_t)s.bodies.count);
   double *l1 = calloc(3 * (size_t)n, sizeof(double)), *l2 = calloc(3 * (size_t)n, sizeof(double));
