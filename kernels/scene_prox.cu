@@ -331,10 +331,10 @@ static __device__ __forceinline__ double jl_jor_update_streamed_one(
     if (s >= 0.0) {  // jl_int_inv_inertia_apply's isotropic product
       // the lever rows again from the lever, not kept through the update
       // (18 more live registers spilled)
-      double lv[3];
+      double lv[3], q[9];
       for (int m = 0; m < 3; ++m) lv[m] = f[(JL_SOA_LEVER + 3 * side + m) * n];
-      jl_sm_lever_rows(lv, kf, ir);
-      for (int m = 0; m < 9; ++m) ir[m] = s * ir[m];
+      jl_sm_lever_rows(lv, kf, q);
+      for (int d = 0; d < 3; ++d) jl_int_iso_apply(s, q + 3 * d, ir + 3 * d);
     } else {
       for (int m = 0; m < 9; ++m) ir[m] = p.irx[18 * (size_t)i + 9 * side + m];
     }

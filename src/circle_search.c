@@ -22,7 +22,6 @@
  * distinct shapes (distances of the circles from the centre) of 4, 16 or 64
  * did no better at n = 30 (docs/benchmarks.md, session 9). */
 #define JL_ELITE_DEFAULT 4
-#define JL_ELITE_MAX 256
 /* Polished packings whose R agree this closely (relative) count as one. */
 #define JL_ELITE_SAME 1e-9
 

@@ -19,6 +19,9 @@ typedef enum jl_search_mode {
   JL_MODE_INSTANCES = 2    /* seed 4.2.2: independent instances, random restarts */
 } jl_search_mode;
 
+/* The population's elite: at most this many polished packings. */
+#define JL_ELITE_MAX 256
+
 typedef struct jl_circle_search_opts {
   jl_search_mode mode;
   int batch;               /* candidates per launch; 0: chosen for the device */
@@ -29,7 +32,8 @@ typedef struct jl_circle_search_opts {
   long rounds;             /* stop after this many launches; 0: no limit */
   int stuck_limit;         /* trials without a new record before a restart; 0: auto */
   double adopt;            /* population: share of restarts that adopt an elite packing */
-  int elite;               /* population: size of the elite of distinct shapes; 0: default */
+  int elite;               /* population: size of the elite (distinct R), at most
+                            * JL_ELITE_MAX; 0: default */
   double band;             /* record-to-record band of the first rung (relative); 0: default */
   int band_levels;         /* rungs of the band ladder; 0: default */
   int area_weighted;

@@ -165,7 +165,7 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       a->search.band_levels = (int)v;
       break;
     case OPT_ELITE:
-      rc = jl_cli_int("--elite", optarg, 1, 256, &v, err);
+      rc = jl_cli_int("--elite", optarg, 1, JL_ELITE_MAX, &v, err);
       a->search.elite = (int)v;
       break;
     case OPT_ADOPT: rc = jl_cli_double("--adopt", optarg, 0.0, 1.0, &a->search.adopt, err); break;

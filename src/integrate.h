@@ -41,15 +41,26 @@ JL_HD static inline void jl_int_half_step_body(const uint8_t *is_static, double 
   jl_int_quat_advance(quat + 4 * (size_t)k, omega + 3 * (size_t)k, half_dt);
 }
 
+/* The scalar s of an isotropic inverse inertia (I^-1 = s 1: spheres,
+ * cubes), or -1 when the diagonal ii is not isotropic. */
+JL_HD static inline double jl_int_iso_inv_inertia(const double *ii) {
+  return ii[0] == ii[1] && ii[1] == ii[2] ? ii[0] : -1.0;
+}
+
+/* I^-1 x for isotropic inertia s: what jl_int_inv_inertia_apply computes
+ * then, and what the streamed prox solve rebuilds I^-1 (r x d) with. */
+JL_HD static inline void jl_int_iso_apply(double s, const double x[3], double out[3]) {
+  out[0] = s * x[0];
+  out[1] = s * x[1];
+  out[2] = s * x[2];
+}
+
 /* World-frame inverse inertia times x (quat q, body-frame diagonal ii). */
 JL_HD static inline void jl_int_inv_inertia_apply(const double *q, const double *ii, const double x[3],
                                                   double out[3]) {
-  if (ii[0] == ii[1] && ii[1] == ii[2]) {
-    /* isotropic (spheres, cubes): the rotations would only add rounding; the
-     * streamed prox solve rebuilds I^-1 (r x d) this way (jl_sm_iso) */
-    out[0] = ii[0] * x[0];
-    out[1] = ii[0] * x[1];
-    out[2] = ii[0] * x[2];
+  double s = jl_int_iso_inv_inertia(ii);
+  if (s >= 0.0) {  /* the rotations would only add rounding */
+    jl_int_iso_apply(s, x, out);
     return;
   }
   jl_quat qq = {q[0], q[1], q[2], q[3]};

@@ -49,12 +49,6 @@ JL_HD static inline void jl_sm_lever_rows(const double r[3], const double *frame
   }
 }
 
-/* The isotropic inverse inertia s of a body (I^-1 = s 1, so I^-1 (r x d) =
- * s (r x d), as jl_int_inv_inertia_apply computes it), or -1. */
-JL_HD static inline double jl_sm_iso(const double *ii) {
-  return ii[0] == ii[1] && ii[1] == ii[2] ? ii[0] : -1.0;
-}
-
 /* Row d (0 N, 1 T1, 2 T2) of W_iK^T u for side 0 (a) or 1 (b), u = (v, omega). */
 JL_HD static inline double jl_sm_w_row_dot(const double *frame, const double *rx, int i, int side,
                                            int d, const double *u) {
@@ -133,7 +127,7 @@ JL_HD static inline void jl_sm_contact(const jl_sm_bodies *b, int a, int bb, con
     for (int m = 0; m < 3; ++m) lever[m] = r[m];
     double im = b->inv_mass[k];
     p->im[2 * (size_t)i + side] = im;
-    p->iso[2 * (size_t)i + side] = jl_sm_iso(b->inv_inertia + 3 * (size_t)k);
+    p->iso[2 * (size_t)i + side] = jl_int_iso_inv_inertia(b->inv_inertia + 3 * (size_t)k);
     jl_sm_lever_rows(r, fr, rx);
     for (int d = 0; d < 3; ++d) {
       double *q = rx + 3 * d;
