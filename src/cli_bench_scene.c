@@ -6,8 +6,10 @@
  * instantiation) is left out. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "body_order.h"
 #include "cli.h"
 #include "device.h"
 #include "scene.h"
@@ -19,6 +21,7 @@ int jl_cli_bench_scene(int argc, char **argv);
 static const char *const jl_bench_scene_help =
   "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
   "                          [--check-every C] [--no-persistent] [--streamed | --no-streamed]\n"
+  "                          [--body-order auto|spatial|given]\n"
   "\n"
   "Runs 1 + N steps (default N = 10) of the scene on the CUDA device and prints\n"
   "one JSON line: ms per step (the last N), and per stage of the device step\n"
@@ -28,14 +31,16 @@ static const char *const jl_bench_scene_help =
   "when the problem fits one cooperative launch (persistent_solves says how\n"
   "many solves ran in one launch). --streamed / --no-streamed: larger JOR and\n"
   "APGD solves always / never by the streamed kernels (constants by field, du\n"
-  "from the update's terms; by default from 200,000 contacts up).\n";
+  "from the update's terms; by default from 200,000 contacts up).\n"
+  "--body-order: as jostle scene (auto: spatial from 4096 bodies up).\n";
 
 int jl_cli_bench_scene(int argc, char **argv) {
   static const struct option opts[] = {
     {"steps", required_argument, NULL, 'S'},    {"solver", required_argument, NULL, 'v'},
     {"max-iter", required_argument, NULL, 'k'}, {"check-every", required_argument, NULL, 'c'},
     {"no-persistent", no_argument, NULL, 'P'}, {"streamed", no_argument, NULL, 'T'},
-    {"no-streamed", no_argument, NULL, 'N'},    {"help", no_argument, NULL, 'h'},
+    {"no-streamed", no_argument, NULL, 'N'},    {"body-order", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
@@ -43,6 +48,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   const char *solver = NULL;
   jl_solver_kind kind = JL_SOLVER_SOR;
   int c, rc = JL_OK, persistent = 1, streamed = -1;
+  jl_body_order order = JL_BODY_ORDER_AUTO;
   optind = 2;
   while (rc == JL_OK && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
@@ -57,6 +63,11 @@ int jl_cli_bench_scene(int argc, char **argv) {
     case 'P': persistent = 0; break;
     case 'T': streamed = 1; break;
     case 'N': streamed = 0; break;
+    case 'o':
+      if (jl_body_order_parse(optarg, &order))
+        rc = jl_error_set(&err, JL_ERR_INPUT, "--body-order: expected auto, spatial or given, got '%s'",
+                          optarg);
+      break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
     default: rc = jl_error_set(&err, JL_ERR_INPUT, "bench scene: unknown option '%s'", argv[optind - 1]);
     }
@@ -73,6 +84,18 @@ int jl_cli_bench_scene(int argc, char **argv) {
   }
   if (solver) jl_prox_opts_set_kind(&s.solver, kind);
   if (max_iter) s.solver.max_iter = (int)max_iter;
+  /* the order a run steps the bodies in (scene_runner.h) */
+  jl_bodies ordered;
+  int *perm = NULL;
+  if (jl_bodies_order_copy(&ordered, &s.bodies, order, &perm, &err) != JL_OK) {
+    jl_scene_free(&s);
+    return jl_cli_fail(&err);
+  }
+  if (perm) {
+    jl_bodies_free(&s.bodies);
+    s.bodies = ordered;
+    free(perm);
+  }
   jl_device dev;
   jl_scene_gpu *g = NULL;
   if (jl_device_select(&dev, "cuda", 0, NULL, &err) != JL_OK ||
@@ -105,10 +128,11 @@ int jl_cli_bench_scene(int argc, char **argv) {
     return jl_cli_fail(&err);
   }
   printf("{\"bench\": \"scene\", \"scene\": \"%s\", \"device_name\": \"%s\", \"bodies\": %d, "
-         "\"solver\": \"%s\", \"max_iterations\": %d, \"steps\": %ld, \"ms_per_step\": %.4g, "
+         "\"body_order\": \"%s\", \"solver\": \"%s\", \"max_iterations\": %d, \"steps\": %ld, "
+         "\"ms_per_step\": %.4g, "
          "\"stage_ms_per_step\": {",
          s.name[0] ? s.name : path, dev.name, s.bodies.count,
-         jl_solver_kind_name(s.solver.kind), s.solver.max_iter, steps,
+         jl_body_order_applies(order, s.bodies.count) ? "spatial" : "given", jl_solver_kind_name(s.solver.kind), s.solver.max_iter, steps,
          1e3 * wall / (double)steps);
   for (int k = 0; k < JL_GPU_STAGES; ++k)
     printf("%s\"%s\": %.4g", k ? ", " : "", jl_gpu_stage_name(k), 1e3 * stage[k] / (double)steps);

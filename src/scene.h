@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "body_order.h"
 #include "error.h"
 #include "prox_solver.h"
 #include "rigid_body.h"
@@ -33,6 +34,7 @@ typedef struct jl_scene {
   long steps;
   double contact_tol;      /* a contact is closed when gap <= contact_tol (Moreau's index set) */
   jl_prox_opts solver;
+  jl_body_order body_order; /* the order a run steps the bodies in (body_order.h) */
   int n_materials;
   jl_material materials[JL_MATERIALS_MAX];
   /* per material pair [a * JL_MATERIALS_MAX + b], symmetric */

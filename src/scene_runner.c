@@ -5,16 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "body_order.h"
+#include "collide.h"
+
 int jl_scene_runner_init(jl_scene_runner *r, jl_scene *s, const jl_device *dev, jl_error *err) {
   memset(r, 0, sizeof *r);
   r->scene = s;
+  r->run = s;
   r->dev = *dev;
   r->fresh = 1;
   r->check_every = JL_RUNNER_CHECK_EVERY;
-  if (dev->kind != JL_DEVICE_CUDA) return jl_stepper_init(&r->cpu, s, dev->threads, err);
+  r->ordered = *s;
+  r->ordered.bodies = (jl_bodies){0};
+  int rc = jl_bodies_order_copy(&r->ordered.bodies, &s->bodies, s->body_order, &r->perm, err);
+  if (rc != JL_OK) return rc;
+  if (r->perm) r->run = &r->ordered;
+  if (dev->kind != JL_DEVICE_CUDA) return jl_stepper_init(&r->cpu, r->run, dev->threads, err);
   r->on_gpu = 1;
-  int rc = jl_scene_gpu_create(&r->gpu, dev, err);
-  if (rc == JL_OK) rc = jl_scene_gpu_set_bodies(r->gpu, &s->bodies, err);
+  rc = jl_scene_gpu_create(&r->gpu, dev, err);
+  if (rc == JL_OK) rc = jl_scene_gpu_set_bodies(r->gpu, &r->run->bodies, err);
   if (rc != JL_OK) {
     jl_scene_gpu_destroy(r->gpu);
     r->gpu = NULL;
@@ -28,6 +37,7 @@ int jl_scene_runner_step(jl_scene_runner *r, jl_scene_run_stats *st, jl_error *e
     jl_step_stats ss;
     int rc = jl_stepper_step(&r->cpu, &ss, err);
     if (rc != JL_OK) return rc;
+    r->fresh = r->perm == NULL;
     r->step = ss.step;
     r->time = ss.time;
     r->ke = ss.kinetic; /* the stepper computes them anyway */
@@ -44,7 +54,7 @@ int jl_scene_runner_step(jl_scene_runner *r, jl_scene_run_stats *st, jl_error *e
     return JL_OK;
   }
   jl_gpu_step_stats gs;
-  int rc = jl_scene_gpu_step(r->gpu, r->scene, r->check_every, &gs, err);
+  int rc = jl_scene_gpu_step(r->gpu, r->run, r->check_every, &gs, err);
   if (rc != JL_OK) return rc;
   r->fresh = 0;
   r->have_energy = 0;
@@ -63,8 +73,10 @@ int jl_scene_runner_step(jl_scene_runner *r, jl_scene_run_stats *st, jl_error *e
 
 int jl_scene_runner_energy(jl_scene_runner *r, double *kinetic, double *potential, jl_error *err) {
   if (!r->have_energy) {
-    if (!r->on_gpu || r->fresh) {
+    if (r->fresh) {
       jl_scene_energy(r->scene, &r->ke, &r->pe);
+    } else if (!r->on_gpu) {
+      jl_scene_energy(r->run, &r->ke, &r->pe);
     } else {
       int rc = jl_scene_gpu_energy(r->gpu, r->scene->gravity, &r->ws, &r->ke, &r->pe, err);
       if (rc != JL_OK) return rc;
@@ -77,25 +89,71 @@ int jl_scene_runner_energy(jl_scene_runner *r, double *kinetic, double *potentia
 }
 
 int jl_scene_runner_fetch(jl_scene_runner *r, jl_error *err) {
-  if (!r->on_gpu || r->fresh) return JL_OK;
-  int rc = jl_scene_gpu_get_bodies(r->gpu, &r->scene->bodies, err);
-  if (rc == JL_OK) r->fresh = 1;
-  return rc;
+  if (r->fresh) return JL_OK;
+  if (r->on_gpu) {
+    int rc = jl_scene_gpu_get_bodies(r->gpu, &r->run->bodies, err);
+    if (rc != JL_OK) return rc;
+  }
+  if (r->perm) jl_bodies_scatter(&r->scene->bodies, &r->run->bodies, r->perm);
+  r->fresh = 1;
+  return JL_OK;
+}
+
+typedef struct jl_keyed_impulse {
+  uint64_t key;
+  double imp[3];
+} jl_keyed_impulse;
+
+static int jl_keyed_impulse_cmp(const void *a, const void *b) {
+  uint64_t u = ((const jl_keyed_impulse *)a)->key, v = ((const jl_keyed_impulse *)b)->key;
+  return (u > v) - (u < v);
+}
+
+/* Keys and impulses of an ordered run in the scene's numbering, sorted by
+ * key. Two dynamic bodies whose order flips swap the roles of a and b, so
+ * the impulse (normal from a to b, collide.h) changes sign. */
+static int jl_runner_map_impulses(const jl_scene_runner *r, uint64_t *keys, double *imp, int n,
+                                  jl_error *err) {
+  if (n <= 0) return JL_OK;
+  jl_keyed_impulse *t = malloc(sizeof *t * (size_t)n);
+  if (!t) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d impulses", n);
+  const uint64_t body_mask = ((uint64_t)1 << JL_KEY_BODY_BITS) - 1;
+  const uint64_t feature_mask = ((uint64_t)1 << JL_KEY_FEATURE_BITS) - 1;
+  const uint8_t *is_static = r->scene->bodies.is_static;
+  for (int c = 0; c < n; ++c) {
+    int lo = (int)(keys[c] >> (JL_KEY_BODY_BITS + JL_KEY_FEATURE_BITS));
+    int hi = (int)((keys[c] >> JL_KEY_FEATURE_BITS) & body_mask);
+    int a = r->perm[lo], b = r->perm[hi];
+    double sign = (a > b && !is_static[a] && !is_static[b]) ? -1.0 : 1.0;
+    t[c].key = JL_CONTACT_KEY(a < b ? a : b, a < b ? b : a, keys[c] & feature_mask);
+    for (int d = 0; d < 3; ++d) t[c].imp[d] = sign * imp[3 * c + d];
+  }
+  qsort(t, (size_t)n, sizeof *t, jl_keyed_impulse_cmp);
+  for (int c = 0; c < n; ++c) {
+    keys[c] = t[c].key;
+    memcpy(imp + 3 * c, t[c].imp, sizeof t[c].imp);
+  }
+  free(t);
+  return JL_OK;
 }
 
 int jl_scene_runner_impulses(jl_scene_runner *r, uint64_t **keys, double **imp, int *cap, int *n,
                              jl_error *err) {
   *n = 0;
-  if (r->on_gpu) return jl_scene_gpu_get_impulses(r->gpu, keys, imp, cap, n, err);
-  int m = r->cpu.prev_n;
-  int rc = jl_impulses_reserve(keys, imp, cap, m, err);
-  if (rc != JL_OK) return rc;
-  if (m > 0) {
-    memcpy(*keys, r->cpu.prev_key, (size_t)m * sizeof(uint64_t));
-    memcpy(*imp, r->cpu.prev_imp, 3 * (size_t)m * sizeof(double));
+  int rc;
+  if (r->on_gpu) {
+    rc = jl_scene_gpu_get_impulses(r->gpu, keys, imp, cap, n, err);
+  } else {
+    int m = r->cpu.prev_n;
+    rc = jl_impulses_reserve(keys, imp, cap, m, err);
+    if (rc == JL_OK && m > 0) {
+      memcpy(*keys, r->cpu.prev_key, (size_t)m * sizeof(uint64_t));
+      memcpy(*imp, r->cpu.prev_imp, 3 * (size_t)m * sizeof(double));
+    }
+    if (rc == JL_OK) *n = m;
   }
-  *n = m;
-  return JL_OK;
+  if (rc == JL_OK && r->perm) rc = jl_runner_map_impulses(r, *keys, *imp, *n, err);
+  return rc;
 }
 
 int jl_scene_runner_sync(jl_scene_runner *r, jl_error *err) {
@@ -118,7 +176,7 @@ static void jl_scene_runner_free_aux(jl_scene_runner *r) {
 int jl_scene_runner_step_problem(jl_scene_runner *r, jl_scene_run_stats *st,
                                  const jl_contact_problem **prob, jl_error *err) {
   *prob = NULL;
-  if (!r->on_gpu) {
+  if (!r->on_gpu && !r->perm) {
     int keep = r->cpu.keep_g;
     r->cpu.keep_g = 1;
     int rc = jl_scene_runner_step(r, st, err);
@@ -146,6 +204,8 @@ int jl_scene_runner_step_problem(jl_scene_runner *r, jl_scene_run_stats *st,
 
 void jl_scene_runner_free(jl_scene_runner *r) {
   jl_scene_runner_free_aux(r);
+  if (r->perm) jl_bodies_free(&r->ordered.bodies);
+  free(r->perm);
   if (r->on_gpu) {
     jl_gpu_stats_ws_free(&r->ws);
     jl_scene_gpu_destroy(r->gpu);

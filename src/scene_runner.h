@@ -9,8 +9,11 @@
  *   jl_scene_runner_fetch(&r)                  scene.bodies up to date (frames, final state)
  *   jl_scene_runner_free(&r)
  *
- * On the CPU the scene's bodies are always current and fetch does nothing;
- * on the device they are the start state until fetched. */
+ * The scene's bodies are the start state until fetched (on the CPU they are
+ * current when the run keeps their order). A scene of many bodies is stepped
+ * in a spatial order (scene->body_order, body_order.h): the runner steps an
+ * ordered copy and maps every result back, so callers see the scene's own
+ * body numbering throughout. */
 #ifndef JL_SCENE_RUNNER_H
 #define JL_SCENE_RUNNER_H
 
@@ -41,7 +44,10 @@ typedef struct jl_scene_run_stats {
 } jl_scene_run_stats;
 
 typedef struct jl_scene_runner {
-  jl_scene *scene;         /* settings; bodies current on the CPU, after a fetch on the device */
+  jl_scene *scene;         /* settings; bodies current after a fetch */
+  jl_scene *run;           /* the scene stepped: scene itself, or &ordered */
+  jl_scene ordered;        /* when perm: scene's settings, bodies in the spatial order */
+  int *perm;               /* ordered body k is scene body perm[k]; NULL: as given */
   jl_device dev;
   int on_gpu;
   long step;
@@ -63,11 +69,11 @@ typedef struct jl_scene_runner {
 int jl_scene_runner_init(jl_scene_runner *r, jl_scene *s, const jl_device *dev, jl_error *err);
 int jl_scene_runner_step(jl_scene_runner *r, jl_scene_run_stats *st, jl_error *err);
 /* One step that also gives the step's contact problem with G assembled
- * (FCLib export), valid until the next call. On the device the problem is
- * built on the host from the device's state at the start of the step (a
- * copy of the scene stepped once by jl_stepper): contacts, G, c and mu do
- * not depend on the solver, and the device's setup equals the CPU's bit for
- * bit (scene_gpu.h). */
+ * (FCLib export), valid until the next call, in the scene's body numbering.
+ * On the device, or when the run is ordered, the problem is built on the
+ * host from the state at the start of the step (a copy of the scene stepped
+ * once by jl_stepper): contacts, G, c and mu do not depend on the solver,
+ * and the device's setup equals the CPU's bit for bit (scene_gpu.h). */
 int jl_scene_runner_step_problem(jl_scene_runner *r, jl_scene_run_stats *st,
                                  const jl_contact_problem **prob, jl_error *err);
 /* Kinetic and potential energy of the current state (scene.h's definition):
@@ -80,7 +86,10 @@ int jl_scene_runner_energy(jl_scene_runner *r, double *kinetic, double *potentia
 int jl_scene_runner_fetch(jl_scene_runner *r, jl_error *err);
 /* The last step's contact keys (sorted) and impulses in world coordinates
  * (3 per contact), copied into *keys / *imp, grown to *cap as needed (the
- * caller frees them); *n: the count. */
+ * caller frees them); *n: the count. Keys name the scene's bodies; in an
+ * ordered run their feature ids are the ordered run's, and an impulse
+ * follows collide.h's convention for the scene's numbering (normal from the
+ * lower to the higher dynamic body). */
 int jl_scene_runner_impulses(jl_scene_runner *r, uint64_t **keys, double **imp, int *cap, int *n,
                              jl_error *err);
 /* Waits for the device's queued work (nothing on the CPU): for timing. */

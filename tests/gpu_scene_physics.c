@@ -10,7 +10,9 @@
  *     per-step summaries, energies);
  *   - the energy reduction (kernels/scene_energy.cu) against its CPU twin,
  *     bit for bit, and the twin against jl_scene_energy to round-off;
- *   - the FCLib problem of a device step against the CPU path's.
+ *   - the FCLib problem of a device step against the CPU path's;
+ *   - a device run in the spatial body order against the CPU's in the given
+ *     order (scene_checks.h).
  * Exit 77 without a device. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -240,6 +242,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_energy_matches_twin),
     cmocka_unit_test(test_energy_after_steps),
     cmocka_unit_test(test_problem_of_a_device_step),
+    cmocka_unit_test_prestate(sc_spatial_order_is_given_order, &cuda_dev),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else

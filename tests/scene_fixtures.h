@@ -169,6 +169,28 @@ static inline double fx_array_diff(const double *x, const double *y, size_t n) {
   return worst == 0.0 ? 0.0 : worst / (scale > 0.0 ? scale : 1.0);
 }
 
+/* 8 x 8 x 8 equal spheres filling a box cell by cell in random order
+ * (sphere_pile), neighbours within 0.2 mm so contacts close from the first
+ * step, on a ground plane: the benchmark pile in small. JOR, 50 iterations.
+ * Returns 0 or -1. */
+#define FX_SMALL_PILE_CONTACTS (3 * 8 * 8 * 7 + 8 * 8) /* face neighbours and the ground */
+static inline int fx_small_pile(jl_scene *s, jl_body_order order) {
+  jl_error err = {0};
+  if (jl_scene_init(s, &err) != JL_OK) return -1;
+  s->dt = 0.01;
+  s->contact_tol = 2e-4;
+  jl_prox_opts_set_kind(&s->solver, JL_SOLVER_JOR);
+  s->solver.max_iter = 50;
+  s->solver.tol_abs = s->solver.tol_rel = 0;
+  s->body_order = order;
+  const double o[3] = {0, 0, 0}, up[3] = {0, 0, 1};
+  if (jl_scene_add_plane(s, o, up, 0, &err) < 0) return -1;
+  jl_body_spec b;
+  jl_body_spec_default(&b);
+  const double lo[3] = {0, 0, 0}, hi[3] = {8.0009, 8.0009, 8.0009};
+  return jl_scene_gen_sphere_pile(s, &b, 512, 0.5, 0.5, lo, hi, 3, &err) == JL_OK ? 0 : -1;
+}
+
 /* Small reference-like scenes for the SOR tests, on a ground plane, SOR
  * (alpha 1, tol 1e-7, 200 iterations, warm start): which 0 a box pyramid of
  * `rows` rows, 1 a brick wall of `rows` rows and `cols` columns, 2 a pile

@@ -45,6 +45,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_prestate(sc_pile_energy_decreases, &two),
     cmocka_unit_test_prestate(sc_warm_start_helps, &one),
     cmocka_unit_test_prestate(test_sor_and_jor_agree, &one),
+    cmocka_unit_test_prestate(sc_spatial_order_is_given_order, &two),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
