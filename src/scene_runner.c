@@ -31,8 +31,18 @@ int jl_scene_runner_init(jl_scene_runner *r, jl_scene *s, const jl_device *dev, 
   return rc;
 }
 
+/* The ordered copy takes the scene's current settings (a caller may change
+ * them between steps, as with the scene itself); its bodies stay. */
+static void jl_runner_sync_settings(jl_scene_runner *r) {
+  if (!r->perm) return;
+  jl_bodies b = r->ordered.bodies;
+  r->ordered = *r->scene;
+  r->ordered.bodies = b;
+}
+
 int jl_scene_runner_step(jl_scene_runner *r, jl_scene_run_stats *st, jl_error *err) {
   memset(st, 0, sizeof *st);
+  jl_runner_sync_settings(r);
   if (!r->on_gpu) {
     jl_step_stats ss;
     int rc = jl_stepper_step(&r->cpu, &ss, err);
