@@ -84,40 +84,30 @@ int jl_bodies_spatial_order(const jl_bodies *b, int *perm, jl_error *err) {
   return JL_OK;
 }
 
+/* Body i of src into slot j of dst. */
+static void jl_body_copy_one(jl_bodies *dst, size_t j, const jl_bodies *src, size_t i) {
+  dst->shape[j] = src->shape[i];
+  dst->is_static[j] = src->is_static[i];
+  dst->material[j] = src->material[i];
+  dst->inv_mass[j] = src->inv_mass[i];
+  memcpy(dst->size + 3 * j, src->size + 3 * i, 3 * sizeof(double));
+  memcpy(dst->pos + 3 * j, src->pos + 3 * i, 3 * sizeof(double));
+  memcpy(dst->quat + 4 * j, src->quat + 4 * i, 4 * sizeof(double));
+  memcpy(dst->vel + 3 * j, src->vel + 3 * i, 3 * sizeof(double));
+  memcpy(dst->omega + 3 * j, src->omega + 3 * i, 3 * sizeof(double));
+  memcpy(dst->inv_inertia + 3 * j, src->inv_inertia + 3 * i, 3 * sizeof(double));
+}
+
 int jl_bodies_gather(jl_bodies *dst, const jl_bodies *src, const int *perm, jl_error *err) {
   int rc = jl_bodies_init(dst, src->count, err);
   if (rc != JL_OK) return rc;
-  for (int k = 0; k < src->count; ++k) {
-    size_t i = (size_t)perm[k], j = (size_t)k;
-    dst->shape[j] = src->shape[i];
-    dst->is_static[j] = src->is_static[i];
-    dst->material[j] = src->material[i];
-    dst->inv_mass[j] = src->inv_mass[i];
-    memcpy(dst->size + 3 * j, src->size + 3 * i, 3 * sizeof(double));
-    memcpy(dst->pos + 3 * j, src->pos + 3 * i, 3 * sizeof(double));
-    memcpy(dst->quat + 4 * j, src->quat + 4 * i, 4 * sizeof(double));
-    memcpy(dst->vel + 3 * j, src->vel + 3 * i, 3 * sizeof(double));
-    memcpy(dst->omega + 3 * j, src->omega + 3 * i, 3 * sizeof(double));
-    memcpy(dst->inv_inertia + 3 * j, src->inv_inertia + 3 * i, 3 * sizeof(double));
-  }
+  for (int k = 0; k < src->count; ++k) jl_body_copy_one(dst, (size_t)k, src, (size_t)perm[k]);
   dst->count = src->count;
   return JL_OK;
 }
 
 void jl_bodies_scatter(jl_bodies *dst, const jl_bodies *src, const int *perm) {
-  for (int k = 0; k < src->count; ++k) {
-    size_t i = (size_t)perm[k], j = (size_t)k;
-    dst->shape[i] = src->shape[j];
-    dst->is_static[i] = src->is_static[j];
-    dst->material[i] = src->material[j];
-    dst->inv_mass[i] = src->inv_mass[j];
-    memcpy(dst->size + 3 * i, src->size + 3 * j, 3 * sizeof(double));
-    memcpy(dst->pos + 3 * i, src->pos + 3 * j, 3 * sizeof(double));
-    memcpy(dst->quat + 4 * i, src->quat + 4 * j, 4 * sizeof(double));
-    memcpy(dst->vel + 3 * i, src->vel + 3 * j, 3 * sizeof(double));
-    memcpy(dst->omega + 3 * i, src->omega + 3 * j, 3 * sizeof(double));
-    memcpy(dst->inv_inertia + 3 * i, src->inv_inertia + 3 * j, 3 * sizeof(double));
-  }
+  for (int k = 0; k < src->count; ++k) jl_body_copy_one(dst, (size_t)perm[k], src, (size_t)k);
 }
 
 int jl_bodies_order_copy(jl_bodies *dst, const jl_bodies *src, jl_body_order o, int **perm_out,
