@@ -177,7 +177,8 @@ static const char *jl_fmt_or_null(char *out, size_t cap, double v) {
 
 static int jl_write_result(const char *path, const char *scene_path, const jl_scene *s,
                            const jl_device *dev, const jl_scene_totals *t, long steps_wanted,
-                           int stopped_by_signal, const double e0[2], jl_error *err) {
+                           int stopped_by_signal, int ordered, const double e0[2],
+                           jl_error *err) {
   jl_buf b = {0};
   const jl_prox_opts *o = &s->solver;
   const jl_bodies *bo = &s->bodies;
@@ -201,12 +202,12 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
   jl_buf_printf(&b, "  \"run\": {\"device\": \"%s\", \"device_kind\": \"%s\", \"threads\": %d, "
                 "\"steps\": %ld, \"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, "
                 "\"ms_first_step\": %s, \"ms_per_step_after_first\": %s, "
-                "\"stopped_by\": \"%s\"},\n",
+                "\"body_order\": \"%s\", \"stopped_by\": \"%s\"},\n",
                 dev->name, jl_device_kind_name(dev->kind), dev->threads, t->steps, jl_fmt_json_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
                 t->steps ? 1e3 * t->wall_s / t->steps : 0.0,
                 t->steps > 0 ? jl_fmt_or_null(g5, sizeof g5, 1e3 * t->first_s) : "null",
                 t->steps > 1 ? jl_fmt_or_null(g6, sizeof g6, 1e3 * (t->wall_s - t->first_s) / (double)(t->steps - 1)) : "null",
-                stopped_by_signal ? "signal" : "steps");
+                ordered ? "spatial" : "given", stopped_by_signal ? "signal" : "steps");
   double ns = t->steps > 0 ? (double)t->steps : 1.0;
   char dstep[32] = "null";
   if (t->diverged_step > 0) snprintf(dstep, sizeof dstep, "%ld", t->diverged_step);
@@ -479,7 +480,7 @@ int jl_cli_scene(int argc, char **argv) {
     if (sqrt(d2) > tot.displacement_max) tot.displacement_max = sqrt(d2);
   }
   int by_signal = jl_scene_stop != 0;
-  if (jl_write_result(out, a.scene, &s, &dev, &tot, steps, by_signal, e0, &err) != JL_OK ||
+  if (jl_write_result(out, a.scene, &s, &dev, &tot, steps, by_signal, run.perm != NULL, e0, &err) != JL_OK ||
       (a.csv && (csv.failed ? jl_error_set(&err, JL_ERR_NOMEM, "%s: out of memory", a.csv)
                             : jl_file_write_atomic(a.csv, csv.data, csv.len, &err)) != JL_OK) ||
       (have_traj && jl_trajectory_write_glb(&traj, a.glb, &err) != JL_OK)) {

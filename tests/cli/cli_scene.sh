@@ -127,6 +127,8 @@ expect_err "bodies stepped along a Z-order curve" "the spatial order"
 grep -q "Z-order" "$W/order-given.err" && fail "jostle $CMD: the given order was reordered"
 jpy '
 a, b = load(sys.argv[1]), load(sys.argv[2])
+if (a["run"]["body_order"], b["run"]["body_order"]) != ("given", "spatial"):
+    fail("expected run.body_order given and spatial, got %r, %r" % (a["run"]["body_order"], b["run"]["body_order"]))
 if a["summary"]["contacts_mean"] != b["summary"]["contacts_mean"]:
     fail("contacts differ: %r, %r" % (a["summary"]["contacts_mean"], b["summary"]["contacts_mean"]))
 if [x["shape"] for x in a["bodies"]] != [x["shape"] for x in b["bodies"]]:
