@@ -485,7 +485,7 @@ static void sc_spatial_order_is_given_order(void **state) {
   assert_non_null(rb.perm);
   uint64_t *k1 = NULL, *k2 = NULL;
   double *i1 = NULL, *i2 = NULL;
-  int c1 = 0, c2 = 0, n1 = 0, n2 = 0, flipped = 0;
+  int c1 = 0, c2 = 0, n1 = 0, n2 = 0, renumbered = 0;
   size_t nb = (size_t)a.bodies.count;
   for (int step = 0; step < 12; ++step) {
     jl_scene_run_stats x, y;
@@ -519,9 +519,9 @@ static void sc_spatial_order_is_given_order(void **state) {
     assert_memory_equal(k1, k2, (size_t)n1 * sizeof(uint64_t));
     assert_true(fx_array_diff(i1, i2, 3 * (size_t)n1) <= SC_CMP_IMP);
   }
-  /* the ordered run did renumber pairs against their given order */
-  for (int k = 0; k < b.bodies.count; ++k) flipped += rb.perm[k] != k;
-  assert_true(flipped > 400);
+  /* the ordered run did renumber most of the 513 bodies */
+  for (int k = 0; k < b.bodies.count; ++k) renumbered += rb.perm[k] != k;
+  assert_true(renumbered > 400);
   free(k1);
   free(k2);
   free(i1);
