@@ -61,7 +61,8 @@ static int jl_order_cmp(const void *a, const void *b) {
   return (u->index > v->index) - (u->index < v->index);
 }
 
-int jl_bodies_spatial_order(const jl_bodies *b, int *perm, jl_error *err) {
+/* perm (b->count entries) receives the spatial order. */
+static int jl_bodies_spatial_order(const jl_bodies *b, int *perm, jl_error *err) {
   int n = b->count;
   if (n <= 0) return JL_OK;
   jl_order_item *items = malloc(sizeof *items * (size_t)n);
@@ -98,7 +99,8 @@ static void jl_body_copy_one(jl_bodies *dst, size_t j, const jl_bodies *src, siz
   memcpy(dst->inv_inertia + 3 * j, src->inv_inertia + 3 * i, 3 * sizeof(double));
 }
 
-int jl_bodies_gather(jl_bodies *dst, const jl_bodies *src, const int *perm, jl_error *err) {
+/* dst (uninitialised) = the bodies of src in the order perm. */
+static int jl_bodies_gather(jl_bodies *dst, const jl_bodies *src, const int *perm, jl_error *err) {
   int rc = jl_bodies_init(dst, src->count, err);
   if (rc != JL_OK) return rc;
   for (int k = 0; k < src->count; ++k) jl_body_copy_one(dst, (size_t)k, src, (size_t)perm[k]);

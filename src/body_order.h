@@ -43,17 +43,14 @@ int jl_body_order_applies(jl_body_order o, int count);
 /* The Morton key of a point quantised on a 2^21 grid over [lo, hi]. */
 uint64_t jl_morton_key(const double p[3], const double lo[3], const double hi[3]);
 
-/* perm (b->count entries) receives the spatial order. */
-int jl_bodies_spatial_order(const jl_bodies *b, int *perm, jl_error *err);
-/* dst (uninitialised) = the bodies of src in the order perm: dst[k] = src[perm[k]]. */
-int jl_bodies_gather(jl_bodies *dst, const jl_bodies *src, const int *perm, jl_error *err);
-/* The inverse: dst[perm[k]] = src[k], for dst of src's count. */
-void jl_bodies_scatter(jl_bodies *dst, const jl_bodies *src, const int *perm);
 /* When order o applies to src and changes its order: dst (uninitialised)
- * receives src's bodies in the spatial order and *perm the permutation (the
- * caller frees both). Otherwise *perm = NULL and dst is left alone. */
+ * receives src's bodies in the spatial order, dst[k] = src[perm[k]], and
+ * *perm the permutation (the caller frees both). Otherwise *perm = NULL and
+ * dst is left alone. */
 int jl_bodies_order_copy(jl_bodies *dst, const jl_bodies *src, jl_body_order o, int **perm,
                          jl_error *err);
+/* The inverse: dst[perm[k]] = src[k], for dst of src's count. */
+void jl_bodies_scatter(jl_bodies *dst, const jl_bodies *src, const int *perm);
 
 #ifdef __cplusplus
 }

@@ -91,6 +91,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     jl_scene_free(&s);
     return jl_cli_fail(&err);
   }
+  jl_body_order stepped = perm ? JL_BODY_ORDER_SPATIAL : JL_BODY_ORDER_GIVEN;
   if (perm) {
     jl_bodies_free(&s.bodies);
     s.bodies = ordered;
@@ -132,7 +133,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
          "\"ms_per_step\": %.4g, "
          "\"stage_ms_per_step\": {",
          s.name[0] ? s.name : path, dev.name, s.bodies.count,
-         jl_body_order_applies(order, s.bodies.count) ? "spatial" : "given", jl_solver_kind_name(s.solver.kind), s.solver.max_iter, steps,
+         jl_body_order_name(stepped), jl_solver_kind_name(s.solver.kind), s.solver.max_iter, steps,
          1e3 * wall / (double)steps);
   for (int k = 0; k < JL_GPU_STAGES; ++k)
     printf("%s\"%s\": %.4g", k ? ", " : "", jl_gpu_stage_name(k), 1e3 * stage[k] / (double)steps);

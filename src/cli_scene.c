@@ -207,7 +207,7 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
                 t->steps ? 1e3 * t->wall_s / t->steps : 0.0,
                 t->steps > 0 ? jl_fmt_or_null(g5, sizeof g5, 1e3 * t->first_s) : "null",
                 t->steps > 1 ? jl_fmt_or_null(g6, sizeof g6, 1e3 * (t->wall_s - t->first_s) / (double)(t->steps - 1)) : "null",
-                ordered ? "spatial" : "given", stopped_by_signal ? "signal" : "steps");
+                jl_body_order_name(ordered ? JL_BODY_ORDER_SPATIAL : JL_BODY_ORDER_GIVEN), stopped_by_signal ? "signal" : "steps");
   double ns = t->steps > 0 ? (double)t->steps : 1.0;
   char dstep[32] = "null";
   if (t->diverged_step > 0) snprintf(dstep, sizeof dstep, "%ld", t->diverged_step);
