@@ -66,6 +66,7 @@ extern "C" void jl_cuda_circles_destroy(jl_cuda_circles *c) {
   cudaFree(c->d.r); cudaFree(c->d.x); cudaFree(c->d.y); cudaFree(c->d.R); cudaFree(c->d.R_rec);
   cudaFree(c->d.need_start); cudaFree(c->d.stuck); cudaFree(c->d.rng_offset);
   cudaFree(c->d.steps); cudaFree(c->d.trials_done); cudaFree(c->d.accepted);
+  cudaFree(c->d.wx); cudaFree(c->d.wy); cudaFree(c->d.Rt);
   delete c;
 }
 
@@ -89,6 +90,9 @@ extern "C" int jl_cuda_circles_create(jl_cuda_circles **out, int n, int count, c
   JL_CUDA_TRY(cudaMalloc(&c->d.steps, sizeof(uint64_t) * (size_t)count));
   JL_CUDA_TRY(cudaMalloc(&c->d.trials_done, sizeof(uint64_t) * (size_t)count));
   JL_CUDA_TRY(cudaMalloc(&c->d.accepted, sizeof(uint64_t) * (size_t)count));
+  JL_CUDA_TRY(cudaMalloc(&c->d.wx, sizeof(double) * nc));
+  JL_CUDA_TRY(cudaMalloc(&c->d.wy, sizeof(double) * nc));
+  JL_CUDA_TRY(cudaMalloc(&c->d.Rt, sizeof(double) * (size_t)count));
   size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(n);
   JL_CUDA_TRY(cudaFuncSetAttribute(jl_circle_kernel_for(n),
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -117,6 +121,9 @@ extern "C" int jl_cuda_circles_run(jl_cuda_circles *c, const jl_relax_params *p,
   JL_CUDA_TRY(cudaMemcpy(d.steps, b->steps, sizeof(uint64_t) * k, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.trials_done, b->trials_done, sizeof(uint64_t) * k, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.accepted, b->accepted, sizeof(uint64_t) * k, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.wx, b->wx, sizeof(double) * nc, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.wy, b->wy, sizeof(double) * nc, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.Rt, b->Rt, sizeof(double) * k, h2d));
   size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(b->n);
   jl_circle_kernel_for(b->n)<<<b->count, jl_circle_threads(b->n), smem>>>(*p, d);
   JL_CUDA_TRY(cudaGetLastError());
@@ -130,5 +137,8 @@ extern "C" int jl_cuda_circles_run(jl_cuda_circles *c, const jl_relax_params *p,
   JL_CUDA_TRY(cudaMemcpy(b->steps, d.steps, sizeof(uint64_t) * k, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->trials_done, d.trials_done, sizeof(uint64_t) * k, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->accepted, d.accepted, sizeof(uint64_t) * k, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->wx, d.wx, sizeof(double) * nc, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->wy, d.wy, sizeof(double) * nc, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->Rt, d.Rt, sizeof(double) * k, d2h));
   return 0;
 }

@@ -25,7 +25,10 @@ int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_
   b->steps = calloc((size_t)count, sizeof(uint64_t));
   b->trials_done = calloc((size_t)count, sizeof(uint64_t));
   b->accepted = calloc((size_t)count, sizeof(uint64_t));
-  if (!b->r || !b->x || !b->y || !b->R || !b->R_rec || !b->need_start || !b->stuck || !b->rng_offset ||
+  b->wx = calloc(nc, sizeof(double));
+  b->wy = calloc(nc, sizeof(double));
+  b->Rt = calloc((size_t)count, sizeof(double));
+  if (!b->wx || !b->wy || !b->Rt || !b->r || !b->x || !b->y || !b->R || !b->R_rec || !b->need_start || !b->stuck || !b->rng_offset ||
       !b->steps || !b->trials_done || !b->accepted) {
     jl_circle_batch_free(b);
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d candidates of %d circles",
@@ -38,6 +41,7 @@ int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_
 void jl_circle_batch_free(jl_circle_batch *b) {
   free(b->r); free(b->x); free(b->y); free(b->R); free(b->R_rec); free(b->need_start); free(b->stuck);
   free(b->rng_offset); free(b->steps); free(b->trials_done); free(b->accepted);
+  free(b->wx); free(b->wy); free(b->Rt);
   memset(b, 0, sizeof *b);
 }
 
@@ -48,6 +52,7 @@ void jl_circle_batch_copy_candidate(jl_circle_batch *to, int dst, const jl_circl
   memcpy(to->y + (size_t)dst * n, from->y + (size_t)src * n, n * sizeof(double));
   to->R[dst] = from->R[src];
   to->R_rec[dst] = from->R_rec[src];
+  to->Rt[dst] = 0.0;  /* a walk starts anew from the copied packing */
 }
 
 typedef struct jl_cpu_job {

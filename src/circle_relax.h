@@ -64,6 +64,19 @@ typedef struct jl_relax_params {
   int band_levels;         /* candidate c keeps accept_worse * band_ratio^(c % levels):
                               a ladder of bands, so no one width rules the batch */
   double band_ratio;
+  int walk_every;          /* > 0: candidate c with c % walk_every == walk_every - 1
+                              runs a fixed-container walk (jl_relax_walk_step)
+                              instead of trials */
+  int walk_k;              /* neighbours a walk step tries */
+  double walk_shrink;      /* a walk's container: the record times (1 - walk_shrink
+                              * walk_ratio^ladder rung) */
+  int walk_levels;         /* rungs of that ladder */
+  double walk_ratio;
+  int walk_tenure;         /* walk steps a moved circle may not move again */
+  int walk_reset;          /* walk steps without a lower energy before the walk
+                              starts again from the record */
+  double walk_accept;      /* < 0: move to the best neighbour always (tabu search);
+                              >= 0: only when its energy is below (1 + walk_accept) E */
   uint64_t seed;
   int bench_steps;         /* > 0: benchmark launch, exactly this many relaxation
                               steps per candidate in a container 2% tighter
@@ -84,12 +97,14 @@ typedef struct jl_circle_batch {
   uint64_t *steps;         /* relaxation steps done, accumulated */
   uint64_t *trials_done;   /* trials done, accumulated */
   uint64_t *accepted;      /* improving trials, accumulated */
+  double *wx, *wy;         /* count * n: a walking candidate's overlapping packing */
+  double *Rt;              /* count: its walk's container (0: start the walk anew) */
 } jl_circle_batch;
 
 #define JL_RELAX_REDUCE_SLOTS 32
 /* Doubles of workspace per candidate: x y dx dy bx by sx sy r, then the
  * FIRE velocities vx vy and its three sum arrays. */
-#define JL_RELAX_WS_DOUBLES(n) (14 * (size_t)(n) + JL_RELAX_REDUCE_SLOTS)
+#define JL_RELAX_WS_DOUBLES(n) (19 * (size_t)(n) + JL_RELAX_REDUCE_SLOTS)
 
 #ifdef __CUDACC__
 #include <curand_kernel.h>
@@ -115,6 +130,8 @@ typedef jl_rng jl_rng_state;
 typedef struct jl_relax_ws {
   double *x, *y, *dx, *dy, *bx, *by, *sx, *sy, *r, *red;
   double *vx, *vy, *s0, *s1, *s2;
+  double *cx, *cy, *kx, *ky, *tabu; /* the walk: its packing, the best neighbour,
+                                       the step until which a circle is tabu */
   jl_rng_state rng;
   uint64_t draws;          /* 32-bit draws taken from rng */
   uint64_t steps;
@@ -122,6 +139,9 @@ typedef struct jl_relax_ws {
   double R_rec;            /* the candidate's record (smallest R kept) */
   double band;             /* the candidate's accept_worse (its rung of the ladder) */
   int mi, mj, mkind, ok;
+  double Rt, E, E_best;    /* the walk's container, energy, lowest energy */
+  double kE;
+  int since, iter;         /* walk steps since E_best fell; walk steps this launch */
 } jl_relax_ws;
 
 /* Max over the block of each thread's v. On the CPU the JL_FOR loop has
@@ -630,6 +650,178 @@ JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
   return improved;
 }
 
+/* The overlap energy of the packing in a container of radius Rc: the energy
+ * whose negative gradient the relaxation moves follow (a quarter of each
+ * pair's squared overlap per circle of the pair, half the squared excess
+ * over the container). Summed by the fixed tree of jl_block_sum3 (in s0;
+ * s1 and s2 are scratch), so both paths get the same bits. */
+JL_RELAX_FN double jl_relax_energy(jl_relax_ws *w, const jl_relax_params *p, double Rc) {
+  const int n = p->n;
+  double *x = w->x, *y = w->y, *r = w->r;
+  JL_FOR(i, n) {
+    double e = 0.0;
+    for (int j = 0; j < n; ++j) {
+      double ddx = x[i] - x[j], ddy = y[i] - y[j], sum = r[i] + r[j];
+      double d2 = ddx * ddx + ddy * ddy;
+      if (j != i && d2 < sum * sum) {
+        double ov = sum - sqrt(d2);
+        e += 0.25 * ov * ov;
+      }
+    }
+    double lim = fmax(Rc - r[i], 0.0), rho = sqrt(x[i] * x[i] + y[i] * y[i]);
+    if (rho > lim) e += 0.5 * (rho - lim) * (rho - lim);
+    w->s0[i] = e;
+    w->s1[i] = 0.0;
+    w->s2[i] = 0.0;
+  }
+  JL_SYNC();
+  jl_block_sum3(w->s0, w->s1, w->s2, n);
+  double E = w->s0[0];
+  /* every thread has read the sum before the arrays are written again */
+  JL_SYNC();
+  return E;
+}
+
+JL_RELAX_FN void jl_copy_xy(double *tx, double *ty, const double *fx, const double *fy, int n) {
+  JL_FOR(i, n) { tx[i] = fx[i]; ty[i] = fy[i]; }
+  JL_SYNC();
+}
+
+/* The leader's walk move: swap two circles of different radii (mostly
+ * neighbours in size) or put one at a random point of the container, with
+ * circles that moved in the last walk_tenure steps left alone. */
+JL_RELAX_FN void jl_walk_move(jl_relax_ws *w, const jl_relax_params *p) {
+  const int n = p->n;
+  int kind = JL_MOVE_JUMP, i = 0, j = 0;
+  for (int tries = 0; tries < 8; ++tries) {
+    double u = jl_ws_u01(w);
+    double c1 = p->p_swap_next, c2 = c1 + p->p_swap;
+    kind = u < c1 ? JL_MOVE_SWAP_NEXT : u < c2 ? JL_MOVE_SWAP : JL_MOVE_JUMP;
+    i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)n);
+    j = i;
+    if (kind == JL_MOVE_SWAP_NEXT) {
+      i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
+      j = i + 1;
+      while (j < n - 1 && w->r[j] == w->r[i]) ++j;
+    } else if (kind == JL_MOVE_SWAP) {
+      j = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
+      if (j >= i) ++j;
+    }
+    if (kind != JL_MOVE_JUMP && w->r[i] == w->r[j]) kind = JL_MOVE_JUMP;
+    if (w->tabu[i] <= (double)w->iter && w->tabu[j] <= (double)w->iter) break;
+  }
+  if (kind == JL_MOVE_JUMP) {
+    double ux, uy, q;
+    do {
+      ux = 2.0 * jl_ws_u01(w) - 1.0;
+      uy = 2.0 * jl_ws_u01(w) - 1.0;
+      q = ux * ux + uy * uy;
+    } while (q > 1.0);
+    double lim = fmax(w->Rt - w->r[i], 0.0);
+    w->x[i] = ux * lim;
+    w->y[i] = uy * lim;
+  } else {
+    double tx = w->x[i], ty = w->y[i];
+    w->x[i] = w->x[j]; w->y[i] = w->y[j];
+    w->x[j] = tx;      w->y[j] = ty;
+  }
+  w->mi = i; w->mj = j; w->mkind = kind;
+}
+
+/* The walk's container for a record R: below it by the candidate's rung. */
+JL_RELAX_FN double jl_walk_container(const jl_relax_params *p, int c, double R) {
+  double s = p->walk_shrink;
+  for (int l = 0; p->walk_levels > 1 && l < (c / p->walk_every) % p->walk_levels; ++l)
+    s *= p->walk_ratio;
+  return R * (1.0 - s);
+}
+
+/* The packing in x, y is legal in the walk's container: it is compressed,
+ * becomes the candidate's packing and record (sx, sy, R, R_rec), and the
+ * walk begins again below it. Returns 1 when the record fell. */
+JL_RELAX_FN int jl_walk_found(jl_relax_ws *w, const jl_relax_params *p, int c);
+
+/* The walk starts from the candidate's legal packing (sx, sy), scaled into
+ * the container below its record and relaxed there. */
+JL_RELAX_FN int jl_walk_begin(jl_relax_ws *w, const jl_relax_params *p, int c) {
+  const int n = p->n;
+  double Rt = jl_walk_container(p, c, w->R_rec);
+  double f = Rt / w->R;
+  JL_FOR(i, n) { w->x[i] = w->sx[i] * f; w->y[i] = w->sy[i] * f; w->tabu[i] = 0.0; }
+  if (JL_LEADER) { w->Rt = Rt; w->since = 0; }
+  JL_SYNC();
+  if (jl_relax_run(w, p, Rt, 4 * p->max_steps)) return jl_walk_found(w, p, c);
+  double E = jl_relax_energy(w, p, Rt);
+  if (JL_LEADER) { w->E = E; w->E_best = E; }
+  JL_SYNC();
+  return 0;
+}
+
+JL_RELAX_FN int jl_walk_found(jl_relax_ws *w, const jl_relax_params *p, int c) {
+  const int n = p->n;
+  jl_relax_compress_from(w, p, p->delta_trial);
+  int improved = w->R < w->R_rec * (1.0 - p->accept_rel);
+  JL_SYNC();
+  if (JL_LEADER && w->R < w->R_rec) w->R_rec = w->R;
+  jl_copy_xy(w->sx, w->sy, w->x, w->y, n);
+  /* one level deep: a walk that begins legal again counts on the next step */
+  double Rt = jl_walk_container(p, c, w->R_rec);
+  double f = Rt / w->R;
+  JL_FOR(i, n) { w->x[i] *= f; w->y[i] *= f; w->tabu[i] = 0.0; }
+  if (JL_LEADER) { w->Rt = Rt; w->since = 0; }
+  JL_SYNC();
+  jl_relax_run(w, p, Rt, 4 * p->max_steps);
+  double E = jl_relax_energy(w, p, Rt);
+  if (JL_LEADER) { w->E = E; w->E_best = E; }
+  JL_SYNC();
+  return improved;
+}
+
+/* One step of a fixed-container walk (the penalty search of the tabu and
+ * quasi-physical methods for this problem): walk_k moves from the walk's
+ * packing, each relaxed in the container Rt below the record; the packing
+ * moves to the neighbour of least overlap energy (always, or when it is
+ * low enough), and the moved circles turn tabu. A neighbour that is legal
+ * at Rt is a new record. Returns 1 when the record fell. */
+JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int c) {
+  const int n = p->n;
+  double Rt = w->Rt;
+  jl_copy_xy(w->cx, w->cy, w->x, w->y, n);
+  if (JL_LEADER) { w->kE = INFINITY; w->ok = -1; }
+  JL_SYNC();
+  for (int k = 0; k < p->walk_k; ++k) {
+    if (k > 0) jl_copy_xy(w->x, w->y, w->cx, w->cy, n);
+    if (JL_LEADER) jl_walk_move(w, p);
+    JL_SYNC();
+    if (jl_relax_run(w, p, Rt, p->max_steps)) return jl_walk_found(w, p, c);
+    double E = jl_relax_energy(w, p, Rt);
+    if (E < w->kE) {
+      jl_copy_xy(w->kx, w->ky, w->x, w->y, n);
+      if (JL_LEADER) { w->kE = E; w->ok = w->mi * 65536 + w->mj; }
+      JL_SYNC();
+    }
+  }
+  int take = p->walk_accept < 0.0 || w->kE < w->E * (1.0 + p->walk_accept);
+  if (take) {
+    jl_copy_xy(w->x, w->y, w->kx, w->ky, n);
+    if (JL_LEADER) {
+      w->E = w->kE;
+      int mi = w->ok / 65536, mj = w->ok % 65536;
+      w->tabu[mi] = w->tabu[mj] = (double)(w->iter + 1 + p->walk_tenure);
+    }
+  } else {
+    jl_copy_xy(w->x, w->y, w->cx, w->cy, n);
+  }
+  if (JL_LEADER) {
+    w->iter++;
+    if (w->E < w->E_best * (1.0 - 1e-9)) { w->E_best = w->E; w->since = 0; }
+    else w->since++;
+  }
+  JL_SYNC();
+  if (w->since >= p->walk_reset) return jl_walk_begin(w, p, c);
+  return 0;
+}
+
 /* Lays the workspace arrays out in one block of JL_RELAX_WS_DOUBLES(n). */
 JL_RELAX_FN void jl_relax_ws_bind(jl_relax_ws *w, double *mem, int n) {
   w->x = mem;          w->y = mem + n;
@@ -640,6 +832,8 @@ JL_RELAX_FN void jl_relax_ws_bind(jl_relax_ws *w, double *mem, int n) {
   double *f = mem + 9 * n + JL_RELAX_REDUCE_SLOTS;
   w->vx = f;          w->vy = f + n;
   w->s0 = f + 2 * n;  w->s1 = f + 3 * n; w->s2 = f + 4 * n;
+  w->cx = f + 5 * n;  w->cy = f + 6 * n;
+  w->kx = f + 7 * n;  w->ky = f + 8 * n; w->tabu = f + 9 * n;
 }
 
 /* The whole per-candidate job of one launch: load, maybe start, run the
@@ -679,6 +873,28 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
   JL_SYNC();
   uint32_t stuck = b.need_start[c] ? 0u : b.stuck[c];
   uint64_t accepted = 0;
+  int walker = p->walk_every > 0 && c % p->walk_every == p->walk_every - 1 &&
+               p->bench_steps <= 0;
+  if (walker) {
+    /* the legal packing waits in sx, sy; the walk's packing is in x, y */
+    jl_copy_xy(w->sx, w->sy, w->x, w->y, n);
+    if (JL_LEADER) w->iter = 0;
+    if (!b.need_start[c] && b.Rt[c] > 0.0 && b.Rt[c] < w->R_rec) {
+      JL_FOR(i, n) {
+        w->x[i] = b.wx[(size_t)c * n + i];
+        w->y[i] = b.wy[(size_t)c * n + i];
+        w->tabu[i] = 0.0;
+      }
+      if (JL_LEADER) { w->Rt = b.Rt[c]; w->since = 0; }
+      JL_SYNC();
+      double E = jl_relax_energy(w, p, w->Rt);
+      if (JL_LEADER) { w->E = E; w->E_best = E; }
+      JL_SYNC();
+    } else if (jl_walk_begin(w, p, c)) {
+      stuck = 0;
+      accepted++;
+    }
+  }
   if (p->bench_steps > 0) {
     /* the same step as the search, with no early exit, so every candidate
      * (and both paths) does exactly bench_steps steps */
@@ -693,13 +909,19 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     if (p->step_budget > 0 ? trials > 0 && w->steps >= p->step_budget
                            : trials >= (uint64_t)p->trials)
       break;
-    if (jl_relax_trial(w, p)) { stuck = 0; accepted++; }
+    int imp = walker ? jl_relax_walk_step(w, p, c) : jl_relax_trial(w, p);
+    if (imp) { stuck = 0; accepted++; }
     else stuck++;
     trials++;
   }
+  const double *ox = walker ? w->sx : w->x, *oy = walker ? w->sy : w->y;
   JL_FOR(i, n) {
-    b.x[(size_t)c * n + i] = w->x[i];
-    b.y[(size_t)c * n + i] = w->y[i];
+    b.x[(size_t)c * n + i] = ox[i];
+    b.y[(size_t)c * n + i] = oy[i];
+    if (walker) {
+      b.wx[(size_t)c * n + i] = w->x[i];
+      b.wy[(size_t)c * n + i] = w->y[i];
+    }
   }
   if (JL_LEADER) {
     b.R[c] = w->R;
@@ -710,6 +932,7 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     b.steps[c] += w->steps;
     b.trials_done[c] += trials;
     b.accepted[c] += accepted;
+    if (walker) b.Rt[c] = w->Rt;
   }
 }
 

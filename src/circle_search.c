@@ -30,6 +30,7 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->mode = JL_MODE_POPULATION;
   o->seed = 1;
   o->adopt = 0.5;
+  o->walk = JL_WALK_DEFAULT;
   o->progress = 1;
 }
 
@@ -81,6 +82,19 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->accept_worse = 3e-4;
   p->band_levels = 2;
   p->band_ratio = 10.0 / 3.0;
+  /* The fixed-container walk (jl_relax_walk_step); off here, the search
+   * turns it on. Measured at n = 30 on H200s (docs/benchmarks.md, session 11):
+   * moving to the best of 8 neighbours always (tabu search) did far better
+   * than moving only downhill (1.7e-3 against 3.7e-4 above the record, seed 1);
+   * a ladder from 1e-4 instead of 2e-4 below the record did no better. */
+  p->walk_every = 0;
+  p->walk_k = 8;
+  p->walk_shrink = 2e-4;
+  p->walk_levels = 3;
+  p->walk_ratio = 3.0;
+  p->walk_tenure = 4;
+  p->walk_reset = 50;
+  p->walk_accept = -1.0;
   p->seed = seed;
 }
 
@@ -152,7 +166,10 @@ static void jl_packing_to_batch(const jl_circle_packing *pk, const jl_sorted *s,
   b->R[c] = pk->R;
   b->need_start[c] = 0;
   if (fresh || !(b->R_rec[c] > 0.0) || pk->R < b->R_rec[c]) b->R_rec[c] = pk->R;
-  if (fresh) b->stuck[c] = 0;
+  if (fresh) {
+    b->stuck[c] = 0;
+    b->Rt[c] = 0.0;
+  }
 }
 
 /* CPU candidates per thread: 8 gives the population room. On 2 threads at a
@@ -355,6 +372,9 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   p.area_weighted = o->area_weighted;
   if (o->band > 0.0) p.accept_worse = o->band;
   if (o->band_levels > 0) p.band_levels = o->band_levels;
+  /* trials mode hands every candidate the best packing each round, which
+   * would end every walk after one launch */
+  p.walk_every = o->mode == JL_MODE_TRIALS ? 0 : o->walk;
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)
     p.step_budget = (uint64_t)(JL_STEP_BUDGET_N / prob->n);
@@ -416,6 +436,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->device = jl_device_kind_name(dev->kind);
   info->device_name = dev->name;
   info->mode = jl_search_mode_name(o->mode);
+  info->walk = p.walk_every;
   info->time_s = jl_time_now() - st.t0;
   info->time_to_best_s = st.t_best;
   for (int c = 0; c < count; ++c) {

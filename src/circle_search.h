@@ -19,6 +19,12 @@ typedef enum jl_search_mode {
   JL_MODE_INSTANCES = 2    /* seed 4.2.2: independent instances, random restarts */
 } jl_search_mode;
 
+/* One candidate in this many walks at a fixed container (jl_relax_walk_step);
+ * the rest run the seed's trials. Every candidate walks by default: at
+ * n = 30 that reached 7.7e-6 above the record in 2 of 4 seeds within 175 s,
+ * where the trials never came within 3.6e-4 (docs/benchmarks.md). */
+#define JL_WALK_DEFAULT 1
+
 /* The population's elite: at most this many polished packings. */
 #define JL_ELITE_MAX 256
 
@@ -36,6 +42,8 @@ typedef struct jl_circle_search_opts {
                             * JL_ELITE_MAX; 0: default */
   double band;             /* record-to-record band of the first rung (relative); 0: default */
   int band_levels;         /* rungs of the band ladder; 0: default */
+  int walk;                /* one candidate in walk runs a fixed-container walk;
+                            * 0: none (the seed's trials only) */
   int area_weighted;
   int progress;            /* progress line on stderr */
   const jl_circle_packing *resume; /* start every candidate from this packing */

@@ -16,9 +16,10 @@ static const char *const jl_circles_help =
   "usage: jostle circles (--n N | --problem FILE | --equal N) [options]\n"
   "\n"
   "Packs circles into the smallest enclosing circle by contact simulation:\n"
-  "Monte Carlo trials (swaps, moves outside) with compression, on many\n"
-  "candidates at once (CUDA: one thread block each), polished by a local\n"
-  "NLP solve (NLopt SLSQP) and checked with exact geometry.\n"
+  "fixed-container walks (tabu search over swaps and jumps, each move\n"
+  "relaxed) and Monte Carlo trials with compression, on many candidates at\n"
+  "once (CUDA: one thread block each), polished by a local NLP solve\n"
+  "(NLopt SLSQP) and checked with exact geometry.\n"
   "\n"
   "instance (one of):\n"
   "  --n N             contest instance: radii 1..N (problems/circles/zimmermann-NN.json)\n"
@@ -44,6 +45,9 @@ static const char *const jl_circles_help =
   "                    polished packings (default 4, at most 256)\n"
   "  --adopt P         population: share of restarts that adopt (default 0.5);\n"
   "                    the rest start from a random packing\n"
+  "  --walk K          one candidate in K walks at a fixed container below its\n"
+  "                    record (tabu search over swaps and jumps, default 1: all);\n"
+  "                    0: none, only the seed's trials\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -78,7 +82,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_ADOPT, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_ADOPT, OPT_WALK, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -98,6 +102,7 @@ static const struct option jl_circles_opts[] = {
   {"band-levels", required_argument, NULL, OPT_BAND_LEVELS},
   {"elite", required_argument, NULL, OPT_ELITE},
   {"adopt", required_argument, NULL, OPT_ADOPT},
+  {"walk", required_argument, NULL, OPT_WALK},
   {"area-weighted", no_argument, NULL, OPT_AREA},
   {"resume", required_argument, NULL, OPT_RESUME},
   {"device", required_argument, NULL, OPT_DEVICE},
@@ -169,6 +174,10 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       a->search.elite = (int)v;
       break;
     case OPT_ADOPT: rc = jl_cli_double("--adopt", optarg, 0.0, 1.0, &a->search.adopt, err); break;
+    case OPT_WALK:
+      rc = jl_cli_int("--walk", optarg, 0, 1000000, &v, err);
+      a->search.walk = (int)v;
+      break;
     case OPT_AREA: a->search.area_weighted = 1; break;
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_DEVICE: a->device = optarg; break;

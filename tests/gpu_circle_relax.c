@@ -30,7 +30,7 @@ static void test_curand_matches_host_philox(void **state) {
 }
 
 /* Runs the same batch (random starts, then trials) on both paths. */
-static void compare_paths(int n, int count, int trials, int area_weighted, int relax) {
+static void compare_paths(int n, int count, int trials, int area_weighted, int relax, int walk) {
   double r[512];
   for (int i = 0; i < n; ++i) r[i] = i + 1;
   jl_circle_batch cpu, gpu;
@@ -44,6 +44,7 @@ static void compare_paths(int n, int count, int trials, int area_weighted, int r
   if (trials == 0) p.step_budget = 20000;  /* the search's default: trials until a step budget */
   p.area_weighted = area_weighted;
   p.relax = relax;
+  p.walk_every = walk;
   jl_device dev;
   jl_error err;
   assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
@@ -69,25 +70,34 @@ static void compare_paths(int n, int count, int trials, int area_weighted, int r
          n, count, trials, area_weighted, relax, differ, nc, cpu.R[0], gpu.R[0],
          (unsigned long long)cpu.steps[0], (unsigned long long)gpu.steps[0]);
   assert_int_equal(differ, 0);
+  for (int c = 0; c < count; ++c)  /* the walkers did walk */
+    if (walk > 0 && c % walk == walk - 1) assert_true(cpu.Rt[c] > 0.0 && cpu.Rt[c] < cpu.R_rec[c]);
   assert_memory_equal(cpu.R, gpu.R, sizeof(double) * (size_t)count);
   assert_memory_equal(cpu.R_rec, gpu.R_rec, sizeof(double) * (size_t)count);
   assert_memory_equal(cpu.steps, gpu.steps, sizeof(uint64_t) * (size_t)count);
   assert_memory_equal(cpu.rng_offset, gpu.rng_offset, sizeof(uint64_t) * (size_t)count);
   assert_memory_equal(cpu.stuck, gpu.stuck, sizeof(uint32_t) * (size_t)count);
   assert_memory_equal(cpu.accepted, gpu.accepted, sizeof(uint64_t) * (size_t)count);
+  assert_memory_equal(cpu.wx, gpu.wx, sizeof(double) * nc);
+  assert_memory_equal(cpu.wy, gpu.wy, sizeof(double) * nc);
+  assert_memory_equal(cpu.Rt, gpu.Rt, sizeof(double) * (size_t)count);
   jl_circle_engine_free(&eng);
   jl_circle_batch_free(&cpu);
   jl_circle_batch_free(&gpu);
 }
 
-static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0, JL_RELAX_FIRE); }
-static void test_kernel_matches_twin_n50(void **state) { (void)state; compare_paths(50, 32, 2, 0, JL_RELAX_FIRE); }
-static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 0, 1, JL_RELAX_FIRE); }
-static void test_kernel_matches_twin_budget(void **state) { (void)state; compare_paths(20, 128, 0, 0, JL_RELAX_FIRE); }
+static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0, JL_RELAX_FIRE, 0); }
+static void test_kernel_matches_twin_n50(void **state) { (void)state; compare_paths(50, 32, 2, 0, JL_RELAX_FIRE, 0); }
+static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 0, 1, JL_RELAX_FIRE, 0); }
+static void test_kernel_matches_twin_budget(void **state) { (void)state; compare_paths(20, 128, 0, 0, JL_RELAX_FIRE, 0); }
 /* The seed's Jacobi relaxation, kept as an option and for the benchmark. */
-static void test_kernel_matches_twin_jacobi(void **state) { (void)state; compare_paths(20, 64, 0, 0, JL_RELAX_JACOBI); }
+static void test_kernel_matches_twin_jacobi(void **state) { (void)state; compare_paths(20, 64, 0, 0, JL_RELAX_JACOBI, 0); }
+/* The fixed-container walk: every candidate, and every other one beside
+ * the seed's trials, over two launches (the walk resumes from wx, wy, Rt). */
+static void test_kernel_matches_twin_walk(void **state) { (void)state; compare_paths(30, 32, 0, 0, JL_RELAX_FIRE, 1); }
+static void test_kernel_matches_twin_walk_mixed(void **state) { (void)state; compare_paths(12, 64, 6, 0, JL_RELAX_FIRE, 2); }
 /* More circles than threads per block: each thread loops over several. */
-static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE); }
+static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE, 0); }
 #endif
 
 int main(void) {
@@ -100,6 +110,8 @@ int main(void) {
     cmocka_unit_test(test_kernel_matches_twin_area),
     cmocka_unit_test(test_kernel_matches_twin_budget),
     cmocka_unit_test(test_kernel_matches_twin_jacobi),
+    cmocka_unit_test(test_kernel_matches_twin_walk),
+    cmocka_unit_test(test_kernel_matches_twin_walk_mixed),
     cmocka_unit_test(test_kernel_matches_twin_n300),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

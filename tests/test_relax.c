@@ -243,6 +243,86 @@ static void test_record_to_record(void **state) {
   jl_circle_batch_free(&b);
 }
 
+/* The fixed-container walk: a walker reports only legal packings (its walk's
+ * packing, which overlaps, stays in wx, wy), its record is the R it reports,
+ * its walk's container sits its rung of the ladder below that record, the
+ * record never rises, and walks do find legal packings below their records. The other candidates keep the
+ * seed's trials. */
+static void test_walk_keeps_legal_record(void **state) {
+  (void)state;
+  enum { N = 10, C = 8 };
+  double r[N];
+  for (int i = 0; i < N; ++i) r[i] = i + 1;
+  jl_circle_batch b;
+  assert_int_equal(jl_circle_batch_alloc(&b, N, C, r, NULL), JL_OK);
+  memset(b.need_start, 1, C);
+  jl_relax_params p;
+  jl_relax_params_default(&p, r, N, 11);
+  p.walk_every = 2;
+  p.trials = 8;
+  double rec_prev[C];
+  for (int launch = 0; launch < 4; ++launch) {
+    assert_int_equal(jl_circle_batch_run_cpu(&p, &b, 2, NULL), JL_OK);
+    for (int c = 0; c < C; ++c) {
+      int walker = c % 2 == 1;
+      if (launch > 0) assert_true(b.R_rec[c] <= rec_prev[c]);
+      rec_prev[c] = b.R_rec[c];
+      jl_circle_packing pk;
+      assert_int_equal(jl_circle_packing_init(&pk, N, NULL), JL_OK);
+      for (int i = 0; i < N; ++i) {
+        pk.x[i] = b.x[c * N + i];
+        pk.y[i] = b.y[c * N + i];
+        pk.r[i] = r[i];
+      }
+      jl_circle_packing_update_R(&pk);
+      jl_circle_check chk;
+      jl_circle_check_packing(&pk, 1e-8, &chk);
+      assert_true(chk.legal);
+      assert_true(fabs(pk.R - b.R[c]) <= 1e-12 * pk.R);
+      jl_circle_packing_free(&pk);
+      if (!walker) {
+        assert_true(b.Rt[c] == 0.0);
+        continue;
+      }
+      assert_true(b.R[c] == b.R_rec[c]);
+      double s = p.walk_shrink;
+      for (int l = 0; l < (c / p.walk_every) % p.walk_levels; ++l) s *= p.walk_ratio;
+      assert_true(b.Rt[c] == b.R_rec[c] * (1.0 - s));
+    }
+  }
+  uint64_t found = 0;  /* walks that found a legal packing below their record */
+  for (int c = 1; c < C; c += 2) found += b.accepted[c];
+  assert_true(found > 0);
+  jl_circle_batch_free(&b);
+}
+
+/* End to end on the CPU, walkers only: n = 10 reaches the record. */
+static void test_walk_search_reaches_record_n10(void **state) {
+  (void)state;
+  jl_circle_problem prob;
+  assert_int_equal(jl_circle_problem_zimmermann(&prob, 10, NULL), JL_OK);
+  jl_device dev;
+  assert_int_equal(jl_device_select(&dev, "cpu", 2, NULL, NULL), JL_OK);
+  jl_circle_search_opts o;
+  jl_circle_search_opts_default(&o);
+  o.walk = 1;
+  o.progress = 0;
+  o.time_s = 60;
+  o.target_R = prob.best_known_R * (1 + 1e-9);
+  jl_circle_packing best = {0};
+  jl_circle_run_info info;
+  jl_error err;
+  assert_int_equal(jl_circle_search(&prob, &dev, &o, &best, &info, &err), JL_OK);
+  assert_int_equal(info.walk, 1);
+  assert_true(best.R <= prob.best_known_R * (1 + 1e-9));
+  assert_true(best.R >= prob.best_known_R * (1 - 1e-9));
+  jl_circle_check chk;
+  jl_circle_check_packing(&best, JL_LEGAL_REL_TOL, &chk);
+  assert_true(chk.legal);
+  jl_circle_packing_free(&best);
+  jl_circle_problem_free(&prob);
+}
+
 /* End to end on the CPU: n = 5 reaches the closed-form record. */
 static void test_search_reaches_record_n5(void **state) {
   (void)state;
@@ -280,6 +360,8 @@ int main(void) {
     cmocka_unit_test(test_batch_threads_agree),
     cmocka_unit_test(test_batch_stop_takes_no_more),
     cmocka_unit_test(test_record_to_record),
+    cmocka_unit_test(test_walk_keeps_legal_record),
+    cmocka_unit_test(test_walk_search_reaches_record_n10),
     cmocka_unit_test(test_search_reaches_record_n5),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
