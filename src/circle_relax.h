@@ -575,6 +575,40 @@ JL_RELAX_FN void jl_relax_start(jl_relax_ws *w, const jl_relax_params *p) {
   jl_relax_compress(w, p);
 }
 
+/* The circles of a move: swap circle i with the next strictly larger one,
+ * swap two random circles, or (any other kind) circle i alone. */
+JL_RELAX_FN void jl_move_pick(jl_relax_ws *w, int n, int kind, int *pi, int *pj) {
+  int i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)n), j = i;
+  if (kind == JL_MOVE_SWAP_NEXT) {
+    i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
+    j = i + 1;
+    while (j < n - 1 && w->r[j] == w->r[i]) ++j;   /* next strictly larger */
+  } else if (kind == JL_MOVE_SWAP) {
+    j = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
+    if (j >= i) ++j;
+  }
+  *pi = i;
+  *pj = j;
+}
+
+/* A uniform point of the unit disk with |u|^2 >= qmin, by rejection;
+ * returns |u|^2. */
+JL_RELAX_FN double jl_disk_point(jl_relax_ws *w, double qmin, double *ux, double *uy) {
+  double q;
+  do {
+    *ux = 2.0 * jl_ws_u01(w) - 1.0;
+    *uy = 2.0 * jl_ws_u01(w) - 1.0;
+    q = *ux * *ux + *uy * *uy;
+  } while (q > 1.0 || q < qmin);
+  return q;
+}
+
+JL_RELAX_FN void jl_swap_centres(jl_relax_ws *w, int i, int j) {
+  double tx = w->x[i], ty = w->y[i];
+  w->x[i] = w->x[j]; w->y[i] = w->y[j];
+  w->x[j] = tx;      w->y[j] = ty;
+}
+
 /* One improvement trial (seed 4.1.2.2, plus the jump move):
  * the leader picks a move, the block applies it and relaxes, inside a
  * container a little larger than the one the trial must beat, so a hopeless
@@ -591,41 +625,22 @@ JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
     double c1 = p->p_swap_next, c2 = c1 + p->p_swap, c3 = c2 + p->p_jump;
     int kind = u < c1 ? JL_MOVE_SWAP_NEXT : u < c2 ? JL_MOVE_SWAP
              : u < c3 ? JL_MOVE_JUMP : JL_MOVE_OUTSIDE;
-    int i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)n), j = i;
-    if (kind == JL_MOVE_SWAP_NEXT) {
-      i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
-      j = i + 1;
-      while (j < n - 1 && w->r[j] == w->r[i]) ++j;   /* next strictly larger */
-    } else if (kind == JL_MOVE_SWAP) {
-      j = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
-      if (j >= i) ++j;
-    }
+    int i, j;
+    jl_move_pick(w, n, kind, &i, &j);
     if ((kind == JL_MOVE_SWAP_NEXT || kind == JL_MOVE_SWAP) && w->r[i] == w->r[j])
       kind = JL_MOVE_OUTSIDE;
     if (kind == JL_MOVE_JUMP) {
-      double ux, uy, q;
-      do {
-        ux = 2.0 * jl_ws_u01(w) - 1.0;
-        uy = 2.0 * jl_ws_u01(w) - 1.0;
-        q = ux * ux + uy * uy;
-      } while (q > 1.0);
-      double lim = fmax(R0 - w->r[i], 0.0);
+      double ux, uy, lim = fmax(R0 - w->r[i], 0.0);
+      jl_disk_point(w, 0.0, &ux, &uy);
       w->x[i] = ux * lim;
       w->y[i] = uy * lim;
     } else if (kind == JL_MOVE_OUTSIDE) {
-      double ux, uy, q;
-      do {
-        ux = 2.0 * jl_ws_u01(w) - 1.0;
-        uy = 2.0 * jl_ws_u01(w) - 1.0;
-        q = ux * ux + uy * uy;
-      } while (q > 1.0 || q < 1e-6);
-      double dist = (R0 + w->r[i]) / sqrt(q);
+      double ux, uy;
+      double dist = (R0 + w->r[i]) / sqrt(jl_disk_point(w, 1e-6, &ux, &uy));
       w->x[i] = ux * dist;
       w->y[i] = uy * dist;
     } else {
-      double tx = w->x[i], ty = w->y[i];
-      w->x[i] = w->x[j]; w->y[i] = w->y[j];
-      w->x[j] = tx;      w->y[j] = ty;
+      jl_swap_centres(w, i, j);
     }
     w->mi = i; w->mj = j; w->mkind = kind;
   }
@@ -697,33 +712,17 @@ JL_RELAX_FN void jl_walk_move(jl_relax_ws *w, const jl_relax_params *p) {
     double u = jl_ws_u01(w);
     double c1 = p->p_swap_next, c2 = c1 + p->p_swap;
     kind = u < c1 ? JL_MOVE_SWAP_NEXT : u < c2 ? JL_MOVE_SWAP : JL_MOVE_JUMP;
-    i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)n);
-    j = i;
-    if (kind == JL_MOVE_SWAP_NEXT) {
-      i = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
-      j = i + 1;
-      while (j < n - 1 && w->r[j] == w->r[i]) ++j;
-    } else if (kind == JL_MOVE_SWAP) {
-      j = (int)jl_uint_below(jl_ws_draw(w), (uint32_t)(n - 1));
-      if (j >= i) ++j;
-    }
+    jl_move_pick(w, n, kind, &i, &j);
     if (kind != JL_MOVE_JUMP && w->r[i] == w->r[j]) kind = JL_MOVE_JUMP;
     if (w->tabu[i] <= (double)w->iter && w->tabu[j] <= (double)w->iter) break;
   }
   if (kind == JL_MOVE_JUMP) {
-    double ux, uy, q;
-    do {
-      ux = 2.0 * jl_ws_u01(w) - 1.0;
-      uy = 2.0 * jl_ws_u01(w) - 1.0;
-      q = ux * ux + uy * uy;
-    } while (q > 1.0);
-    double lim = fmax(w->Rt - w->r[i], 0.0);
+    double ux, uy, lim = fmax(w->Rt - w->r[i], 0.0);
+    jl_disk_point(w, 0.0, &ux, &uy);
     w->x[i] = ux * lim;
     w->y[i] = uy * lim;
   } else {
-    double tx = w->x[i], ty = w->y[i];
-    w->x[i] = w->x[j]; w->y[i] = w->y[j];
-    w->x[j] = tx;      w->y[j] = ty;
+    jl_swap_centres(w, i, j);
   }
   w->mi = i; w->mj = j; w->mkind = kind;
 }

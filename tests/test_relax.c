@@ -204,6 +204,16 @@ static void test_batch_stop_takes_no_more(void **state) {
   jl_circle_batch_free(&b);
 }
 
+/* A batch of count fresh candidates (to be started) of radii 1..n, written
+ * to r, and the default parameters for them with the given seed. */
+static void fresh_batch(jl_circle_batch *b, double *r, int n, int count, uint64_t seed,
+                        jl_relax_params *p) {
+  for (int i = 0; i < n; ++i) r[i] = i + 1;
+  assert_int_equal(jl_circle_batch_alloc(b, n, count, r, NULL), JL_OK);
+  memset(b->need_start, 1, (size_t)count);
+  jl_relax_params_default(p, r, n, seed);
+}
+
 /* Record-to-record travel: every candidate's record is the smallest R it
  * kept, and it never keeps a packing more than its rung of the band ladder
  * above that record; the trials do move (some are kept). */
@@ -211,12 +221,9 @@ static void test_record_to_record(void **state) {
   (void)state;
   enum { N = 10, C = 8 };
   double r[N];
-  for (int i = 0; i < N; ++i) r[i] = i + 1;
   jl_circle_batch b;
-  assert_int_equal(jl_circle_batch_alloc(&b, N, C, r, NULL), JL_OK);
-  memset(b.need_start, 1, C);
   jl_relax_params p;
-  jl_relax_params_default(&p, r, N, 5);
+  fresh_batch(&b, r, N, C, 5, &p);
   assert_true(p.band_levels >= 2);
   p.trials = 6;
   double rec_prev[C];
@@ -246,18 +253,15 @@ static void test_record_to_record(void **state) {
 /* The fixed-container walk: a walker reports only legal packings (its walk's
  * packing, which overlaps, stays in wx, wy), its record is the R it reports,
  * its walk's container sits its rung of the ladder below that record, the
- * record never rises, and walks do find legal packings below their records. The other candidates keep the
- * seed's trials. */
+ * record never rises, and walks do find legal packings below their records.
+ * The other candidates keep the seed's trials. */
 static void test_walk_keeps_legal_record(void **state) {
   (void)state;
   enum { N = 10, C = 8 };
   double r[N];
-  for (int i = 0; i < N; ++i) r[i] = i + 1;
   jl_circle_batch b;
-  assert_int_equal(jl_circle_batch_alloc(&b, N, C, r, NULL), JL_OK);
-  memset(b.need_start, 1, C);
   jl_relax_params p;
-  jl_relax_params_default(&p, r, N, 11);
+  fresh_batch(&b, r, N, C, 11, &p);
   p.walk_every = 2;
   p.trials = 8;
   double rec_prev[C];
@@ -296,16 +300,17 @@ static void test_walk_keeps_legal_record(void **state) {
   jl_circle_batch_free(&b);
 }
 
-/* End to end on the CPU, walkers only: n = 10 reaches the record. */
-static void test_walk_search_reaches_record_n10(void **state) {
-  (void)state;
+/* End to end on the CPU (2 threads): the contest instance n reaches its
+ * record within 1e-9 (relative), with one candidate in `walk` walking, and
+ * the result passes the exact check. */
+static void search_reaches_record(int n, int walk) {
   jl_circle_problem prob;
-  assert_int_equal(jl_circle_problem_zimmermann(&prob, 10, NULL), JL_OK);
+  assert_int_equal(jl_circle_problem_zimmermann(&prob, n, NULL), JL_OK);
   jl_device dev;
   assert_int_equal(jl_device_select(&dev, "cpu", 2, NULL, NULL), JL_OK);
   jl_circle_search_opts o;
   jl_circle_search_opts_default(&o);
-  o.walk = 1;
+  o.walk = walk;
   o.progress = 0;
   o.time_s = 60;
   o.target_R = prob.best_known_R * (1 + 1e-9);
@@ -313,7 +318,7 @@ static void test_walk_search_reaches_record_n10(void **state) {
   jl_circle_run_info info;
   jl_error err;
   assert_int_equal(jl_circle_search(&prob, &dev, &o, &best, &info, &err), JL_OK);
-  assert_int_equal(info.walk, 1);
+  assert_int_equal(info.walk, walk);
   assert_true(best.R <= prob.best_known_R * (1 + 1e-9));
   assert_true(best.R >= prob.best_known_R * (1 - 1e-9));
   jl_circle_check chk;
@@ -323,29 +328,16 @@ static void test_walk_search_reaches_record_n10(void **state) {
   jl_circle_problem_free(&prob);
 }
 
-/* End to end on the CPU: n = 5 reaches the closed-form record. */
+/* Walkers only (the default): n = 10. */
+static void test_walk_search_reaches_record_n10(void **state) {
+  (void)state;
+  search_reaches_record(10, 1);
+}
+
+/* The seed's trials only: n = 5, whose record is in closed form. */
 static void test_search_reaches_record_n5(void **state) {
   (void)state;
-  jl_circle_problem prob;
-  assert_int_equal(jl_circle_problem_zimmermann(&prob, 5, NULL), JL_OK);
-  jl_device dev;
-  assert_int_equal(jl_device_select(&dev, "cpu", 2, NULL, NULL), JL_OK);
-  jl_circle_search_opts o;
-  jl_circle_search_opts_default(&o);
-  o.progress = 0;
-  o.time_s = 30;
-  o.target_R = prob.best_known_R * (1 + 1e-9);
-  jl_circle_packing best = {0};
-  jl_circle_run_info info;
-  jl_error err;
-  assert_int_equal(jl_circle_search(&prob, &dev, &o, &best, &info, &err), JL_OK);
-  assert_true(best.R <= prob.best_known_R * (1 + 1e-9));
-  assert_true(best.R >= prob.best_known_R * (1 - 1e-9));
-  jl_circle_check chk;
-  jl_circle_check_packing(&best, JL_LEGAL_REL_TOL, &chk);
-  assert_true(chk.legal);
-  jl_circle_packing_free(&best);
-  jl_circle_problem_free(&prob);
+  search_reaches_record(5, 0);
 }
 
 int main(void) {
