@@ -140,7 +140,8 @@ typedef struct jl_relax_ws {
   double band;             /* the candidate's accept_worse (its rung of the ladder) */
   int mi, mj, mkind, ok;
   double Rt, E, E_best;    /* the walk's container, energy, lowest energy */
-  double kE;
+  double kE;               /* the best neighbour's energy so far */
+  int kmi, kmj;            /* and its moved circles */
   int since, iter;         /* walk steps since E_best fell; walk steps this launch */
 } jl_relax_ws;
 
@@ -786,7 +787,7 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
   const int n = p->n;
   double Rt = w->Rt;
   jl_copy_xy(w->cx, w->cy, w->x, w->y, n);
-  if (JL_LEADER) { w->kE = INFINITY; w->ok = -1; }
+  if (JL_LEADER) { w->kE = INFINITY; w->kmi = w->kmj = 0; }
   JL_SYNC();
   for (int k = 0; k < p->walk_k; ++k) {
     if (k > 0) jl_copy_xy(w->x, w->y, w->cx, w->cy, n);
@@ -796,7 +797,7 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
     double E = jl_relax_energy(w, p, Rt);
     if (E < w->kE) {
       jl_copy_xy(w->kx, w->ky, w->x, w->y, n);
-      if (JL_LEADER) { w->kE = E; w->ok = w->mi * 65536 + w->mj; }
+      if (JL_LEADER) { w->kE = E; w->kmi = w->mi; w->kmj = w->mj; }
       JL_SYNC();
     }
   }
@@ -805,8 +806,7 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
     jl_copy_xy(w->x, w->y, w->kx, w->ky, n);
     if (JL_LEADER) {
       w->E = w->kE;
-      int mi = w->ok / 65536, mj = w->ok % 65536;
-      w->tabu[mi] = w->tabu[mj] = (double)(w->iter + 1 + p->walk_tenure);
+      w->tabu[w->kmi] = w->tabu[w->kmj] = (double)(w->iter + 1 + p->walk_tenure);
     }
   } else {
     jl_copy_xy(w->x, w->y, w->cx, w->cy, n);
