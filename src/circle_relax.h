@@ -736,45 +736,41 @@ JL_RELAX_FN double jl_walk_container(const jl_relax_params *p, int c, double R) 
   return R * (1.0 - s);
 }
 
-/* The packing in x, y is legal in the walk's container: it is compressed,
- * becomes the candidate's packing and record (sx, sy, R, R_rec), and the
- * walk begins again below it. Returns 1 when the record fell. */
-JL_RELAX_FN int jl_walk_found(jl_relax_ws *w, const jl_relax_params *p, int c);
-
-/* The walk starts from the candidate's legal packing (sx, sy), scaled into
- * the container below its record and relaxed there. */
-JL_RELAX_FN int jl_walk_begin(jl_relax_ws *w, const jl_relax_params *p, int c) {
+/* The walk enters the container below the candidate's record from its
+ * legal packing (sx, sy, enclosing radius R): scaled by Rt / R, relaxed in
+ * Rt, its energy taken. Returns 1 when the relaxed packing is legal in Rt. */
+JL_RELAX_FN int jl_walk_enter(jl_relax_ws *w, const jl_relax_params *p, int c) {
   const int n = p->n;
   double Rt = jl_walk_container(p, c, w->R_rec);
   double f = Rt / w->R;
   JL_FOR(i, n) { w->x[i] = w->sx[i] * f; w->y[i] = w->sy[i] * f; w->tabu[i] = 0.0; }
   if (JL_LEADER) { w->Rt = Rt; w->since = 0; }
   JL_SYNC();
-  if (jl_relax_run(w, p, Rt, 4 * p->max_steps)) return jl_walk_found(w, p, c);
+  int legal = jl_relax_run(w, p, Rt, 4 * p->max_steps);
   double E = jl_relax_energy(w, p, Rt);
   if (JL_LEADER) { w->E = E; w->E_best = E; }
   JL_SYNC();
-  return 0;
+  return legal;
 }
 
+/* The packing in x, y is legal in the walk's container: it is compressed,
+ * becomes the candidate's packing and record (sx, sy, R, R_rec), and the
+ * walk enters the container below the new record. Returns 1 when the
+ * record fell. */
 JL_RELAX_FN int jl_walk_found(jl_relax_ws *w, const jl_relax_params *p, int c) {
-  const int n = p->n;
   jl_relax_compress_from(w, p, p->delta_trial);
   int improved = w->R < w->R_rec * (1.0 - p->accept_rel);
   JL_SYNC();
   if (JL_LEADER && w->R < w->R_rec) w->R_rec = w->R;
-  jl_copy_xy(w->sx, w->sy, w->x, w->y, n);
-  /* one level deep: a walk that begins legal again counts on the next step */
-  double Rt = jl_walk_container(p, c, w->R_rec);
-  double f = Rt / w->R;
-  JL_FOR(i, n) { w->x[i] *= f; w->y[i] *= f; w->tabu[i] = 0.0; }
-  if (JL_LEADER) { w->Rt = Rt; w->since = 0; }
-  JL_SYNC();
-  jl_relax_run(w, p, Rt, 4 * p->max_steps);
-  double E = jl_relax_energy(w, p, Rt);
-  if (JL_LEADER) { w->E = E; w->E_best = E; }
-  JL_SYNC();
+  jl_copy_xy(w->sx, w->sy, w->x, w->y, p->n);
+  /* one level deep: a walk that enters legal again counts on its next step */
+  jl_walk_enter(w, p, c);
   return improved;
+}
+
+/* The walk begins from the candidate's legal packing (sx, sy). */
+JL_RELAX_FN int jl_walk_begin(jl_relax_ws *w, const jl_relax_params *p, int c) {
+  return jl_walk_enter(w, p, c) ? jl_walk_found(w, p, c) : 0;
 }
 
 /* One step of a fixed-container walk (the penalty search of the tabu and
