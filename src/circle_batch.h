@@ -18,9 +18,6 @@ extern "C" {
 int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_sorted,
                           jl_error *err);
 void jl_circle_batch_free(jl_circle_batch *b);
-/* Copies candidate src of batch from into candidate dst of batch to. */
-void jl_circle_batch_copy_candidate(jl_circle_batch *to, int dst, const jl_circle_batch *from,
-                                    int src);
 
 /* The CPU twin: candidates spread over threads. */
 int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int threads,

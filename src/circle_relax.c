@@ -45,16 +45,6 @@ void jl_circle_batch_free(jl_circle_batch *b) {
   memset(b, 0, sizeof *b);
 }
 
-void jl_circle_batch_copy_candidate(jl_circle_batch *to, int dst, const jl_circle_batch *from,
-                                    int src) {
-  size_t n = (size_t)from->n;
-  memcpy(to->x + (size_t)dst * n, from->x + (size_t)src * n, n * sizeof(double));
-  memcpy(to->y + (size_t)dst * n, from->y + (size_t)src * n, n * sizeof(double));
-  to->R[dst] = from->R[src];
-  to->R_rec[dst] = from->R_rec[src];
-  to->Rt[dst] = 0.0;  /* a walk starts anew from the copied packing */
-}
-
 typedef struct jl_cpu_job {
   const jl_relax_params *p;
   jl_circle_batch *b;

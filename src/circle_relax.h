@@ -75,8 +75,6 @@ typedef struct jl_relax_params {
   int walk_tenure;         /* walk steps a moved circle may not move again */
   int walk_reset;          /* walk steps without a lower energy before the walk
                               starts again from the record */
-  double walk_accept;      /* < 0: move to the best neighbour always (tabu search);
-                              >= 0: only when its energy is below (1 + walk_accept) E */
   uint64_t seed;
   int bench_steps;         /* > 0: benchmark launch, exactly this many relaxation
                               steps per candidate in a container 2% tighter
@@ -138,7 +136,7 @@ typedef struct jl_relax_ws {
   double R;
   double R_rec;            /* the candidate's record (smallest R kept) */
   double band;             /* the candidate's accept_worse (its rung of the ladder) */
-  int mi, mj, mkind, ok;
+  int mi, mj;              /* the circles the walk's last move moved */
   double Rt, E, E_best;    /* the walk's container, energy, lowest energy */
   double kE;               /* the best neighbour's energy so far */
   int kmi, kmj;            /* and its moved circles */
@@ -643,7 +641,6 @@ JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
     } else {
       jl_swap_centres(w, i, j);
     }
-    w->mi = i; w->mj = j; w->mkind = kind;
   }
   JL_SYNC();
   int improved = 0, kept = 0;
@@ -725,7 +722,8 @@ JL_RELAX_FN void jl_walk_move(jl_relax_ws *w, const jl_relax_params *p) {
   } else {
     jl_swap_centres(w, i, j);
   }
-  w->mi = i; w->mj = j; w->mkind = kind;
+  w->mi = i;
+  w->mj = j;
 }
 
 /* The walk's container for a record R: below it by the candidate's rung. */
@@ -776,8 +774,8 @@ JL_RELAX_FN int jl_walk_begin(jl_relax_ws *w, const jl_relax_params *p, int c) {
 /* One step of a fixed-container walk (the penalty search of the tabu and
  * quasi-physical methods for this problem): walk_k moves from the walk's
  * packing, each relaxed in the container Rt below the record; the packing
- * moves to the neighbour of least overlap energy (always, or when it is
- * low enough), and the moved circles turn tabu. A neighbour that is legal
+ * moves to the neighbour of least overlap energy, and the moved circles
+ * turn tabu. A neighbour that is legal
  * at Rt is a new record. Returns 1 when the record fell. */
 JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int c) {
   const int n = p->n;
@@ -797,17 +795,11 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
       JL_SYNC();
     }
   }
-  int take = p->walk_accept < 0.0 || w->kE < w->E * (1.0 + p->walk_accept);
-  if (take) {
-    jl_copy_xy(w->x, w->y, w->kx, w->ky, n);
-    if (JL_LEADER) {
-      w->E = w->kE;
-      w->tabu[w->kmi] = w->tabu[w->kmj] = (double)(w->iter + 1 + p->walk_tenure);
-    }
-  } else {
-    jl_copy_xy(w->x, w->y, w->cx, w->cy, n);
-  }
+  /* tabu search: to the best neighbour even when it is worse */
+  jl_copy_xy(w->x, w->y, w->kx, w->ky, n);
   if (JL_LEADER) {
+    w->E = w->kE;
+    w->tabu[w->kmi] = w->tabu[w->kmj] = (double)(w->iter + 1 + p->walk_tenure);
     w->iter++;
     if (w->E < w->E_best * (1.0 - 1e-9)) { w->E_best = w->E; w->since = 0; }
     else w->since++;

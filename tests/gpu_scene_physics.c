@@ -100,14 +100,7 @@ static void test_two_device_runs_identical(void **state) {
     assert_memory_equal(a.bodies.omega, b.bodies.omega, 3 * nb * sizeof(double));
   }
   assert_true(most > 60);
-  free(k1);
-  free(k2);
-  free(i1);
-  free(i2);
-  jl_scene_runner_free(&ra);
-  jl_scene_runner_free(&rb);
-  jl_scene_free(&a);
-  jl_scene_free(&b);
+  sc_pair_free(k1, k2, i1, i2, &ra, &rb, &a, &b);
 }
 
 /* Energies of the bodies in the arena equal the twin's bits; the twin is

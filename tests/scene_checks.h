@@ -67,6 +67,20 @@ static void sc_fetch(jl_scene_runner *r) {
   assert_int_equal(rc, JL_OK);
 }
 
+/* the end of a two-run comparison: both runs' impulse copies, runners and
+ * scenes */
+static void sc_pair_free(uint64_t *k1, uint64_t *k2, double *i1, double *i2, jl_scene_runner *ra,
+                         jl_scene_runner *rb, jl_scene *a, jl_scene *b) {
+  free(k1);
+  free(k2);
+  free(i1);
+  free(i2);
+  jl_scene_runner_free(ra);
+  jl_scene_runner_free(rb);
+  jl_scene_free(a);
+  jl_scene_free(b);
+}
+
 static void sc_energy(jl_scene_runner *r, double *ke, double *pe) {
   jl_error err = {0};
   int rc = jl_scene_runner_energy(r, ke, pe, &err);
@@ -454,14 +468,7 @@ static void sc_compare_runs(const jl_device *a, jl_solver_kind ka, const jl_devi
   free(x0);
   fprintf(stderr, "comparison scene, %d steps: positions differ by %.3g m, impulses by %.3g of the largest\n",
           SC_CMP_STEPS, *pos, *imp);
-  free(k1);
-  free(k2);
-  free(i1);
-  free(i2);
-  jl_scene_runner_free(&ra);
-  jl_scene_runner_free(&rb);
-  jl_scene_free(&sa);
-  jl_scene_free(&sb);
+  sc_pair_free(k1, k2, i1, i2, &ra, &rb, &sa, &sb);
 }
 
 /* A run in the spatial body order (on the device in *state) is the CPU's
@@ -522,14 +529,7 @@ static void sc_spatial_order_is_given_order(void **state) {
   /* the ordered run did renumber most of the 513 bodies */
   for (int k = 0; k < b.bodies.count; ++k) renumbered += rb.perm[k] != k;
   assert_true(renumbered > 400);
-  free(k1);
-  free(k2);
-  free(i1);
-  free(i2);
-  jl_scene_runner_free(&ra);
-  jl_scene_runner_free(&rb);
-  jl_scene_free(&a);
-  jl_scene_free(&b);
+  sc_pair_free(k1, k2, i1, i2, &ra, &rb, &a, &b);
 }
 
 #endif
