@@ -94,6 +94,7 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->walk_ratio = 3.0;
   p->walk_tenure = 4;
   p->walk_reset = 50;
+  p->walk_aim = 0.5;
   p->seed = seed;
 }
 

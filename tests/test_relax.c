@@ -300,6 +300,39 @@ static void test_walk_keeps_legal_record(void **state) {
   jl_circle_batch_free(&b);
 }
 
+/* The walk's aimed jumps: each circle's overlap energy (a quarter of each
+ * pair's squared overlap, half the squared excess over the container) and a
+ * draw in proportion to it. */
+static void test_walk_aim(void **state) {
+  (void)state;
+  double r[4] = {1.0, 1.0, 1.0, 1.0};
+  ws_mem m;
+  jl_relax_params p;
+  ws_setup(&m, &p, r, 4);
+  jl_relax_ws *w = &m.ws;
+  /* 0 and 1 overlap by 0.5; 2 sticks 0.5 out of the container (R 10); 3 is free */
+  w->x[0] = 0.0; w->y[0] = 0.0;
+  w->x[1] = 1.5; w->y[1] = 0.0;
+  w->x[2] = 0.0; w->y[2] = 9.5;
+  w->x[3] = 0.0; w->y[3] = -5.0;
+  const double want[4] = {0.0625, 0.0625, 0.125, 0.0};
+  for (int i = 0; i < 4; ++i) {
+    w->ce[i] = jl_circle_energy(w, 4, i, 10.0);
+    assert_true(fabs(w->ce[i] - want[i]) < 1e-15);
+  }
+  assert_true(fabs(jl_relax_energy(w, &p, 10.0) - 0.25) < 1e-15);
+  int hits[4] = {0};
+  enum { DRAWS = 4000 };
+  for (int k = 0; k < DRAWS; ++k) hits[jl_walk_aimed_circle(w, 4, -1)]++;
+  assert_int_equal(hits[3], 0);
+  /* shares 1/4, 1/4, 1/2; the bounds are over 7 standard deviations wide */
+  assert_true(abs(hits[0] - DRAWS / 4) < 200 && abs(hits[1] - DRAWS / 4) < 200);
+  assert_true(abs(hits[2] - DRAWS / 2) < 230);
+  /* a legal packing has no energy to aim at */
+  for (int i = 0; i < 4; ++i) w->ce[i] = 0.0;
+  assert_int_equal(jl_walk_aimed_circle(w, 4, 3), 3);
+}
+
 /* End to end on the CPU (2 threads): the contest instance n reaches its
  * record within 1e-9 (relative), with one candidate in `walk` walking, and
  * the result passes the exact check. */
@@ -353,6 +386,7 @@ int main(void) {
     cmocka_unit_test(test_batch_stop_takes_no_more),
     cmocka_unit_test(test_record_to_record),
     cmocka_unit_test(test_walk_keeps_legal_record),
+    cmocka_unit_test(test_walk_aim),
     cmocka_unit_test(test_walk_search_reaches_record_n10),
     cmocka_unit_test(test_search_reaches_record_n5),
   };
