@@ -59,7 +59,9 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
   jl_buf_json_string(b, r->device_name);
   jl_buf_printf(b, ", \"mode\": ");
   jl_buf_json_string(b, r->mode);
-  jl_buf_printf(b, ", \"walk\": %d, \"time_s\": ", r->walk);
+  jl_buf_printf(b, ", \"walk\": %d, \"aim\": ", r->walk);
+  jl_buf_json_number(b, r->aim);
+  jl_buf_printf(b, ", \"time_s\": ");
   jl_buf_json_number(b, r->time_s);
   jl_buf_printf(b, ", \"time_to_best_s\": ");
   jl_buf_json_number(b, r->time_to_best_s);

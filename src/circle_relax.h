@@ -727,10 +727,8 @@ JL_RELAX_FN int jl_walk_aimed_circle(jl_relax_ws *w, int n, int fallback) {
 /* The leader's walk move: swap two circles of different radii (mostly
  * neighbours in size) or put one at a random point of the container, with
  * circles that moved in the last walk_tenure steps left alone. An aimed
- * jump moves a circle where the packing hurts, tabu or not: at n = 30 on
- * the H200, aiming half the jumps brought 5 of 7 seeds within 1e-4 of the
- * record (none aimed: 2 of 4); aiming all of them left seed 1 5.1e-4 above
- * (docs/benchmarks.md, session 12). */
+ * jump (walk_aim; measured at JL_WALK_AIM_DEFAULT) moves a circle where the
+ * packing hurts, tabu or not. */
 JL_RELAX_FN void jl_walk_move(jl_relax_ws *w, const jl_relax_params *p) {
   const int n = p->n;
   int kind = JL_MOVE_JUMP, i = 0, j = 0;

@@ -31,6 +31,7 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->seed = 1;
   o->adopt = 0.5;
   o->walk = JL_WALK_DEFAULT;
+  o->aim = JL_WALK_AIM_DEFAULT;
   o->progress = 1;
 }
 
@@ -94,7 +95,7 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->walk_ratio = 3.0;
   p->walk_tenure = 4;
   p->walk_reset = 50;
-  p->walk_aim = 0.5;
+  p->walk_aim = JL_WALK_AIM_DEFAULT;
   p->seed = seed;
 }
 
@@ -375,6 +376,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   /* trials mode hands every candidate the best packing each round, which
    * would end every walk after one launch */
   p.walk_every = o->mode == JL_MODE_TRIALS ? 0 : o->walk;
+  p.walk_aim = o->aim;
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)
     p.step_budget = (uint64_t)(JL_STEP_BUDGET_N / prob->n);
@@ -437,6 +439,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->device_name = dev->name;
   info->mode = jl_search_mode_name(o->mode);
   info->walk = p.walk_every;
+  info->aim = p.walk_aim;
   info->time_s = jl_time_now() - st.t0;
   info->time_to_best_s = st.t_best;
   for (int c = 0; c < count; ++c) {

@@ -24,6 +24,11 @@ typedef enum jl_search_mode {
  * n = 30 that reached 7.7e-6 above the record in 2 of 4 seeds within 175 s,
  * where the trials never came within 3.6e-4 (docs/benchmarks.md). */
 #define JL_WALK_DEFAULT 1
+/* Share of the walk's jumps that move a circle drawn by its overlap energy
+ * (jl_walk_aimed_circle). On one H200 at n = 30, 0.5 brought 6 of 10 seeds
+ * within 1e-4 of the record in about 3 minutes, 0 brought 2 of 4 and 1 left
+ * seed 1 5.1e-4 above (docs/benchmarks.md, session 12). */
+#define JL_WALK_AIM_DEFAULT 0.5
 
 /* The population's elite: at most this many polished packings. */
 #define JL_ELITE_MAX 256
@@ -44,6 +49,7 @@ typedef struct jl_circle_search_opts {
   int band_levels;         /* rungs of the band ladder; 0: default */
   int walk;                /* one candidate in walk runs a fixed-container walk;
                             * 0: none (the seed's trials only) */
+  double aim;              /* share of the walk's jumps aimed by overlap energy */
   int area_weighted;
   int progress;            /* progress line on stderr */
   const jl_circle_packing *resume; /* start every candidate from this packing */

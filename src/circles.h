@@ -33,6 +33,7 @@ typedef struct jl_circle_run_info {
   const char *device_name;        /* "NVIDIA H100 80GB HBM3", "16 CPU threads" */
   const char *mode;               /* population, trials, instances */
   int walk;                       /* one candidate in walk walked; 0: none */
+  double aim;                     /* share of the walk's jumps aimed by overlap */
   double time_s;
   double time_to_best_s;
   uint64_t trials;
