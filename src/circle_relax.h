@@ -669,11 +669,9 @@ JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
   return improved;
 }
 
-/* The overlap energy of the packing in a container of radius Rc: the energy
- * whose negative gradient the relaxation moves follow (a quarter of each
- * pair's squared overlap per circle of the pair, half the squared excess
- * over the container). Summed by the fixed tree of jl_block_sum3 (in s0;
- * s1 and s2 are scratch), so both paths get the same bits. */
+/* Circle i's share of the overlap energy in a container of radius Rc: a
+ * quarter of its squared overlap with each circle it overlaps (the other
+ * circle holds the other quarter), half its squared excess over Rc. */
 JL_RELAX_FN double jl_circle_energy(const jl_relax_ws *w, int n, int i, double Rc) {
   const double *x = w->x, *y = w->y, *r = w->r;
   double e = 0.0;
@@ -690,6 +688,10 @@ JL_RELAX_FN double jl_circle_energy(const jl_relax_ws *w, int n, int i, double R
   return e;
 }
 
+/* The overlap energy of the packing in a container of radius Rc: the energy
+ * whose negative gradient the relaxation moves follow, the sum of the
+ * circles' shares. Summed by the fixed tree of jl_block_sum3 (in s0; s1 and
+ * s2 are scratch), so both paths get the same bits. */
 JL_RELAX_FN double jl_relax_energy(jl_relax_ws *w, const jl_relax_params *p, double Rc) {
   const int n = p->n;
   JL_FOR(i, n) {
