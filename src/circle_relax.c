@@ -28,8 +28,8 @@ int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_
   b->wx = calloc(nc, sizeof(double));
   b->wy = calloc(nc, sizeof(double));
   b->Rt = calloc((size_t)count, sizeof(double));
-  if (!b->wx || !b->wy || !b->Rt || !b->r || !b->x || !b->y || !b->R || !b->R_rec || !b->need_start || !b->stuck || !b->rng_offset ||
-      !b->steps || !b->trials_done || !b->accepted) {
+  if (!b->r || !b->x || !b->y || !b->R || !b->R_rec || !b->need_start || !b->stuck || !b->rng_offset ||
+      !b->steps || !b->trials_done || !b->accepted || !b->wx || !b->wy || !b->Rt) {
     jl_circle_batch_free(b);
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d candidates of %d circles",
                         count, n);

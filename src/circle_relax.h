@@ -103,8 +103,9 @@ typedef struct jl_circle_batch {
 } jl_circle_batch;
 
 #define JL_RELAX_REDUCE_SLOTS 32
-/* Doubles of workspace per candidate: x y dx dy bx by sx sy r, then the
- * FIRE velocities vx vy and its three sum arrays. */
+/* Doubles of workspace per candidate: x y dx dy bx by sx sy r, the
+ * reduction slots, the FIRE velocities vx vy and its three sum arrays, then
+ * the walk's cx cy kx ky tabu (jl_relax_ws_bind). */
 #define JL_RELAX_WS_DOUBLES(n) (19 * (size_t)(n) + JL_RELAX_REDUCE_SLOTS)
 
 #ifdef __CUDACC__
