@@ -765,6 +765,17 @@ JL_RELAX_FN double jl_walk_container(const jl_relax_params *p, int c, double R) 
   return R * (1.0 - s);
 }
 
+/* The walk settles at the packing in x, y in its container Rt (on entering,
+ * or resuming from the batch): no circle tabu, its energy the best so far. */
+JL_RELAX_FN void jl_walk_settle(jl_relax_ws *w, const jl_relax_params *p, double Rt) {
+  JL_FOR(i, p->n) w->tabu[i] = 0.0;
+  if (JL_LEADER) { w->Rt = Rt; w->since = 0; }
+  JL_SYNC();
+  double E = jl_relax_energy(w, p, Rt);
+  if (JL_LEADER) { w->E = E; w->E_best = E; }
+  JL_SYNC();
+}
+
 /* The walk enters the container below the candidate's record from its
  * legal packing (sx, sy, enclosing radius R): scaled by Rt / R, relaxed in
  * Rt, its energy taken. Returns 1 when the relaxed packing is legal in Rt. */
@@ -772,13 +783,10 @@ JL_RELAX_FN int jl_walk_enter(jl_relax_ws *w, const jl_relax_params *p, int c) {
   const int n = p->n;
   double Rt = jl_walk_container(p, c, w->R_rec);
   double f = Rt / w->R;
-  JL_FOR(i, n) { w->x[i] = w->sx[i] * f; w->y[i] = w->sy[i] * f; w->tabu[i] = 0.0; }
-  if (JL_LEADER) { w->Rt = Rt; w->since = 0; }
+  JL_FOR(i, n) { w->x[i] = w->sx[i] * f; w->y[i] = w->sy[i] * f; }
   JL_SYNC();
   int legal = jl_relax_run(w, p, Rt, 4 * p->max_steps);
-  double E = jl_relax_energy(w, p, Rt);
-  if (JL_LEADER) { w->E = E; w->E_best = E; }
-  JL_SYNC();
+  jl_walk_settle(w, p, Rt);
   return legal;
 }
 
@@ -906,13 +914,9 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
       JL_FOR(i, n) {
         w->x[i] = b.wx[(size_t)c * n + i];
         w->y[i] = b.wy[(size_t)c * n + i];
-        w->tabu[i] = 0.0;
       }
-      if (JL_LEADER) { w->Rt = b.Rt[c]; w->since = 0; }
       JL_SYNC();
-      double E = jl_relax_energy(w, p, w->Rt);
-      if (JL_LEADER) { w->E = E; w->E_best = E; }
-      JL_SYNC();
+      jl_walk_settle(w, p, b.Rt[c]);
     } else if (jl_walk_begin(w, p, c)) {
       stuck = 0;
       accepted++;

@@ -30,7 +30,8 @@ static void test_curand_matches_host_philox(void **state) {
 }
 
 /* Runs the same batch (random starts, then trials) on both paths. */
-static void compare_paths(int n, int count, int trials, int area_weighted, int relax, int walk) {
+/* aim < 0 keeps the default share of aimed walk jumps. */
+static void compare_paths(int n, int count, int trials, int area_weighted, int relax, int walk, double aim) {
   double r[512];
   for (int i = 0; i < n; ++i) r[i] = i + 1;
   jl_circle_batch cpu, gpu;
@@ -45,6 +46,7 @@ static void compare_paths(int n, int count, int trials, int area_weighted, int r
   p.area_weighted = area_weighted;
   p.relax = relax;
   p.walk_every = walk;
+  if (aim >= 0.0) p.walk_aim = aim;
   jl_device dev;
   jl_error err;
   assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
@@ -86,18 +88,20 @@ static void compare_paths(int n, int count, int trials, int area_weighted, int r
   jl_circle_batch_free(&gpu);
 }
 
-static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0, JL_RELAX_FIRE, 0); }
-static void test_kernel_matches_twin_n50(void **state) { (void)state; compare_paths(50, 32, 2, 0, JL_RELAX_FIRE, 0); }
-static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 0, 1, JL_RELAX_FIRE, 0); }
-static void test_kernel_matches_twin_budget(void **state) { (void)state; compare_paths(20, 128, 0, 0, JL_RELAX_FIRE, 0); }
+static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0, JL_RELAX_FIRE, 0, -1.0); }
+static void test_kernel_matches_twin_n50(void **state) { (void)state; compare_paths(50, 32, 2, 0, JL_RELAX_FIRE, 0, -1.0); }
+static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 0, 1, JL_RELAX_FIRE, 0, -1.0); }
+static void test_kernel_matches_twin_budget(void **state) { (void)state; compare_paths(20, 128, 0, 0, JL_RELAX_FIRE, 0, -1.0); }
 /* The seed's Jacobi relaxation, kept as an option and for the benchmark. */
-static void test_kernel_matches_twin_jacobi(void **state) { (void)state; compare_paths(20, 64, 0, 0, JL_RELAX_JACOBI, 0); }
+static void test_kernel_matches_twin_jacobi(void **state) { (void)state; compare_paths(20, 64, 0, 0, JL_RELAX_JACOBI, 0, -1.0); }
 /* The fixed-container walk: every candidate, and every other one beside
  * the seed's trials, over two launches (the walk resumes from wx, wy, Rt). */
-static void test_kernel_matches_twin_walk(void **state) { (void)state; compare_paths(30, 32, 0, 0, JL_RELAX_FIRE, 1); }
-static void test_kernel_matches_twin_walk_mixed(void **state) { (void)state; compare_paths(12, 64, 6, 0, JL_RELAX_FIRE, 2); }
+static void test_kernel_matches_twin_walk(void **state) { (void)state; compare_paths(30, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0); }
+static void test_kernel_matches_twin_walk_mixed(void **state) { (void)state; compare_paths(12, 64, 6, 0, JL_RELAX_FIRE, 2, -1.0); }
+/* Every jump drawn uniformly (--aim 0), the branch the default leaves half the time. */
+static void test_kernel_matches_twin_walk_unaimed(void **state) { (void)state; compare_paths(30, 32, 0, 0, JL_RELAX_FIRE, 1, 0.0); }
 /* More circles than threads per block: each thread loops over several. */
-static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE, 0); }
+static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0); }
 #endif
 
 int main(void) {
@@ -112,6 +116,7 @@ int main(void) {
     cmocka_unit_test(test_kernel_matches_twin_jacobi),
     cmocka_unit_test(test_kernel_matches_twin_walk),
     cmocka_unit_test(test_kernel_matches_twin_walk_mixed),
+    cmocka_unit_test(test_kernel_matches_twin_walk_unaimed),
     cmocka_unit_test(test_kernel_matches_twin_n300),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
