@@ -29,8 +29,8 @@ static void test_curand_matches_host_philox(void **state) {
   }
 }
 
-/* Runs the same batch (random starts, then trials) on both paths. */
-/* aim < 0 keeps the default share of aimed walk jumps. */
+/* Runs the same batch (random starts, then trials) on both paths; aim < 0
+ * keeps the default share of aimed walk jumps. */
 static void compare_paths(int n, int count, int trials, int area_weighted, int relax, int walk, double aim) {
   double r[512];
   for (int i = 0; i < n; ++i) r[i] = i + 1;
@@ -98,7 +98,8 @@ static void test_kernel_matches_twin_jacobi(void **state) { (void)state; compare
  * the seed's trials, over two launches (the walk resumes from wx, wy, Rt). */
 static void test_kernel_matches_twin_walk(void **state) { (void)state; compare_paths(30, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0); }
 static void test_kernel_matches_twin_walk_mixed(void **state) { (void)state; compare_paths(12, 64, 6, 0, JL_RELAX_FIRE, 2, -1.0); }
-/* Every jump drawn uniformly (--aim 0), the branch the default leaves half the time. */
+/* Every jump drawn alike (--aim 0): the walk then skips the per-circle
+ * energies, a branch the default never takes. */
 static void test_kernel_matches_twin_walk_unaimed(void **state) { (void)state; compare_paths(30, 32, 0, 0, JL_RELAX_FIRE, 1, 0.0); }
 /* More circles than threads per block: each thread loops over several. */
 static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0); }
