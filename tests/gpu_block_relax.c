@@ -165,7 +165,7 @@ static void test_search_kernel_matches_twin(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
+  if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_grid_gpu_equals_cpu),
     cmocka_unit_test(test_relax_kernel_matches_twin),

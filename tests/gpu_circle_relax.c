@@ -107,7 +107,7 @@ static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_p
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
+  if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_curand_matches_host_philox),
     cmocka_unit_test(test_kernel_matches_twin_n12),

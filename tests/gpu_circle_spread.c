@@ -71,7 +71,7 @@ static void test_spread_legal_stop(void **state) { (void)state; compare(20, 80.0
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
+  if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_spread_n20),
     cmocka_unit_test(test_spread_n128),

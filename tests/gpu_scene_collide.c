@@ -181,7 +181,7 @@ static void test_edge_scenes(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
+  if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_mixed_scene_with_planes_and_large_box),
     cmocka_unit_test(test_arena_grows_and_is_reused),

@@ -183,7 +183,7 @@ static void test_apgd_matches_twin(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
+  if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jor_converged_matches_twin),
     cmocka_unit_test(test_jor_fixed_iterations_matches_twin),

@@ -211,7 +211,7 @@ static void test_problem_of_a_device_step(void **state) {
 
 int main(int argc, char **argv) {
 #ifdef JL_HAVE_CUDA
-  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
+  if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   if (argc > 1) cmocka_set_test_filter(argv[1]);
   jl_error err = {0};
   if (jl_device_select(&cuda_dev, "cuda", 0, NULL, &err) != JL_OK ||

@@ -156,7 +156,7 @@ static void test_setup_with_g(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
+  if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_setup_without_g),
     cmocka_unit_test(test_setup_with_g),

@@ -185,7 +185,7 @@ static void test_sor_close_to_reference(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
+  if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sor_pyramid_matches_twin),
     cmocka_unit_test(test_sor_wall_matches_twin),

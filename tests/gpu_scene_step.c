@@ -143,7 +143,7 @@ static void test_step_refuses_bad_alpha(void **state) {
 
 int main(void) {
 #ifdef JL_HAVE_CUDA
-  if (!jl_gpu_test_device_present()) return JL_TEST_SKIP;
+  if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_steps_match_cpu_stepper),
     cmocka_unit_test(test_apgd_steps_match_cpu_stepper),

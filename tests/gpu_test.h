@@ -4,19 +4,24 @@
 #ifndef JL_GPU_TEST_H
 #define JL_GPU_TEST_H
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <cmocka.h>
 
 #include "device.h"
 
 #define JL_TEST_SKIP 77
 
 #ifdef JL_HAVE_CUDA
-/* 1 when a CUDA device is present; otherwise says why the test is skipped.
- * JL_TEST_FILTER (a cmocka name pattern, e.g. "*walk*") runs only the tests
- * it matches, so a slow sanitizer (compute-sanitizer racecheck) can take a
- * few. Needs <cmocka.h> included before this header. */
-static inline int jl_gpu_test_device_present(void) {
+/* The start of a gpu test's main: 1 when a CUDA device is present, otherwise
+ * says why the test is skipped. JL_TEST_FILTER (a cmocka name pattern, e.g.
+ * "*walk*") runs only the cases it matches, so a slow sanitizer
+ * (compute-sanitizer racecheck) can take a few. */
+static inline int jl_gpu_test_begin(void) {
   const char *filter = getenv("JL_TEST_FILTER");
   if (filter && *filter) cmocka_set_test_filter(filter);
   if (jl_cuda_device_count() >= 1) return 1;
