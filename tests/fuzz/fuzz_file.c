@@ -44,15 +44,17 @@ const char *jl_fuzz_file(const uint8_t *data, size_t size, const char *name) {
     strcpy(jl_fuzz_names[jl_fuzz_n_names++], name);
   }
   snprintf(path, sizeof path, "%s/%s", jl_fuzz_dir, name);
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  /* written over in place, then cut to size: on ext4 a truncation to zero
+   * before rewriting forces a flush at close (auto_da_alloc) */
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) jl_fuzz_die("cannot create", path);
   for (size_t done = 0; done < size; ) {
-    ssize_t w = write(fd, data + done, size - done);
+    ssize_t w = pwrite(fd, data + done, size - done, (off_t)done);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) jl_fuzz_die("cannot write", path);
     done += (size_t)w;
   }
-  if (close(fd) != 0) jl_fuzz_die("cannot write", path);
+  if (ftruncate(fd, (off_t)size) != 0 || close(fd) != 0) jl_fuzz_die("cannot write", path);
   return path;
 }
 
