@@ -1,6 +1,7 @@
 /* Corpus replay without libFuzzer: runs the harness linked beside it on every
  * file of each folder given, in name order, so inputs the fuzzer once crashed
- * on stay fixed (suite 'unit'). Prints how many files ran. */
+ * on stay fixed (suite 'unit'), and on each file given (to reproduce one
+ * crash without clang). Prints how many files ran. */
 #include <dirent.h>
 #include <errno.h>
 #include <string.h>
@@ -81,11 +82,19 @@ static int jl_replay_dir(const char *dir, int *count) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s CORPUS_DIR...\n", argv[0]);
+    fprintf(stderr, "usage: %s CORPUS_DIR_OR_FILE...\n", argv[0]);
     return 2;
   }
   int rc = 0, count = 0;
-  for (int i = 1; i < argc; ++i) rc |= jl_replay_dir(argv[i], &count);
+  for (int i = 1; i < argc; ++i) {
+    struct stat st;
+    if (stat(argv[i], &st) == 0 && S_ISREG(st.st_mode)) {
+      rc |= jl_replay_file(argv[i]);
+      ++count;
+    } else {
+      rc |= jl_replay_dir(argv[i], &count);
+    }
+  }
   if (count == 0) {
     fprintf(stderr, "replay: no input files\n");
     return 1;
