@@ -1,8 +1,9 @@
 /* Packomania text (docs/formats.md) through jl_circle_read_packomania and the
  * exact check, as `verify NAME.txt --n N` and `circles --resume NAME.txt` run
- * them. The radii are 1..n (--n) or all 1 (--equal), n the count of data lines,
- * so that a well-formed file gets past the count check; one circle fewer
- * covers the "more circles than the problem" path. */
+ * them. The radii are 1..n (--n), or all 1 (--equal) for an input of odd
+ * length, n the count of data lines, so that a well-formed file gets past the
+ * count check; one circle fewer covers the "more circles than the problem"
+ * path. */
 #include <math.h>
 #include <string.h>
 
