@@ -4,6 +4,7 @@
 #ifndef JL_CIRCLES_H
 #define JL_CIRCLES_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -84,6 +85,8 @@ typedef struct jl_polish_opts {
   double xtol_rel;                /* default 1e-14 */
   int max_eval;                   /* default 2000 */
   double time_s;                  /* 0: no limit */
+  double deadline;                /* jl_time_now() at which to give up (0: none) */
+  volatile sig_atomic_t *stop;    /* give up once set (SIGINT; NULL: never) */
 } jl_polish_opts;
 void jl_polish_opts_default(jl_polish_opts *o);
 int jl_circle_polish(jl_circle_packing *pk, const jl_polish_opts *opts, int *improved,

@@ -138,9 +138,9 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
   long v;
   while ((c = getopt_long(argc, argv, "", jl_circles_opts, NULL)) != -1 && rc == JL_OK) {
     switch (c) {
-    case OPT_N: rc = jl_cli_int("--n", optarg, 1, 100000, &a->n, err); break;
+    case OPT_N: rc = jl_cli_int("--n", optarg, 1, JL_SEARCH_MAX_CIRCLES, &a->n, err); break;
     case OPT_PROBLEM: a->problem = optarg; break;
-    case OPT_EQUAL: rc = jl_cli_int("--equal", optarg, 1, 100000, &a->equal, err); break;
+    case OPT_EQUAL: rc = jl_cli_int("--equal", optarg, 1, JL_SEARCH_MAX_CIRCLES, &a->equal, err); break;
     case OPT_TIME:
       rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->search.time_s, err);
       a->time_given = 1;
