@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_util.h"
+
 int jl_cli_int(const char *opt, const char *s, long lo, long hi, long *out, jl_error *err) {
   char *end = NULL;
   errno = 0;
@@ -44,7 +46,11 @@ int jl_cli_double(const char *opt, const char *s, double lo, double hi, double *
 }
 
 int jl_cli_fail(const jl_error *err) {
-  fprintf(stderr, "jostle: %s\n", err->msg[0] ? err->msg : "failed");
+  /* Messages quote the input (keys, values, paths): control bytes are
+   * escaped so a file cannot drive the terminal or split the line. */
+  char safe[4 * JL_ERROR_MSG_MAX];
+  jl_escape_bytes(safe, sizeof safe, err->msg, strlen(err->msg), 0);
+  fprintf(stderr, "jostle: %s\n", safe[0] ? safe : "failed");
   switch (err->code) {
   case JL_ERR_INPUT: return 2;
   case JL_ERR_IO: return 3;

@@ -10,28 +10,119 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int jl_file_read_all(const char *path, char **data, size_t *len, jl_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return jl_error_set(err, JL_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  if (!buf) { fclose(f); return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", path); }
-  for (;;) {
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (n < cap) break;
-    cap *= 2;
-    char *nb = realloc(buf, cap + 1);
-    if (!nb) { free(buf); fclose(f); return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", path); }
-    buf = nb;
+static const char *jl_file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "is a directory";
+  if (S_ISFIFO(m)) return "not a regular file (a FIFO)";
+  if (S_ISCHR(m)) return "not a regular file (a character device)";
+  if (S_ISBLK(m)) return "not a regular file (a block device)";
+  if (S_ISSOCK(m)) return "not a regular file (a socket)";
+  return "not a regular file";
+}
+
+int jl_file_open_regular(const char *path, size_t max_bytes, size_t *size, jl_error *err) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    if (e == EISDIR) jl_error_set(err, JL_ERR_INPUT, "%s: is a directory", path);
+    else jl_error_set(err, JL_ERR_INPUT, "%s: cannot open: %s", path, strerror(e));
+    return -1;
   }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) { free(buf); return jl_error_set(err, JL_ERR_INPUT, "%s: read error", path); }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    jl_error_set(err, JL_ERR_INPUT, "%s: cannot open: %s", path, strerror(e));
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    jl_error_set(err, JL_ERR_INPUT, "%s: %s", path, jl_file_kind(st.st_mode));
+    return -1;
+  }
+  if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
+    close(fd);
+    size_t gib = (size_t)1 << 30, mib = (size_t)1 << 20;
+    char limit[48];
+    if (max_bytes >= gib && max_bytes % gib == 0) snprintf(limit, sizeof limit, "%zu GiB", max_bytes / gib);
+    else if (max_bytes >= mib && max_bytes % mib == 0) snprintf(limit, sizeof limit, "%zu MiB", max_bytes / mib);
+    else snprintf(limit, sizeof limit, "%zu bytes", max_bytes);
+    jl_error_set(err, JL_ERR_INPUT, "%s: too large: %lld bytes, the limit is %s", path,
+                 (long long)st.st_size, limit);
+    return -1;
+  }
+  /* back to blocking reads (no effect on a regular file, but plain) */
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  *size = (size_t)st.st_size;
+  return fd;
+}
+
+int jl_file_read_all(const char *path, char **data, size_t *len, jl_error *err) {
+  size_t size = 0;
+  int fd = jl_file_open_regular(path, JL_FILE_MAX_BYTES, &size, err);
+  if (fd < 0) return err ? err->code : JL_ERR_INPUT;
+  /* The size was read before the allocation; a file that grows meanwhile is
+   * read only up to it, so the bound holds. */
+  char *buf = malloc(size + 1);
+  if (!buf) {
+    close(fd);
+    return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory for %zu bytes", path, size);
+  }
+  size_t n = 0;
+  while (n < size) {
+    ssize_t got = read(fd, buf + n, size - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      int e = errno;
+      free(buf);
+      close(fd);
+      return jl_error_set(err, JL_ERR_INPUT, "%s: read error: %s", path, strerror(e));
+    }
+    if (got == 0) break;   /* the file shrank: keep what is there */
+    n += (size_t)got;
+  }
+  close(fd);
   buf[n] = '\0';
   *data = buf;
   if (len) *len = n;
   return JL_OK;
+}
+
+int jl_file_read_text(const char *path, char **data, size_t *len, jl_error *err) {
+  size_t n = 0;
+  int rc = jl_file_read_all(path, data, &n, err);
+  if (rc) return rc;
+  const char *nul = memchr(*data, '\0', n);
+  if (nul) {
+    rc = jl_error_set(err, JL_ERR_INPUT, "%s: NUL byte at byte %zu (not a text file)", path,
+                      (size_t)(nul - *data));
+    free(*data);
+    *data = NULL;
+    return rc;
+  }
+  if (len) *len = n;
+  return JL_OK;
+}
+
+char *jl_escape_bytes(char *out, size_t cap, const char *s, size_t len, int ascii_only) {
+  static const char hex[] = "0123456789abcdef";
+  size_t o = 0;
+  if (cap == 0) return out;
+  for (size_t i = 0; i < len; ++i) {
+    unsigned char c = (unsigned char)s[i];
+    int plain = c >= 0x20 && c != 0x7f && (c < 0x80 || !ascii_only);
+    if (o + (plain ? 1 : 4) >= cap) break;
+    if (plain) {
+      out[o++] = (char)c;
+    } else {
+      out[o++] = '\\';
+      out[o++] = 'x';
+      out[o++] = hex[c >> 4];
+      out[o++] = hex[c & 15];
+    }
+  }
+  out[o] = '\0';
+  return out;
 }
 
 int jl_file_write_atomic(const char *path, const void *data, size_t len, jl_error *err) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "file_util.h"
+#include "json_file.h"
 
 #define JL_TRUNK_BLOCKS_MAX 1000000
 #define JL_QUAT_UNIT_TOL 1e-6
@@ -65,22 +66,6 @@ int jl_block_size_parse(const char *opt, const char *s, jl_block_size *b, jl_err
   b->y = v[1];
   b->z = v[2];
   return JL_OK;
-}
-
-static int jl_parse_json_file(const char *path, cJSON **root, jl_error *err) {
-  char *text = NULL;
-  int rc = jl_file_read_all(path, &text, NULL, err);
-  if (rc) return rc;
-  const char *end = NULL;
-  *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (!*root) {
-    int line = 1;
-    for (const char *c = text; end && c < end; ++c) line += *c == '\n';
-    rc = jl_error_set(err, JL_ERR_INPUT, "%s: invalid JSON at line %d (byte %ld)", path, line,
-                      end ? (long)(end - text) : -1L);
-  }
-  free(text);
-  return rc;
 }
 
 /* Reads [L, W, H] (mm). */
@@ -165,7 +150,7 @@ static void jl_resolve(const char *file, const char *rel, char *out, size_t cap)
 int jl_trunk_problem_load(jl_trunk_problem *p, const char *path, jl_error *err) {
   static const char *const keys[] = {"kind", "name", "mesh", "units", "block", "description", NULL};
   cJSON *root = NULL;
-  int rc = jl_parse_json_file(path, &root, err);
+  int rc = jl_json_load_file(path, &root, err);
   if (rc) return rc;
   if (!cJSON_IsObject(root)) {
     rc = jl_error_set(err, JL_ERR_INPUT, "%s: the top level must be a JSON object", path);
@@ -334,7 +319,7 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
 void jl_result_kind(const char *path, char *kind, size_t cap) {
   kind[0] = '\0';
   cJSON *root = NULL;
-  if (jl_parse_json_file(path, &root, NULL) != JL_OK) return;
+  if (jl_json_load_file(path, &root, NULL) != JL_OK) return;
   const cJSON *k = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "kind") : NULL;
   if (cJSON_IsString(k)) snprintf(kind, cap, "%s", k->valuestring);
   cJSON_Delete(root);
@@ -354,7 +339,7 @@ int jl_trunk_result_read_json(const char *path, jl_trunk_problem *prob, jl_block
                               jl_error *err) {
   memset(blocks, 0, sizeof *blocks);
   cJSON *root = NULL;
-  int rc = jl_parse_json_file(path, &root, err);
+  int rc = jl_json_load_file(path, &root, err);
   if (rc) return rc;
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
   const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
