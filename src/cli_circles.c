@@ -57,12 +57,15 @@ static const char *const jl_circles_help =
   "  --threads T       CPU threads (default: all cores)\n"
   "\n"
   "output:\n"
-  "  --out FILE.json   result (default NAME.json); a picture FILE.svg and Packomania\n"
-  "                    text FILE.txt are written beside it\n"
+  "  --out FILE.json   result (default NAME.json here, NAME the instance's name made\n"
+  "                    a safe file name); a picture FILE.svg and Packomania text\n"
+  "                    FILE.txt are written beside it\n"
   "  --svg FILE        picture path\n"
   "  --txt FILE        Packomania text path (index x y, container radius 1)\n"
   "  --quiet           no progress line\n"
   "\n"
+  "Outputs are checked before the search (two naming one file, a folder that\n"
+  "cannot be written: refused) and renamed into place together at the end.\n"
   "Ctrl-C (SIGINT) or SIGTERM stops after the current round and writes the best packing.\n";
 
 /* The signal handler's only link to the search: a flag it polls between rounds. */

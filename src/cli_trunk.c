@@ -86,8 +86,9 @@ static const char *const jl_trunk_help =
   "packing found so far.\n"
   "\n"
   "output:\n"
-  "  --out FILE.json   result (default NAME.json); a glTF scene FILE.glb and a\n"
-  "                    picture FILE.svg (top, side, rear views) are written beside it\n"
+  "  --out FILE.json   result (default NAME.json here, NAME made a safe file name);\n"
+  "                    a glTF scene FILE.glb and a picture FILE.svg (top, side,\n"
+  "                    rear views) are written beside it\n"
   "  --quiet           no progress lines\n";
 
 enum {
