@@ -192,8 +192,10 @@ static int jl_result_problem(const cJSON *root, const jl_circle_packing *pk,
   if ((name && !cJSON_IsString(name)) || (source && !cJSON_IsNull(source) && !cJSON_IsString(source)))
     return jl_error_set(err, JL_ERR_INPUT, "%s: problem.%s: must be a string", path,
                         name && !cJSON_IsString(name) ? "name" : "source");
-  if (!prob) return JL_OK;
-  int rc = jl_circle_problem_init(prob, pk->n, err);
+  int rc = cJSON_IsString(name) ? jl_utf8_check(name->valuestring, path, "problem.name", err) : JL_OK;
+  if (!rc && cJSON_IsString(source)) rc = jl_utf8_check(source->valuestring, path, "problem.source", err);
+  if (rc || !prob) return rc;
+  rc = jl_circle_problem_init(prob, pk->n, err);
   if (rc) return rc;
   memcpy(prob->radii, pk->r, (size_t)pk->n * sizeof *pk->r);
   if (name) snprintf(prob->name, sizeof prob->name, "%s", name->valuestring);

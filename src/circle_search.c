@@ -425,16 +425,17 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   int stopped_by = JL_STOP_ROUNDS;
   long round = 0;
   for (;;) {
-    /* Without --time (--rounds alone) launches run to their budgets, so a
-     * seed gives the same bits; SIGINT still cuts them. */
+    /* With --rounds launches run to their budgets, so a seed gives the
+     * same bits; --time (the deadline) and SIGINT still cut them. */
     eng.cut_at = st.deadline;
-    if (st.deadline > 0 && jl_time_now() + JL_LAUNCH_MAX_S < st.deadline)
+    if (st.deadline > 0 && o->rounds <= 0 && jl_time_now() + JL_LAUNCH_MAX_S < st.deadline)
       eng.cut_at = jl_time_now() + JL_LAUNCH_MAX_S;
     if ((rc = jl_circle_engine_run(&eng, &p, &b, err)) != JL_OK) goto done;
     round++;
     st.polish_deadline = 0.0;
     if (st.deadline > 0)
-      st.polish_deadline = fmin(st.deadline + JL_POLISH_GRACE_S, jl_time_now() + JL_POLISH_ROUND_MAX_S);
+      st.polish_deadline = o->rounds > 0 ? st.deadline + JL_POLISH_GRACE_S
+                           : fmin(st.deadline + JL_POLISH_GRACE_S, jl_time_now() + JL_POLISH_ROUND_MAX_S);
     int improved = 0;
     if ((rc = jl_search_polish(&st, &b, &s, &improved, err)) != JL_OK) goto done;
     double now = jl_time_now() - st.t0;

@@ -226,18 +226,69 @@ void jl_buf_json_number(jl_buf *b, double v) {
   jl_buf_printf(b, "%s", jl_fmt_double(s, sizeof s, v));
 }
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), 0 when there is none. */
+static int jl_utf8_seq(const unsigned char *p) {
+  unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  int n;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else
+    return 0;
+  if (p[1] < lo || p[1] > hi) return 0;
+  for (int k = 2; k < n; ++k)
+    if (p[k] < 0x80 || p[k] > 0xBF) return 0;
+  return n;
+}
+
+long jl_utf8_invalid_at(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t i = 0; p[i];) {
+    int n = jl_utf8_seq(p + i);
+    if (!n) return (long)i;
+    i += (size_t)n;
+  }
+  return -1;
+}
+
+int jl_utf8_check(const char *s, const char *path, const char *key, jl_error *err) {
+  long at = s ? jl_utf8_invalid_at(s) : -1;
+  if (at < 0) return JL_OK;
+  return jl_error_set(err, JL_ERR_INPUT, "%s: %s: not valid UTF-8 text (byte %ld of the string is 0x%02x)",
+                      path, key, at + 1, (unsigned)(unsigned char)s[at]);
+}
+
+/* Valid JSON whatever the bytes: control characters escaped, bytes that are
+ * not UTF-8 written as U+FFFD, so a reader never fails on a name. */
 void jl_buf_json_string(jl_buf *b, const char *s) {
   if (!s) {
     jl_buf_printf(b, "null");
     return;
   }
   jl_buf_printf(b, "\"");
-  for (const unsigned char *c = (const unsigned char *)s; *c; ++c) {
-    if (*c == '"' || *c == '\\') jl_buf_printf(b, "\\%c", *c);
+  for (const unsigned char *c = (const unsigned char *)s; *c;) {
+    int n = jl_utf8_seq(c);
+    if (!n) {
+      jl_buf_printf(b, "\\ufffd");
+      ++c;
+      continue;
+    }
+    if (n > 1) jl_buf_printf(b, "%.*s", n, (const char *)c);
+    else if (*c == '"' || *c == '\\') jl_buf_printf(b, "\\%c", *c);
     else if (*c == '\n') jl_buf_printf(b, "\\n");
     else if (*c == '\t') jl_buf_printf(b, "\\t");
-    else if (*c < 0x20) jl_buf_printf(b, "\\u%04x", *c);
+    else if (*c < 0x20 || *c == 0x7f) jl_buf_printf(b, "\\u%04x", *c);
     else jl_buf_printf(b, "%c", *c);
+    c += n;
   }
   jl_buf_printf(b, "\"");
 }
@@ -252,12 +303,20 @@ void jl_buf_json_vec(jl_buf *b, const double *v, int n) {
 }
 
 void jl_buf_xml_text(jl_buf *b, const char *s) {
-  for (; *s; ++s) {
-    if (*s == '&') jl_buf_printf(b, "&amp;");
-    else if (*s == '<') jl_buf_printf(b, "&lt;");
-    else if (*s == '>') jl_buf_printf(b, "&gt;");
-    else if (*s == '"') jl_buf_printf(b, "&quot;");
-    else jl_buf_printf(b, "%c", *s);
+  for (const unsigned char *c = (const unsigned char *)s; *c;) {
+    int n = jl_utf8_seq(c);
+    /* XML 1.0 allows no control characters but tab and newline, and only UTF-8 here */
+    if (!n || (*c < 0x20 && *c != '\t' && *c != '\n')) {
+      jl_buf_printf(b, "\xef\xbf\xbd");
+      ++c;
+      continue;
+    }
+    if (*c == '&') jl_buf_printf(b, "&amp;");
+    else if (*c == '<') jl_buf_printf(b, "&lt;");
+    else if (*c == '>') jl_buf_printf(b, "&gt;");
+    else if (*c == '"') jl_buf_printf(b, "&quot;");
+    else jl_buf_printf(b, "%.*s", n, (const char *)c);
+    c += n;
   }
 }
 

@@ -52,8 +52,17 @@ int jl_buf_write_atomic(jl_buf *b, const char *path, jl_error *err);
  * round-trip exactly without noise digits like 104.54036376000001. out
  * holds at least 32 chars; returns out. */
 char *jl_fmt_double(char *out, size_t cap, double v);
+/* Offset of the first byte of s that does not start a well-formed UTF-8
+ * sequence, -1 when all of s is UTF-8. */
+long jl_utf8_invalid_at(const char *s);
+/* A string read from a file must be UTF-8 (it is copied into outputs):
+ * JL_ERR_INPUT naming path, key and the bad byte otherwise. */
+int jl_utf8_check(const char *s, const char *path, const char *key, jl_error *err);
+
 /* JSON pieces: a number (null when not finite), a string with escapes
- * (null for NULL), an array of n numbers. */
+ * (null for NULL; control characters escaped, bytes that are not UTF-8
+ * written as U+FFFD, so the output is always valid JSON), an array of n
+ * numbers. */
 void jl_buf_json_number(jl_buf *b, double v);
 /* Viridis at nine stops (the pictures' colour map); t in [0, 1], dark purple to yellow. */
 void jl_viridis(double t, int rgb[3]);
@@ -61,7 +70,8 @@ void jl_viridis(double t, int rgb[3]);
 char *jl_fmt_json_double(char *out, size_t cap, double v);
 void jl_buf_json_string(jl_buf *b, const char *s);
 void jl_buf_json_vec(jl_buf *b, const double *v, int n);
-/* Text escaped for XML/SVG (&, <, >, "). */
+/* Text escaped for XML/SVG (&, <, >, "); control characters and bytes
+ * that are not UTF-8 become U+FFFD. */
 void jl_buf_xml_text(jl_buf *b, const char *s);
 
 #endif

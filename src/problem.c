@@ -79,6 +79,8 @@ static int jl_copy_string(char *dst, size_t cap, const cJSON *item, const char *
   size_t len = strlen(item->valuestring);
   if (len >= cap)
     return jl_error_set(err, JL_ERR_INPUT, "%s: %s: longer than %zu characters", path, key, cap - 1);
+  int rc = jl_utf8_check(item->valuestring, path, key, err);
+  if (rc) return rc;
   memcpy(dst, item->valuestring, len + 1);
   return JL_OK;
 }
@@ -246,4 +248,22 @@ int jl_circle_problem_load(jl_circle_problem *p, const char *path, jl_error *err
   cJSON_Delete(root);
   if (rc) jl_circle_problem_free(p);
   return rc;
+}
+
+int jl_circle_problem_builtin(jl_circle_problem *p, const char *name, jl_error *err) {
+  memset(p, 0, sizeof *p);
+  static const char *const prefix[2] = {"zimmermann-", "equal-"};
+  for (int k = 0; k < 2; ++k) {
+    size_t len = strlen(prefix[k]);
+    if (strncmp(name, prefix[k], len) != 0) continue;
+    const char *d = name + len;
+    if (strspn(d, "0123456789") != strlen(d) || !d[0] || strlen(d) > 6) return JL_OK;
+    int n = atoi(d);
+    if (n < 1 || n > JL_RADII_MAX) return JL_OK;
+    int rc = k == 0 ? jl_circle_problem_zimmermann(p, n, err) : jl_circle_problem_equal(p, n, err);
+    if (rc) return rc;
+    if (strcmp(p->name, name) != 0) jl_circle_problem_free(p);  /* "zimmermann-5" is not --n 5's name */
+    return JL_OK;
+  }
+  return JL_OK;
 }

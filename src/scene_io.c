@@ -130,6 +130,8 @@ static int jl_str(const jl_ctx *c, const cJSON *obj, const char *where, const ch
   char key[JL_KEY_MAX];
   jl_key(key, where, name);
   if (!cJSON_IsString(it)) return jl_bad(c, key, "must be a string");
+  int rc = jl_utf8_check(it->valuestring, c->path, key, c->err);
+  if (rc) return rc;
   *out = it->valuestring;
   return JL_OK;
 }

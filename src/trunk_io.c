@@ -16,7 +16,6 @@
 #include "file_util.h"
 #include "json_file.h"
 
-#define JL_TRUNK_BLOCKS_MAX 1000000
 #define JL_QUAT_UNIT_TOL 1e-6
 
 /* ---- problem ---- */
@@ -181,6 +180,7 @@ int jl_trunk_problem_load(jl_trunk_problem *p, const char *path, jl_error *err) 
     rc = jl_error_set(err, JL_ERR_INPUT, "%s: mesh: missing or not a file name", path);
     goto done;
   }
+  if ((rc = jl_utf8_check(mesh->valuestring, path, "mesh", err))) goto done;
   char resolved[JL_TRUNK_PATH_MAX];
   jl_resolve(path, mesh->valuestring, resolved, sizeof resolved);
   jl_trunk_problem_from_mesh(p, resolved);
@@ -191,6 +191,7 @@ int jl_trunk_problem_load(jl_trunk_problem *p, const char *path, jl_error *err) 
                         (int)sizeof p->name - 1);
       goto done;
     }
+    if ((rc = jl_utf8_check(name->valuestring, path, "name", err))) goto done;
     snprintf(p->name, sizeof p->name, "%s", name->valuestring);
   } else {
     jl_stem(path, p->name, sizeof p->name);
@@ -366,6 +367,9 @@ int jl_trunk_result_read_json(const char *path, jl_trunk_problem *prob, jl_block
     rc = jl_error_set(err, JL_ERR_INPUT, "%s: problem.mesh: missing or not a file name", path);
     goto done;
   }
+  if ((rc = jl_utf8_check(mesh->valuestring, path, "problem.mesh", err)) ||
+      (cJSON_IsString(name) && (rc = jl_utf8_check(name->valuestring, path, "problem.name", err))))
+    goto done;
   char resolved[JL_TRUNK_PATH_MAX];
   if (mesh->valuestring[0] == '/' || access(mesh->valuestring, F_OK) == 0)
     snprintf(resolved, sizeof resolved, "%s", mesh->valuestring);
@@ -384,9 +388,13 @@ int jl_trunk_result_read_json(const char *path, jl_trunk_problem *prob, jl_block
   rc = jl_block_from_json(cJSON_GetObjectItemCaseSensitive(p, "block"), path, "problem.block",
                           &prob->block, err);
   if (rc) goto done;
-  if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > JL_TRUNK_BLOCKS_MAX) {
-    rc = jl_error_set(err, JL_ERR_INPUT, "%s: blocks: missing or not an array of at most %d blocks",
-                      path, JL_TRUNK_BLOCKS_MAX);
+  if (!cJSON_IsArray(arr)) {
+    rc = jl_error_set(err, JL_ERR_INPUT, "%s: blocks: missing or not an array", path);
+    goto done;
+  }
+  if (cJSON_GetArraySize(arr) > JL_TRUNK_MAX_BLOCKS) {
+    rc = jl_error_set(err, JL_ERR_INPUT, "%s: blocks: %d blocks, at most %d allowed", path,
+                      cJSON_GetArraySize(arr), JL_TRUNK_MAX_BLOCKS);
     goto done;
   }
   int n = cJSON_GetArraySize(arr);
