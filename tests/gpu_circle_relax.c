@@ -106,14 +106,20 @@ static void test_kernel_matches_twin_walk_unaimed(void **state) { (void)state; c
 /* More circles than threads per block: each thread loops over several. */
 static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0); }
 
+/* Two fresh batches of radii 1..n, the default parameters and a CUDA
+ * engine for them. */
 static void batch_pair(jl_circle_batch *cpu, jl_circle_batch *gpu, double *r, int n, int count,
-                       jl_relax_params *p) {
+                       jl_relax_params *p, jl_circle_engine *eng) {
   for (int i = 0; i < n; ++i) r[i] = i + 1;
   assert_int_equal(jl_circle_batch_alloc(cpu, n, count, r, NULL), JL_OK);
   assert_int_equal(jl_circle_batch_alloc(gpu, n, count, r, NULL), JL_OK);
   memset(cpu->need_start, 1, (size_t)count);
   memset(gpu->need_start, 1, (size_t)count);
   jl_relax_params_default(p, r, n, 77);
+  jl_device dev;
+  jl_error err;
+  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
+  assert_int_equal(jl_circle_engine_init(eng, &dev, n, count, &err), JL_OK);
 }
 
 /* A launch cut before it starts (a signal during the last round): every
@@ -126,14 +132,11 @@ static void test_kernel_matches_twin_cut(void **state) {
   double r[N];
   jl_circle_batch cpu, gpu;
   jl_relax_params p;
-  batch_pair(&cpu, &gpu, r, N, C, &p);
+  jl_circle_engine eng;
+  batch_pair(&cpu, &gpu, r, N, C, &p, &eng);
   p.walk_every = 2;
   p.trials = 3;
-  jl_device dev;
   jl_error err;
-  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
-  jl_circle_engine eng;
-  assert_int_equal(jl_circle_engine_init(&eng, &dev, N, C, &err), JL_OK);
   assert_int_equal(jl_circle_batch_run_cpu(&p, &cpu, 2, &err), JL_OK);
   assert_int_equal(jl_circle_engine_run(&eng, &p, &gpu, &err), JL_OK);
   jl_circle_cut cut = {1, 0.0, NULL};
@@ -165,14 +168,11 @@ static void test_kernel_cut_while_running(void **state) {
   double r[N];
   jl_circle_batch cpu, gpu;
   jl_relax_params p;
-  batch_pair(&cpu, &gpu, r, N, C, &p);
+  jl_circle_engine eng;
+  batch_pair(&cpu, &gpu, r, N, C, &p, &eng);
   p.walk_every = 2;
   p.trials = 1000000;
-  jl_device dev;
   jl_error err;
-  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
-  jl_circle_engine eng;
-  assert_int_equal(jl_circle_engine_init(&eng, &dev, N, C, &err), JL_OK);
   double t0 = jl_time_now();
   eng.cut_at = t0 + 0.5;
   assert_int_equal(jl_circle_engine_run(&eng, &p, &gpu, &err), JL_OK);

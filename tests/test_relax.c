@@ -323,19 +323,7 @@ static void test_walk_keeps_legal_record(void **state) {
       int walker = c % 2 == 1;
       if (launch > 0) assert_true(b.R_rec[c] <= rec_prev[c]);
       rec_prev[c] = b.R_rec[c];
-      jl_circle_packing pk;
-      assert_int_equal(jl_circle_packing_init(&pk, N, NULL), JL_OK);
-      for (int i = 0; i < N; ++i) {
-        pk.x[i] = b.x[c * N + i];
-        pk.y[i] = b.y[c * N + i];
-        pk.r[i] = r[i];
-      }
-      jl_circle_packing_update_R(&pk);
-      jl_circle_check chk;
-      jl_circle_check_packing(&pk, 1e-8, &chk);
-      assert_true(chk.legal);
-      assert_true(fabs(pk.R - b.R[c]) <= 1e-12 * pk.R);
-      jl_circle_packing_free(&pk);
+      assert_candidate_legal(&b, r, c);
       if (!walker) {
         assert_true(b.Rt[c] == 0.0);
         continue;
