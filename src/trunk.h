@@ -45,6 +45,13 @@ typedef struct jl_block_packing {
   double *quat;            /* 4 * capacity */
 } jl_block_packing;
 
+/* Most blocks a trunk run packs or a trunk result file may hold: 100,000
+ * liter blocks is a 100 m^3 trunk, far past any car, and checking that many
+ * stays within seconds. */
+#ifndef JL_TRUNK_MAX_BLOCKS
+#define JL_TRUNK_MAX_BLOCKS 100000
+#endif
+
 /* block_packing.c */
 int jl_block_packing_init(jl_block_packing *p, int capacity, jl_error *err);
 int jl_block_packing_reserve(jl_block_packing *p, int capacity, jl_error *err);

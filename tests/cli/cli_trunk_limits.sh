@@ -4,6 +4,9 @@
 # grid baseline and layered fill take about 5 s on 2 cores) finishes, and SIGINT at 1 s and at 4 s
 # of a --time 600 run ends it. The only time bounds here are generous "it finished"
 # limits (a run that ignored the limits would take 600 s); no timing is asserted.
+# A mesh that could hold more than --max-blocks blocks (a units mistake: a 1 km
+# trunk) is refused before any work, naming its size; a trunk of 200,000 blocks
+# (--max-blocks raised) still stops on --time and on SIGINT within seconds.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -74,5 +77,76 @@ os.execv(sys.argv[1], sys.argv[1:])' \
 
 sigint_run s1 1
 sigint_run s4 4
+
+# Too large: refused at once with the mesh's size and a hint at --units, nothing written.
+cuboid=$SRC/meshes/cuboid-1000x500x400.stl
+JL_TIMEOUT=30 jrun km trunk "$cuboid" --units m --time 10 --device cpu --out "$d/km.json"
+expect_rc 2
+expect_err 'cuboid-1000x500x400\.stl: the mesh measures 1e\+06 x 500000 x 400000 mm \(bounding box\) and 2e\+11 L read in m' "the mesh size"
+expect_err 'more than 100000 \(--max-blocks\)' "the limit"
+expect_err 'give its unit with --units' "the --units hint"
+[ ! -e "$d/km.json" ] || fail "jostle $CMD: wrote $d/km.json"
+JL_TIMEOUT=30 jrun b1 trunk "$cuboid" --block 1x1x1 --time 10 --device cpu --out "$d/b1.json"
+expect_rc 2
+expect_err 'its volume could hold 2e\+08 blocks of 1x1x1 mm, more than 100000' "the block count"
+[ ! -e "$d/b1.json" ] || fail "jostle $CMD: wrote $d/b1.json"
+# a 10 m cube (in mm)
+jpy '
+a = 10000.0
+tris = [((0,2,3),), ((0,3,1),), ((4,5,7),), ((4,7,6),), ((0,1,5),), ((0,5,4),),
+        ((2,6,7),), ((2,7,3),), ((0,4,6),), ((0,6,2),), ((1,3,7),), ((1,7,5),)]
+with open(sys.argv[1], "w") as f:
+    f.write("solid cube\n")
+    for (t,) in tris:
+        f.write(" facet normal 0 0 0\n  outer loop\n")
+        for k in t:
+            f.write("   vertex %g %g %g\n" % (a if k & 1 else 0, a if k & 2 else 0, a if k & 4 else 0))
+        f.write("  endloop\n endfacet\n")
+    f.write("endsolid cube\n")
+' "$W/cube10m.stl" || fail "cannot write the 10 m cube"
+JL_TIMEOUT=30 jrun c10 trunk "$W/cube10m.stl" --time 10 --device cpu --out "$d/c10.json"
+expect_rc 2
+expect_err 'the mesh measures 10000 x 10000 x 10000 mm \(bounding box\) and 1e\+06 L read in mm' "the cube's size"
+[ ! -e "$d/c10.json" ] || fail "jostle $CMD: wrote $d/c10.json"
+jrun mb0 trunk "$cuboid" --max-blocks 0
+expect_rc 2
+expect_err '--max-blocks: must be between 1 and' "the --max-blocks range"
+
+# --max-blocks raises the limit: 200,000 blocks (the cuboid read in cm) with
+# --time 2 stops within seconds and writes a legal result.
+big=(trunk "$cuboid" --units cm --max-blocks 250000 --device cpu --threads 2 --quiet)
+t0=$(date +%s.%N)
+JL_TIMEOUT=60 jrun big "${big[@]}" --time 2 --out "$d/big.json"
+took=$(jpy 'import time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$t0")
+expect_rc 0
+check_trunk "$d/big.json" time
+jpy 'sys.exit(0 if float(sys.argv[1]) < 12 else 1)' "$took" \
+  || fail "jostle $CMD: --time 2 took $took s (expected a few)"
+
+# SIGINT 1 s into the same run with --time 600: exit 0 within 10 s, legal, stopped by the signal.
+LAST=bigint
+CMD="${big[*]} --time 600 --out $d/bigint.json"
+"$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' \
+  "$JOSTLE" "${big[@]}" --time 600 --out "$d/bigint.json" >"$W/bigint.out" 2>"$W/bigint.err" </dev/null &
+pid=$!
+BG_PIDS+=("$pid")
+sleep 1
+kill -0 "$pid" 2>/dev/null || { wait "$pid"; RC=$?; fail "jostle $CMD: exited (status $RC) before SIGINT"; }
+kill -INT "$pid"
+for _ in $(seq 100); do
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 "$pid" 2>/dev/null; then
+  kill -KILL "$pid" 2>/dev/null
+  fail "jostle $CMD: still running 10 s after SIGINT"
+fi
+RC=0
+wait "$pid" || RC=$?
+BG_PIDS=()
+expect_rc 0
+check_trunk "$d/bigint.json" signal
 
 echo "PASS: cli_trunk_limits"
