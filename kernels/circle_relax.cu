@@ -3,6 +3,7 @@
 // The algorithm is src/circle_relax.h, shared with the CPU twin in
 // src/circle_relax.c.
 #include <cstdio>
+#include <ctime>
 #include <cuda_runtime.h>
 
 #include "cuda_check.h"
@@ -58,7 +59,12 @@ extern "C" int jl_cuda_circles_resident(int n, int *blocks_per_sm, char *msg, in
 struct jl_cuda_circles {
   int n, count;
   jl_circle_batch d;  // device pointers
+  jl_circle_cut *cut; // host-mapped: the host raises flag, the kernel polls it
 };
+
+// The host's wait for a launch it may cut: short sleeps between polls, so
+// the waiting thread costs little and the cut comes within a millisecond.
+#define JL_CUT_WATCH_NS 200000L
 
 
 extern "C" void jl_cuda_circles_destroy(jl_cuda_circles *c) {
@@ -67,11 +73,27 @@ extern "C" void jl_cuda_circles_destroy(jl_cuda_circles *c) {
   cudaFree(c->d.need_start); cudaFree(c->d.stuck); cudaFree(c->d.rng_offset);
   cudaFree(c->d.steps); cudaFree(c->d.trials_done); cudaFree(c->d.accepted);
   cudaFree(c->d.wx); cudaFree(c->d.wy); cudaFree(c->d.Rt);
+  if (c->cut) cudaFreeHost(c->cut);
   delete c;
 }
 
 extern "C" int jl_cuda_circles_create(jl_cuda_circles **out, int n, int count, char *msg,
                                       int msg_len) {
+  // One candidate's workspace lives in one block's shared memory: say so
+  // plainly before any allocation when the packing is too large for it.
+  size_t need = sizeof(double) * JL_RELAX_WS_DOUBLES(n) + sizeof(jl_relax_ws);
+  int dev = 0, optin = 0;
+  JL_CUDA_TRY(cudaGetDevice(&dev));
+  JL_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (need > (size_t)optin) {
+    size_t fit = (((size_t)optin - sizeof(jl_relax_ws)) / sizeof(double) - JL_RELAX_WS_DOUBLES(0)) /
+                 (JL_RELAX_WS_DOUBLES(1) - JL_RELAX_WS_DOUBLES(0));
+    snprintf(msg, (size_t)msg_len,
+             "%d circles need %zu KiB of shared memory per candidate, this GPU gives a block "
+             "at most %d KiB (%zu circles): use --device cpu", n, need / 1024, optin / 1024, fit);
+    *out = NULL;
+    return -1;
+  }
   jl_cuda_circles *c = new jl_cuda_circles();
   *out = c;
   c->n = n;
@@ -93,6 +115,8 @@ extern "C" int jl_cuda_circles_create(jl_cuda_circles **out, int n, int count, c
   JL_CUDA_TRY(cudaMalloc(&c->d.wx, sizeof(double) * nc));
   JL_CUDA_TRY(cudaMalloc(&c->d.wy, sizeof(double) * nc));
   JL_CUDA_TRY(cudaMalloc(&c->d.Rt, sizeof(double) * (size_t)count));
+  JL_CUDA_TRY(cudaHostAlloc(&c->cut, sizeof(jl_circle_cut), cudaHostAllocMapped));
+  c->cut->flag = 0;
   size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(n);
   JL_CUDA_TRY(cudaFuncSetAttribute(jl_circle_kernel_for(n),
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -100,7 +124,8 @@ extern "C" int jl_cuda_circles_create(jl_cuda_circles **out, int n, int count, c
 }
 
 extern "C" int jl_cuda_circles_run(jl_cuda_circles *c, const jl_relax_params *p,
-                                   jl_circle_batch *b, char *msg, int msg_len) {
+                                   jl_circle_batch *b, const jl_circle_cut *cut, char *msg,
+                                   int msg_len) {
   if (b->n != c->n || b->count > c->count) {
     snprintf(msg, (size_t)msg_len, "batch of %d x %d does not fit buffers of %d x %d", b->count,
              b->n, c->count, c->n);
@@ -125,8 +150,24 @@ extern "C" int jl_cuda_circles_run(jl_cuda_circles *c, const jl_relax_params *p,
   JL_CUDA_TRY(cudaMemcpy(d.wy, b->wy, sizeof(double) * nc, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.Rt, b->Rt, sizeof(double) * k, h2d));
   size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(b->n);
+  d.cut = NULL;
+  if (cut) {
+    c->cut->at = cut->at;
+    c->cut->stop = cut->stop;
+    __atomic_store_n(&c->cut->flag, 0, __ATOMIC_RELAXED);
+    JL_CUDA_TRY(cudaHostGetDevicePointer((void **)&d.cut, c->cut, 0));
+    jl_circle_cut_check(c->cut);  // already due: every block ends at its first poll
+  }
   jl_circle_kernel_for(b->n)<<<b->count, jl_circle_threads(b->n), smem>>>(*p, d);
   JL_CUDA_TRY(cudaGetLastError());
+  if (cut) {
+    while (cudaStreamQuery(0) == cudaErrorNotReady) {
+      jl_circle_cut_check(c->cut);
+      struct timespec ts = {0, JL_CUT_WATCH_NS};
+      nanosleep(&ts, NULL);
+    }
+    JL_CUDA_TRY(cudaStreamSynchronize(0));
+  }
   JL_CUDA_TRY(cudaMemcpy(b->x, d.x, sizeof(double) * nc, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->y, d.y, sizeof(double) * nc, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->R, d.R, sizeof(double) * k, d2h));

@@ -22,18 +22,20 @@ void jl_circle_batch_free(jl_circle_batch *b);
 /* The CPU twin: candidates spread over threads. */
 int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int threads,
                             jl_error *err);
-/* The same, but once *stop is set (SIGINT) each thread takes no further
- * candidate after its first: a CPU round of many candidates answers a stop
- * within one candidate's work. Candidates not run keep their state. */
-int jl_circle_batch_run_cpu_until(const jl_relax_params *p, jl_circle_batch *b, int threads,
-                                  volatile sig_atomic_t *stop, jl_error *err);
+/* The same, with candidates taken in the order first, first + 1, ...
+ * (cyclically); once b->cut is raised, each thread takes no further
+ * candidate after its first, and the candidates not run keep their state. */
+int jl_circle_batch_run_cpu_cut(const jl_relax_params *p, jl_circle_batch *b, int threads,
+                                int first, jl_error *err);
 
 #ifdef JL_HAVE_CUDA
 /* kernels/circle_relax.cu: device buffers that live as long as the engine. */
 typedef struct jl_cuda_circles jl_cuda_circles;
 int jl_cuda_circles_create(jl_cuda_circles **ctx, int n, int count, char *msg, int msg_len);
+/* Runs one launch; cut (may be NULL) says when the host raises the flag
+ * that ends it early, watched while the kernel runs. */
 int jl_cuda_circles_run(jl_cuda_circles *ctx, const jl_relax_params *p, jl_circle_batch *b,
-                        char *msg, int msg_len);
+                        const jl_circle_cut *cut, char *msg, int msg_len);
 void jl_cuda_circles_destroy(jl_cuda_circles *ctx);
 /* Blocks of the kernel for n circles that one multiprocessor holds at once. */
 int jl_cuda_circles_resident(int n, int *blocks_per_sm, char *msg, int msg_len);
@@ -45,10 +47,14 @@ int jl_cuda_circles_resident(int n, int *blocks_per_sm, char *msg, int msg_len);
 /* The default batch for n circles: CUDA as above, CPU per_thread per thread. */
 int jl_circle_auto_batch(const jl_device *dev, int n, int per_thread);
 
+/* A launch ends early (its candidates stop at their next poll, legal) at
+ * cut_at or once *stop is set, on both paths. */
 typedef struct jl_circle_engine {
   jl_device dev;
   void *cuda;              /* jl_cuda_circles when dev.kind is CUDA */
-  volatile sig_atomic_t *stop; /* CPU: stop taking candidates when set (NULL: never) */
+  volatile sig_atomic_t *stop; /* SIGINT: end the launch (NULL: never) */
+  double cut_at;           /* jl_time_now() at which the launch ends (0: never) */
+  int first;               /* CPU: the candidate the next launch takes first */
 } jl_circle_engine;
 
 int jl_circle_engine_init(jl_circle_engine *e, const jl_device *dev, int n, int count,

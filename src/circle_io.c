@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "file_util.h"
+#include "json_file.h"
 
 #define JL_CIRCLES_MAX 100000
 
@@ -113,23 +114,6 @@ int jl_circle_result_write_json(const char *path, const jl_circle_problem *prob,
 
 /* ---- result JSON: read ---- */
 
-static int jl_parse_json_file(const char *path, cJSON **root, jl_error *err) {
-  char *text = NULL;
-  int rc = jl_file_read_all(path, &text, NULL, err);
-  if (rc) return rc;
-  const char *end = NULL;
-  *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (!*root) {
-    int line = 1;
-    const char *c = text;
-    for (; end && c < end; ++c) line += *c == '\n';
-    rc = jl_error_set(err, JL_ERR_INPUT, "%s: invalid JSON at line %d (byte %ld)", path, line,
-                      end ? (long)(end - text) : -1L);
-  }
-  free(text);
-  return rc;
-}
-
 static int jl_expect_string(const cJSON *root, const char *key, const char *want,
                             const char *path, jl_error *err) {
   const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, key);
@@ -208,8 +192,10 @@ static int jl_result_problem(const cJSON *root, const jl_circle_packing *pk,
   if ((name && !cJSON_IsString(name)) || (source && !cJSON_IsNull(source) && !cJSON_IsString(source)))
     return jl_error_set(err, JL_ERR_INPUT, "%s: problem.%s: must be a string", path,
                         name && !cJSON_IsString(name) ? "name" : "source");
-  if (!prob) return JL_OK;
-  int rc = jl_circle_problem_init(prob, pk->n, err);
+  int rc = cJSON_IsString(name) ? jl_utf8_check(name->valuestring, path, "problem.name", err) : JL_OK;
+  if (!rc && cJSON_IsString(source)) rc = jl_utf8_check(source->valuestring, path, "problem.source", err);
+  if (rc || !prob) return rc;
+  rc = jl_circle_problem_init(prob, pk->n, err);
   if (rc) return rc;
   memcpy(prob->radii, pk->r, (size_t)pk->n * sizeof *pk->r);
   if (name) snprintf(prob->name, sizeof prob->name, "%s", name->valuestring);
@@ -223,7 +209,7 @@ int jl_circle_result_read_json(const char *path, jl_circle_packing *pk,
   memset(pk, 0, sizeof *pk);
   if (prob) memset(prob, 0, sizeof *prob);
   cJSON *root = NULL;
-  int rc = jl_parse_json_file(path, &root, err);
+  int rc = jl_json_load_file(path, &root, err);
   if (rc) return rc;
   rc = jl_result_header(root, path, err);
   if (!rc) rc = jl_result_circles(root, pk, path, err);
@@ -288,7 +274,10 @@ static int jl_read_pm_lines(char *text, const char *path, int n, long double *x,
     if (k != count + 1)
       return jl_error_set(err, JL_ERR_INPUT, "%s:%d: index %ld, expected %d (indices run 1..n in order)",
                           path, line, k, count + 1);
-    if (!isfinite(cx) || !isfinite(cy) || !(hypotl(cx, cy) < 1.0L))
+    if (!isfinite(cx) || !isfinite(cy))
+      return jl_error_set(err, JL_ERR_INPUT, "%s:%d: circle %ld: %s is not a finite number", path, line,
+                          k, isfinite(cx) ? "y" : "x");
+    if (!(hypotl(cx, cy) < 1.0L))
       return jl_error_set(err, JL_ERR_INPUT, "%s:%d: circle %ld: centre must lie inside the unit container",
                           path, line, k);
     x[count] = cx;
@@ -310,7 +299,7 @@ int jl_circle_read_packomania(const char *path, const jl_circle_problem *prob,
   memset(pk, 0, sizeof *pk);
   int n = prob->n;
   char *text = NULL;
-  int rc = jl_file_read_all(path, &text, NULL, err);
+  int rc = jl_file_read_text(path, &text, NULL, err);
   if (rc) return rc;
   long double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
   if (!x || !y) rc = jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", path);

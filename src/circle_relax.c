@@ -6,6 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "timer.h"
+
+int jl_circle_cut_check(jl_circle_cut *c) {
+  if (__atomic_load_n(&c->flag, __ATOMIC_RELAXED)) return 1;
+  if ((c->stop && *c->stop) || (c->at > 0.0 && jl_time_now() >= c->at)) {
+    __atomic_store_n(&c->flag, 1, __ATOMIC_RELAXED);
+    return 1;
+  }
+  return 0;
+}
+
 int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_sorted,
                           jl_error *err) {
   memset(b, 0, sizeof *b);
@@ -48,7 +59,7 @@ void jl_circle_batch_free(jl_circle_batch *b) {
 typedef struct jl_cpu_job {
   const jl_relax_params *p;
   jl_circle_batch *b;
-  volatile sig_atomic_t *stop;  /* set (SIGINT): take no further candidate */
+  int first;               /* candidates are taken from here on, cyclically */
   atomic_int next;
 } jl_cpu_job;
 
@@ -58,13 +69,13 @@ static void *jl_cpu_worker(void *arg) {
   double *mem = malloc(sizeof(double) * JL_RELAX_WS_DOUBLES(n));
   if (!mem) return (void *)1;
   jl_relax_ws ws;
-  /* Each thread finishes at least one candidate, so a stop leaves started
-   * candidates behind; the others keep their state (need_start too). */
+  /* Each thread runs at least one candidate; once the launch is cut it
+   * takes no other, and those left keep their state (need_start too). */
   for (int done = 0;; ++done) {
-    if (done > 0 && job->stop && *job->stop) break;
-    int c = atomic_fetch_add(&job->next, 1);
-    if (c >= job->b->count) break;
-    jl_relax_candidate(&ws, mem, job->p, *job->b, c);
+    if (done > 0 && job->b->cut && jl_circle_cut_check(job->b->cut)) break;
+    int k = atomic_fetch_add(&job->next, 1);
+    if (k >= job->b->count) break;
+    jl_relax_candidate(&ws, mem, job->p, *job->b, (job->first + k) % job->b->count);
   }
   free(mem);
   return NULL;
@@ -72,15 +83,15 @@ static void *jl_cpu_worker(void *arg) {
 
 int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int threads,
                             jl_error *err) {
-  return jl_circle_batch_run_cpu_until(p, b, threads, NULL, err);
+  return jl_circle_batch_run_cpu_cut(p, b, threads, 0, err);
 }
 
-int jl_circle_batch_run_cpu_until(const jl_relax_params *p, jl_circle_batch *b, int threads,
-                                  volatile sig_atomic_t *stop, jl_error *err) {
+int jl_circle_batch_run_cpu_cut(const jl_relax_params *p, jl_circle_batch *b, int threads,
+                                int first, jl_error *err) {
   if (p->n != b->n) return jl_error_set(err, JL_ERR_INTERNAL, "batch and parameters disagree on n");
   if (threads < 1) threads = 1;
   if (threads > b->count) threads = b->count;
-  jl_cpu_job job = {.p = p, .b = b, .stop = stop};
+  jl_cpu_job job = {.p = p, .b = b, .first = first >= 0 ? first % b->count : 0};
   atomic_init(&job.next, 0);
   pthread_t tid[256];
   if (threads > 256) threads = 256;
@@ -139,15 +150,23 @@ int jl_circle_engine_init(jl_circle_engine *e, const jl_device *dev, int n, int 
 
 int jl_circle_engine_run(jl_circle_engine *e, const jl_relax_params *p, jl_circle_batch *b,
                          jl_error *err) {
+  jl_circle_cut cut = {0, e->cut_at, e->stop};
 #ifdef JL_HAVE_CUDA
   if (e->dev.kind == JL_DEVICE_CUDA) {
     char msg[256] = "";
-    if (jl_cuda_circles_run(e->cuda, p, b, msg, sizeof msg) != 0)
+    if (jl_cuda_circles_run(e->cuda, p, b, &cut, msg, sizeof msg) != 0)
       return jl_error_set(err, JL_ERR_DEVICE, "CUDA: %s", msg);
     return JL_OK;
   }
 #endif
-  return jl_circle_batch_run_cpu_until(p, b, e->dev.threads, e->stop, err);
+  b->cut = &cut;
+  /* A cut launch runs only the first candidates in the order; the next
+   * launch starts where this one began its last, so every candidate gets
+   * its turn when launches are cut (large n on few threads). */
+  int rc = jl_circle_batch_run_cpu_cut(p, b, e->dev.threads, e->first, err);
+  b->cut = NULL;
+  e->first = (e->first + e->dev.threads) % b->count;
+  return rc;
 }
 
 void jl_circle_engine_free(jl_circle_engine *e) {

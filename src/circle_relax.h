@@ -10,6 +10,7 @@
 #define JL_CIRCLE_RELAX_H
 
 #include <math.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,6 +85,28 @@ typedef struct jl_relax_params {
                               than its packing, instead of trials */
 } jl_relax_params;
 
+/* When a launch ends early: the host raises flag (at a deadline, or once a
+ * signal set *stop) and every candidate ends its launch at its next poll,
+ * its packing left as legal as a finished launch leaves it. On the GPU the
+ * struct lives in host-mapped memory and the kernel reads only flag. */
+typedef struct jl_circle_cut {
+  int flag;                /* raised: end the launch */
+  double at;               /* jl_time_now() at which to raise it (0: never) */
+  volatile sig_atomic_t *stop; /* raise it once this is set (NULL: never) */
+} jl_circle_cut;
+
+/* Raises c->flag when its time has come; returns the flag (host code, both
+ * paths: the CPU twin polls it, the GPU's host watches the launch with it). */
+#ifdef __cplusplus
+extern "C"
+#endif
+int jl_circle_cut_check(jl_circle_cut *c);
+
+/* Pair evaluations between two polls of the cut (about a millisecond of one
+ * CPU thread): a step costs n^2 of them, so small packings poll every few
+ * hundred steps and large ones every step. */
+#define JL_CUT_POLL_PAIRS 1000000
+
 /* A batch of candidates, structure of arrays, candidate-major. */
 typedef struct jl_circle_batch {
   int n, count;
@@ -100,6 +123,7 @@ typedef struct jl_circle_batch {
   uint64_t *accepted;      /* improving trials, accumulated */
   double *wx, *wy;         /* count * n: a walking candidate's overlapping packing */
   double *Rt;              /* count: its walk's container (0: start the walk anew) */
+  jl_circle_cut *cut;      /* NULL: the launch runs to its budget */
 } jl_circle_batch;
 
 #define JL_RELAX_REDUCE_SLOTS 32
@@ -148,7 +172,22 @@ typedef struct jl_relax_ws {
   double kE;               /* the best neighbour's energy so far */
   int kmi, kmj;            /* and its moved circles */
   int since, iter;         /* walk steps since E_best fell; walk steps this launch */
+  jl_circle_cut *cut_src;  /* the batch's cut (NULL: none) */
+  int cut_every;           /* steps between polls (JL_CUT_POLL_PAIRS) */
+  int cut;                 /* 1: the launch was cut; every loop ends */
 } jl_relax_ws;
+
+/* The leader polls the cut every cut_every steps of a relaxation; the block
+ * reads w->cut only after the step's closing barrier, so all threads leave
+ * the loop at the same step. Called after the step's reductions. */
+JL_RELAX_FN void jl_relax_poll_cut(jl_relax_ws *w, int s) {
+  if (!JL_LEADER || !w->cut_src || w->cut || s % w->cut_every != 0) return;
+#ifdef __CUDA_ARCH__
+  w->cut = *(volatile int *)&w->cut_src->flag;
+#else
+  w->cut = jl_circle_cut_check(w->cut_src);
+#endif
+}
 
 /* Max over the block of each thread's v. On the CPU the JL_FOR loop has
  * already covered every circle, so v is the answer. */
@@ -274,6 +313,7 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
   double *x = w->x, *y = w->y, *r = w->r;
   double checkpoint = INFINITY;
   for (int s = 0; s < max_steps; ++s) {
+    if (w->cut) return 0;
     double worst = 0.0;
     JL_FOR(i, n) {
       double xi = x[i], yi = y[i], ri = r[i];
@@ -292,6 +332,7 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
       if (worst > p->stall_ratio * checkpoint) return 0;
       checkpoint = worst;
     }
+    jl_relax_poll_cut(w, s);
     if (JL_LEADER) w->steps++;
     JL_FOR(i, n) {
       x[i] += w->dx[i];
@@ -442,6 +483,7 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
   double checkpoint = INFINITY;
   JL_SYNC();
   for (int s = 0; s < max_steps; ++s) {
+    if (w->cut) return 0;
     double worst = 0.0;
     JL_FOR(i, n) {
       double xi = x[i], yi = y[i], ri = r[i];
@@ -462,6 +504,7 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
       if (worst > p->stall_ratio * checkpoint) return 0;
       checkpoint = worst;
     }
+    jl_relax_poll_cut(w, s);
     if (JL_LEADER) w->steps++;
     double keep = 1.0, back = 0.0;
     if (P > 0.0) {
@@ -527,7 +570,7 @@ JL_RELAX_FN void jl_relax_compress_from(jl_relax_ws *w, const jl_relax_params *p
   const int n = p->n;
   double R = jl_relax_enclosing(w, n);
   double delta = d0 * R;
-  for (int it = 0; it < p->compress_iters && delta > p->delta_min * R; ++it) {
+  for (int it = 0; it < p->compress_iters && delta > p->delta_min * R && !w->cut; ++it) {
     jl_relax_save(w, n, w->bx, w->by);
     int ok = jl_relax_run(w, p, R - delta, p->max_steps);
     double Rn = ok ? jl_relax_enclosing(w, n) : R;
@@ -831,6 +874,11 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
     if (JL_LEADER) jl_walk_move(w, p);
     JL_SYNC();
     if (jl_relax_run(w, p, Rt, p->max_steps)) return jl_walk_found(w, p, c);
+    if (w->cut) {
+      /* the launch ends where this step began */
+      jl_copy_xy(w->x, w->y, w->cx, w->cy, n);
+      return 0;
+    }
     double E = jl_relax_energy(w, p, Rt);
     if (E < w->kE) {
       jl_copy_xy(w->kx, w->ky, w->x, w->y, n);
@@ -878,6 +926,10 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     jl_rng_state_init(&w->rng, p->seed, (uint64_t)c, b.rng_offset[c]);
     w->draws = 0;
     w->steps = 0;
+    w->cut_src = b.cut;
+    w->cut = 0;
+    double every = (double)JL_CUT_POLL_PAIRS / ((double)n * (double)n);
+    w->cut_every = every > 1.0 ? (int)every : 1;
     double band = p->accept_worse;
     for (int l = 0; p->band_levels > 1 && l < c % p->band_levels; ++l) band *= p->band_ratio;
     w->band = band;
@@ -936,6 +988,7 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     if (p->step_budget > 0 ? trials > 0 && w->steps >= p->step_budget
                            : trials >= (uint64_t)p->trials)
       break;
+    if (w->cut) break;
     int imp = walker ? jl_relax_walk_step(w, p, c) : jl_relax_trial(w, p);
     if (imp) { stuck = 0; accepted++; }
     else stuck++;

@@ -187,6 +187,18 @@ static int jl_auto_batch(const jl_device *dev, int n, jl_search_mode mode) {
  * of relaxation steps per candidate, in proportion to 1/n. Shorter GPU
  * rounds (400000 / n) left the GPU idle during polishing and did worse. */
 #define JL_STEP_BUDGET_N 2000000
+/* A launch under --time never runs longer than this: the host cuts it
+ * (each candidate stops at its next poll, legal), so large packings, whose
+ * walk steps and starts outlast any step budget, still end their rounds,
+ * polish, show progress and meet --time. */
+#define JL_LAUNCH_MAX_S 1.0
+/* The polish after the last launch may run this far past --time, so a
+ * record found at the end is not lost unpolished. */
+#define JL_POLISH_GRACE_S 0.5
+/* Under --time one round's polish takes at most this long (SLSQP at
+ * n = 200 takes seconds); what it reached goes back into its candidates
+ * and the next round's polish goes on from there. */
+#define JL_POLISH_ROUND_MAX_S 1.0
 
 /* Polish jobs run on all host threads at once; each has its own packing. */
 typedef struct jl_polish_job {
@@ -201,6 +213,8 @@ typedef struct jl_polish_pool {
   jl_polish_job *jobs;
   int count;
   atomic_int next;
+  double deadline;         /* the run's end (0: none) */
+  volatile sig_atomic_t *stop;
 } jl_polish_pool;
 
 typedef struct jl_search_state {
@@ -211,6 +225,9 @@ typedef struct jl_search_state {
   jl_polish_job *jobs;     /* polish_slots jobs */
   int polish_slots, threads;
   double t0, t_best;
+  double deadline;         /* t0 + --time (0: none) */
+  double polish_deadline;  /* this round's polish (0: none) */
+  volatile sig_atomic_t *stop;
   uint64_t restarts;
 } jl_search_state;
 
@@ -218,6 +235,8 @@ static void *jl_polish_worker(void *arg) {
   jl_polish_pool *pool = arg;
   jl_polish_opts po;
   jl_polish_opts_default(&po);
+  po.deadline = pool->deadline;
+  po.stop = pool->stop;
   for (;;) {
     int k = atomic_fetch_add(&pool->next, 1);
     if (k >= pool->count) break;
@@ -276,7 +295,8 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
     njobs++;
   }
   if (njobs == 0) return JL_OK;
-  jl_polish_pool pool = {.jobs = st->jobs, .count = njobs};
+  jl_polish_pool pool = {.jobs = st->jobs, .count = njobs, .deadline = st->polish_deadline,
+                         .stop = st->stop};
   atomic_init(&pool.next, 0);
   pthread_t tid[JL_POLISH_MAX_THREADS];
   int started = 0;
@@ -333,6 +353,9 @@ static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_
 int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
                      const jl_circle_search_opts *o, jl_circle_packing *best,
                      jl_circle_run_info *info, jl_error *err) {
+  if (prob->n > JL_SEARCH_MAX_CIRCLES)
+    return jl_error_set(err, JL_ERR_INPUT, "%s: %d circles, the search takes at most %d",
+                        prob->name, prob->n, JL_SEARCH_MAX_CIRCLES);
   if (prob->n < 2) {
     /* one circle: the container is the circle itself */
     int rc = jl_circle_packing_init(best, prob->n, err);
@@ -397,11 +420,22 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   jl_progress pr;
   jl_progress_init(&pr, stderr, o->progress);
   st.t0 = jl_time_now();
+  st.deadline = o->time_s > 0 ? st.t0 + o->time_s : 0.0;
+  st.stop = o->stop;
   int stopped_by = JL_STOP_ROUNDS;
   long round = 0;
   for (;;) {
+    /* With --rounds launches run to their budgets, so a seed gives the
+     * same bits; --time (the deadline) and SIGINT still cut them. */
+    eng.cut_at = st.deadline;
+    if (st.deadline > 0 && o->rounds <= 0 && jl_time_now() + JL_LAUNCH_MAX_S < st.deadline)
+      eng.cut_at = jl_time_now() + JL_LAUNCH_MAX_S;
     if ((rc = jl_circle_engine_run(&eng, &p, &b, err)) != JL_OK) goto done;
     round++;
+    st.polish_deadline = 0.0;
+    if (st.deadline > 0)
+      st.polish_deadline = o->rounds > 0 ? st.deadline + JL_POLISH_GRACE_S
+                           : fmin(st.deadline + JL_POLISH_GRACE_S, jl_time_now() + JL_POLISH_ROUND_MAX_S);
     int improved = 0;
     if ((rc = jl_search_polish(&st, &b, &s, &improved, err)) != JL_OK) goto done;
     double now = jl_time_now() - st.t0;

@@ -30,6 +30,11 @@ typedef enum jl_search_mode {
  * seed 1 5.1e-4 above (docs/benchmarks.md, session 12). */
 #define JL_WALK_AIM_DEFAULT 0.5
 
+/* The most circles a search takes: a relaxation step costs n^2 pair
+ * tests, some 0.3 s of one CPU thread here, the longest a step may run
+ * between two polls of --time and SIGINT. */
+#define JL_SEARCH_MAX_CIRCLES 10000
+
 /* The population's elite: at most this many polished packings. */
 #define JL_ELITE_MAX 256
 
@@ -53,7 +58,8 @@ typedef struct jl_circle_search_opts {
   int area_weighted;
   int progress;            /* progress line on stderr */
   const jl_circle_packing *resume; /* start every candidate from this packing */
-  volatile sig_atomic_t *stop;     /* set asynchronously (SIGINT): stop after the round */
+  volatile sig_atomic_t *stop;     /* set asynchronously (SIGINT): the launch, the
+                                    * polish and the search end within about a second */
 } jl_circle_search_opts;
 
 void jl_circle_search_opts_default(jl_circle_search_opts *o);

@@ -4,6 +4,7 @@
 #ifndef JL_CIRCLES_H
 #define JL_CIRCLES_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -62,6 +63,10 @@ int jl_circle_problem_zimmermann(jl_circle_problem *p, int n, jl_error *err);
 int jl_circle_problem_equal(jl_circle_problem *p, int n, jl_error *err);
 int jl_circle_problem_load(jl_circle_problem *p, const char *path, jl_error *err);
 void jl_circle_problem_free(jl_circle_problem *p);
+/* The built-in instance a stored name says ("zimmermann-NN" as --n NN
+ * names it, "equal-N" as --equal N does): JL_OK with p filled, or with
+ * p->n == 0 when the name is no built-in's. */
+int jl_circle_problem_builtin(jl_circle_problem *p, const char *name, jl_error *err);
 
 /* packing.c */
 int jl_circle_packing_init(jl_circle_packing *pk, int n, jl_error *err);
@@ -76,6 +81,20 @@ void jl_circle_packing_separate(jl_circle_packing *pk);
 
 /* verify.c */
 int jl_circle_check_packing(const jl_circle_packing *pk, double rel_tol, jl_circle_check *out);
+/* The check's pair part two ways, with one result: the largest
+ * r_i + r_j - |c_i - c_j| over pairs (-inf when n < 2) and its pair i < j,
+ * the first in (i, j) order among equal values. All pairs is O(n^2); the
+ * grid (boxes of the circles widened until the best pair is certain) is
+ * O(n log n) when each circle meets a few others, and returns
+ * JL_ERR_NOMEM or, for non-finite values, JL_ERR_INPUT, computing nothing.
+ * jl_circle_check_packing uses the grid from 64 circles up. */
+void jl_circle_pairs_all(const jl_circle_packing *pk, long double *worst, int *i, int *j);
+int jl_circle_pairs_grid(const jl_circle_packing *pk, long double *worst, int *i, int *j);
+/* The packing's radii are the instance's, in order: else code (JL_ERR_INPUT
+ * for --resume, JL_ERR_NOT_LEGAL for verify) with a message naming path and
+ * the first circle that differs. */
+int jl_circle_check_instance(const jl_circle_packing *pk, const jl_circle_problem *prob,
+                             const char *path, int code, jl_error *err);
 
 /* polish.c: local NLP (NLopt SLSQP): minimize R subject to containment and
  * non-overlap, started from pk; pk is replaced only by a legal packing that
@@ -84,6 +103,8 @@ typedef struct jl_polish_opts {
   double xtol_rel;                /* default 1e-14 */
   int max_eval;                   /* default 2000 */
   double time_s;                  /* 0: no limit */
+  double deadline;                /* jl_time_now() at which to give up (0: none) */
+  volatile sig_atomic_t *stop;    /* give up once set (SIGINT; NULL: never) */
 } jl_polish_opts;
 void jl_polish_opts_default(jl_polish_opts *o);
 int jl_circle_polish(jl_circle_packing *pk, const jl_polish_opts *opts, int *improved,

@@ -74,9 +74,10 @@ int jl_cli_bench(int argc, char **argv) {
   uint64_t seed = 1;
   const char *device = "auto";
   int c, rc = JL_OK;
-  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1 && rc == JL_OK) {
+  c = -1;
+  jl_cli_opts o = {.opts = opts, .cmd = "bench"};
+  while (rc == JL_OK && (c = jl_cli_next(&o, argc - 1, argv + 1, &err)) > 0) {
     switch (c) {
     case 'n': rc = jl_cli_int("--n", optarg, 2, 4096, &n, &err); break;
     case 'b': rc = jl_cli_int("--batch", optarg, 1, 1000000, &batch, &err); break;
@@ -91,9 +92,10 @@ int jl_cli_bench(int argc, char **argv) {
       else rc = jl_error_set(&err, JL_ERR_INPUT, "--relax: '%s' is not fire or jacobi", optarg);
       break;
     case 'h': fputs(jl_bench_help, stdout); return 0;
-    default: rc = jl_error_set(&err, JL_ERR_INPUT, "bench: unknown option '%s'", argv[optind]);
+    default: break;
     }
   }
+  if (rc == JL_OK && c == 0) rc = err.code;
   if (rc != JL_OK) return jl_cli_fail(&err);
   jl_device dev;
   if (jl_device_select(&dev, device, (int)threads, NULL, &err) != JL_OK) return jl_cli_fail(&err);
@@ -154,18 +156,20 @@ static int jl_bench_spread(int argc, char **argv) {
   uint64_t seed = 1;
   const char *device = "auto";
   int c, rc = JL_OK;
-  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1 && rc == JL_OK) {
+  c = -1;
+  jl_cli_opts o = {.opts = opts, .cmd = "bench"};
+  while (rc == JL_OK && (c = jl_cli_next(&o, argc - 1, argv + 1, &err)) > 0) {
     switch (c) {
     case 'n': rc = jl_cli_int("--n", optarg, 2, 100000, &n, &err); break;
     case 'S': rc = jl_cli_int("--steps", optarg, 1, 100000000, &steps, &err); break;
     case 'd': device = optarg; break;
     case 's': rc = jl_cli_u64("--seed", optarg, &seed, &err); break;
     case 'h': fputs(jl_bench_help, stdout); return 0;
-    default: rc = jl_error_set(&err, JL_ERR_INPUT, "bench: unknown option '%s'", argv[optind]);
+    default: break;
     }
   }
+  if (rc == JL_OK && c == 0) rc = err.code;
   if (rc != JL_OK) return jl_cli_fail(&err);
   jl_device dev;
   if (jl_device_select(&dev, device, 1, NULL, &err) != JL_OK) return jl_cli_fail(&err);

@@ -50,7 +50,9 @@ int jl_cli_bench_scene(int argc, char **argv) {
   int c, rc = JL_OK, persistent = 1, streamed = -1;
   jl_body_order order = JL_BODY_ORDER_AUTO;
   optind = 2;
-  while (rc == JL_OK && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  c = -1;
+  jl_cli_opts o = {.opts = opts, .cmd = "bench scene"};
+  while (rc == JL_OK && (c = jl_cli_next(&o, argc, argv, &err)) > 0) {
     switch (c) {
     case 'S': rc = jl_cli_int("--steps", optarg, 1, 1000000, &steps, &err); break;
     case 'k': rc = jl_cli_int("--max-iter", optarg, 1, 100000000L, &max_iter, &err); break;
@@ -61,17 +63,21 @@ int jl_cli_bench_scene(int argc, char **argv) {
       solver = optarg;
       break;
     case 'P': persistent = 0; break;
-    case 'T': streamed = 1; break;
-    case 'N': streamed = 0; break;
+    case 'T':
+    case 'N':
+      if (streamed >= 0) rc = jl_error_set(&err, JL_ERR_INPUT, "--streamed and --no-streamed: give one of them");
+      streamed = c == 'T';
+      break;
     case 'o':
       if (jl_body_order_parse(optarg, &order))
         rc = jl_error_set(&err, JL_ERR_INPUT, "--body-order: expected auto, spatial or given, got '%s'",
                           optarg);
       break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
-    default: rc = jl_error_set(&err, JL_ERR_INPUT, "bench scene: unknown option '%s'", argv[optind - 1]);
+    default: break;
     }
   }
+  if (rc == JL_OK && c == 0) rc = err.code;
   if (rc == JL_OK && optind != argc - 1)
     rc = jl_error_set(&err, JL_ERR_INPUT, "bench scene: expected one SCENE.json");
   if (rc != JL_OK) return jl_cli_fail(&err);

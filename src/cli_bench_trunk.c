@@ -78,9 +78,10 @@ int jl_cli_bench_trunk(int argc, char **argv) {
   uint64_t seed = 1;
   const char *device = "auto";
   int c, rc = JL_OK;
-  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1 && rc == JL_OK) {
+  c = -1;
+  jl_cli_opts o = {.opts = opts, .cmd = "bench trunk"};
+  while (rc == JL_OK && (c = jl_cli_next(&o, argc - 1, argv + 1, &err)) > 0) {
     switch (c) {
     case 'n': rc = jl_cli_int("--blocks", optarg, 1, 250, &blocks, &err); break;
     case 'p': rc = jl_cli_int("--points", optarg, 100, 10000000, &points, &err); break;
@@ -90,9 +91,10 @@ int jl_cli_bench_trunk(int argc, char **argv) {
     case 'd': device = optarg; break;
     case 's': rc = jl_cli_u64("--seed", optarg, &seed, &err); break;
     case 'h': fputs(jl_bench_trunk_help, stdout); return 0;
-    default: rc = jl_error_set(&err, JL_ERR_INPUT, "bench trunk: unknown option '%s'", argv[optind]);
+    default: break;
     }
   }
+  if (rc == JL_OK && c == 0) rc = err.code;
   if (rc != JL_OK) return jl_cli_fail(&err);
   jl_device dev;
   if (jl_device_select(&dev, device, (int)threads, NULL, &err) != JL_OK) return jl_cli_fail(&err);

@@ -57,12 +57,15 @@ static const char *const jl_circles_help =
   "  --threads T       CPU threads (default: all cores)\n"
   "\n"
   "output:\n"
-  "  --out FILE.json   result (default NAME.json); a picture FILE.svg and Packomania\n"
-  "                    text FILE.txt are written beside it\n"
+  "  --out FILE.json   result (default NAME.json here, NAME the instance's name made\n"
+  "                    a safe file name); a picture FILE.svg and Packomania text\n"
+  "                    FILE.txt are written beside it\n"
   "  --svg FILE        picture path\n"
   "  --txt FILE        Packomania text path (index x y, container radius 1)\n"
   "  --quiet           no progress line\n"
   "\n"
+  "Outputs are checked before the search (two naming one file, a folder that\n"
+  "cannot be written: refused) and renamed into place together at the end.\n"
   "Ctrl-C (SIGINT) or SIGTERM stops after the current round and writes the best packing.\n";
 
 /* The signal handler's only link to the search: a flag it polls between rounds. */
@@ -132,15 +135,15 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
   a->search.time_s = 60.0;
   a->device = "auto";
   *help = 0;
-  opterr = 0;
   optind = 1;
-  int c, rc = JL_OK;
+  int c = -1, rc = JL_OK;
   long v;
-  while ((c = getopt_long(argc, argv, "", jl_circles_opts, NULL)) != -1 && rc == JL_OK) {
+  jl_cli_opts o = {.opts = jl_circles_opts, .cmd = "circles"};
+  while (rc == JL_OK && (c = jl_cli_next(&o, argc, argv, err)) > 0) {
     switch (c) {
-    case OPT_N: rc = jl_cli_int("--n", optarg, 1, 100000, &a->n, err); break;
+    case OPT_N: rc = jl_cli_int("--n", optarg, 1, JL_SEARCH_MAX_CIRCLES, &a->n, err); break;
     case OPT_PROBLEM: a->problem = optarg; break;
-    case OPT_EQUAL: rc = jl_cli_int("--equal", optarg, 1, 100000, &a->equal, err); break;
+    case OPT_EQUAL: rc = jl_cli_int("--equal", optarg, 1, JL_SEARCH_MAX_CIRCLES, &a->equal, err); break;
     case OPT_TIME:
       rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->search.time_s, err);
       a->time_given = 1;
@@ -192,22 +195,17 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
     case OPT_TXT: a->txt = optarg; break;
     case OPT_QUIET: a->search.progress = 0; break;
     case OPT_HELP: *help = 1; return JL_OK;
-    case ':':
-      rc = jl_error_set(err, JL_ERR_INPUT, "%s: needs a value", argv[optind - 1]);
-      break;
-    default:
-      rc = jl_error_set(err, JL_ERR_INPUT, "unknown option '%s' (see jostle circles --help)",
-                        argv[optind - 1]);
-      break;
+    default: break;
     }
   }
+  if (rc == JL_OK && c == 0) rc = err->code;
   if (rc != JL_OK) return rc;
   if (optind < argc)
     return jl_error_set(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
   if (a->time_given && a->search.time_s <= 0.0)
     return jl_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
   if (a->search.rounds > 0 && !a->time_given) a->search.time_s = 0.0;
-  return JL_OK;
+  return jl_cli_out_json("--out", a->out, err);
 }
 
 /* The instance: --n, --problem, --equal, or the problem stored in a resumed result. */
@@ -238,13 +236,8 @@ static int jl_circles_problem(const jl_circles_args *a, jl_circle_problem *prob,
       else jl_circle_problem_free(&stored);
     }
     if (rc != JL_OK) return rc;
-    if (resume->n != prob->n)
-      return jl_error_set(err, JL_ERR_INPUT, "%s: has %d circles, the instance has %d",
-                          a->resume, resume->n, prob->n);
-    for (int i = 0; i < prob->n; ++i)
-      if (resume->r[i] != prob->radii[i])
-        return jl_error_set(err, JL_ERR_INPUT, "%s: circles[%d].r is %g, the instance says %g",
-                            a->resume, i, resume->r[i], prob->radii[i]);
+    rc = jl_circle_check_instance(resume, prob, a->resume, JL_ERR_INPUT, err);
+    if (rc != JL_OK) return rc;
     jl_circle_packing_separate(resume);
     *have_resume = 1;
     return JL_OK;
@@ -252,18 +245,6 @@ static int jl_circles_problem(const jl_circles_args *a, jl_circle_problem *prob,
   if (given == 0)
     return jl_error_set(err, JL_ERR_INPUT,
                         "choose an instance: --n N, --problem FILE or --equal N (see --help)");
-  return JL_OK;
-}
-
-/* Refuses outputs that would overwrite an input. */
-static int jl_circles_check_outputs(const jl_circles_args *a, const char *paths[3],
-                                    jl_error *err) {
-  const char *inputs[2] = {a->problem, a->resume};
-  for (int k = 0; k < 3; ++k)
-    for (int m = 0; m < 2; ++m)
-      if (inputs[m] && (strcmp(paths[k], inputs[m]) == 0 || jl_file_same(paths[k], inputs[m])))
-        return jl_error_set(err, JL_ERR_INPUT, "%s: output would overwrite the input %s",
-                            paths[k], inputs[m]);
   return JL_OK;
 }
 
@@ -283,13 +264,20 @@ int jl_cli_circles(int argc, char **argv) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  char def_out[JL_NAME_MAX + 8], svg[4096], txt[4096];
-  snprintf(def_out, sizeof def_out, "%s.json", prob.name[0] ? prob.name : "circles");
+  /* The outputs, checked before any work: the default names come from the
+   * instance's name, kept to a safe file name in the current folder. */
+  char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8], svg[JL_CLI_PATH_MAX], txt[JL_CLI_PATH_MAX];
+  jl_cli_default_stem(prob.name, "circles", stem, sizeof stem);
+  snprintf(def_out, sizeof def_out, "%s.json", stem);
   const char *out = a.out ? a.out : def_out;
   if (a.svg) snprintf(svg, sizeof svg, "%s", a.svg); else jl_cli_sibling(out, ".svg", svg, sizeof svg);
   if (a.txt) snprintf(txt, sizeof txt, "%s", a.txt); else jl_cli_sibling(out, ".txt", txt, sizeof txt);
-  const char *paths[3] = {out, svg, txt};
-  if (jl_circles_check_outputs(&a, paths, &err) != JL_OK) {
+  jl_cli_outputs outs = {0};
+  jl_cli_outputs_add(&outs, a.out ? "--out" : "the result", out);
+  jl_cli_outputs_add(&outs, a.svg ? "--svg" : "the picture", svg);
+  jl_cli_outputs_add(&outs, a.txt ? "--txt" : "the text", txt);
+  const char *inputs[2] = {a.problem, a.resume};
+  if (jl_cli_outputs_check(&outs, inputs, 2, &err) != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
@@ -322,9 +310,14 @@ int jl_cli_circles(int argc, char **argv) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  if (jl_circle_result_write_json(out, &prob, &best, &info, &chk, &err) != JL_OK ||
-      jl_circle_write_svg(svg, &prob, &best, &err) != JL_OK ||
-      jl_circle_write_packomania(txt, &best, &err) != JL_OK) {
+  const char *t_out = jl_cli_outputs_stage(&outs, 0, &err), *t_svg = NULL, *t_txt = NULL;
+  if (!t_out || !(t_svg = jl_cli_outputs_stage(&outs, 1, &err)) ||
+      !(t_txt = jl_cli_outputs_stage(&outs, 2, &err)) ||
+      jl_circle_result_write_json(t_out, &prob, &best, &info, &chk, &err) != JL_OK ||
+      jl_circle_write_svg(t_svg, &prob, &best, &err) != JL_OK ||
+      jl_circle_write_packomania(t_txt, &best, &err) != JL_OK ||
+      jl_cli_outputs_commit(&outs, &err) != JL_OK) {
+    jl_cli_outputs_discard(&outs);
     status = jl_cli_fail(&err);
     goto done;
   }

@@ -48,7 +48,8 @@ static const char *const jl_scene_help =
   "                     4096 bodies up. Outputs use the file's numbering. JOR\n"
   "                     and APGD differ only by the order of additions; SOR\n"
   "                     also sweeps the contacts in another order.\n"
-  "  --out FILE.json    result summary and final state (default NAME.json)\n"
+  "  --out FILE.json    result summary and final state (default NAME.json here,\n"
+  "                     NAME the scene's name made a safe file name)\n"
   "  --csv FILE.csv     one line per step: step,time,kinetic,potential,contacts,\n"
   "                     iterations,residual,max_penetration\n"
   "  --glb FILE.glb     animated trajectory (glTF binary), one node per body\n"
@@ -106,10 +107,10 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
   memset(a, 0, sizeof *a);
   a->device = "auto";
   *help = 0;
-  opterr = 0;
   optind = 1;
-  int c, rc = JL_OK;
-  while ((c = getopt_long(argc, argv, "", jl_scene_opts, NULL)) != -1 && rc == JL_OK) {
+  int c = -1, rc = JL_OK;
+  jl_cli_opts o = {.opts = jl_scene_opts, .cmd = "scene"};
+  while (rc == JL_OK && (c = jl_cli_next(&o, argc, argv, err)) > 0) {
     switch (c) {
     case OPT_STEPS: rc = jl_cli_int("--steps", optarg, 1, JL_SCENE_STEPS_MAX, &a->steps, err); break;
     case OPT_SOLVER:
@@ -118,8 +119,12 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
         rc = jl_error_set(err, JL_ERR_INPUT, "--solver: expected jor, sor or apgd, got '%s'", optarg);
       break;
     case OPT_MAXIT: rc = jl_cli_int("--max-iter", optarg, 1, 100000000L, &a->max_iter, err); break;
-    case OPT_MF: a->matrix_free = 1; break;
-    case OPT_ASM: a->matrix_free = 2; break;
+    case OPT_MF:
+    case OPT_ASM:
+      if (a->matrix_free)
+        rc = jl_error_set(err, JL_ERR_INPUT, "--matrix-free and --assembled: give one of them");
+      a->matrix_free = c == OPT_MF ? 1 : 2;
+      break;
     case OPT_DEVICE: a->device = optarg; break;
     case OPT_THREADS: rc = jl_cli_int("--threads", optarg, 1, 256, &a->threads, err); break;
     case OPT_ORDER:
@@ -135,13 +140,10 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
     case OPT_FCLIB_STEP: rc = jl_cli_int("--fclib-step", optarg, 1, JL_SCENE_STEPS_MAX, &a->fclib_step, err); break;
     case OPT_QUIET: a->quiet = 1; break;
     case OPT_HELP: *help = 1; return JL_OK;
-    case ':': rc = jl_error_set(err, JL_ERR_INPUT, "%s: needs a value", argv[optind - 1]); break;
-    default:
-      rc = jl_error_set(err, JL_ERR_INPUT, "unknown option '%s' (see jostle scene --help)",
-                        argv[optind - 1]);
-      break;
+    default: break;
     }
   }
+  if (rc == JL_OK && c == 0) rc = err->code;
   if (rc != JL_OK) return rc;
   if (optind >= argc) return jl_error_set(err, JL_ERR_INPUT, "give a scene file (see jostle scene --help)");
   a->scene = argv[optind++];
@@ -152,7 +154,7 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
                         "--fclib %s: this jostle was built without FCLib (libfclib-dev), so it cannot export",
                         a->fclib);
   if (a->glb_every && !a->glb) return jl_error_set(err, JL_ERR_INPUT, "--glb-every needs --glb");
-  return JL_OK;
+  return jl_cli_out_json("--out", a->out, err);
 }
 
 /* Per-run totals for the summary. */
@@ -188,9 +190,13 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
   jl_scene_energy(s, &ke, &pe);
   jl_buf_printf(&b, "{\n  \"format\": \"jostle-result\",\n  \"kind\": \"scene\",\n  \"version\": 1,\n");
   char g0[32], g1[32], g2[32], g3[32], g4[32], g5[32], g6[32];
-  jl_buf_printf(&b, "  \"scene\": {\"name\": \"%s\", \"file\": \"%s\", \"bodies\": %d, "
-                "\"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld},\n",
-                s->name, scene_path, bo->count, dynamic, jl_fmt_json_double(g1, sizeof g1, s->dt), steps_wanted);
+  /* names and paths are data: escaped, never copied raw into the JSON */
+  jl_buf_printf(&b, "  \"scene\": {\"name\": ");
+  jl_buf_json_string(&b, s->name);
+  jl_buf_printf(&b, ", \"file\": ");
+  jl_buf_json_string(&b, scene_path);
+  jl_buf_printf(&b, ", \"bodies\": %d, \"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld},\n",
+                bo->count, dynamic, jl_fmt_json_double(g1, sizeof g1, s->dt), steps_wanted);
   jl_buf_printf(&b, "  \"solver\": {\"method\": \"%s\", \"alpha\": %s, \"tol_abs\": %s, "
                 "\"tol_rel\": %s, \"max_iterations\": %d, \"warm_start\": %s, "
                 "\"matrix_free\": %s, \"order\": \"%s\"},\n",
@@ -199,11 +205,13 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
                 o->max_iter, o->warm_start ? "true" : "false",
                 o->matrix_free < 0 ? "\"auto\"" : o->matrix_free ? "true" : "false",
                 o->sor_order == JL_SOR_SEQUENTIAL ? "sequential" : "coloured");
-  jl_buf_printf(&b, "  \"run\": {\"device\": \"%s\", \"device_kind\": \"%s\", \"threads\": %d, "
+  jl_buf_printf(&b, "  \"run\": {\"device\": ");
+  jl_buf_json_string(&b, dev->name);
+  jl_buf_printf(&b, ", \"device_kind\": \"%s\", \"threads\": %d, "
                 "\"steps\": %ld, \"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, "
                 "\"ms_first_step\": %s, \"ms_per_step_after_first\": %s, "
                 "\"body_order\": \"%s\", \"stopped_by\": \"%s\"},\n",
-                dev->name, jl_device_kind_name(dev->kind), dev->threads, t->steps, jl_fmt_json_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
+                jl_device_kind_name(dev->kind), dev->threads, t->steps, jl_fmt_json_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
                 t->steps ? 1e3 * t->wall_s / t->steps : 0.0,
                 t->steps > 0 ? jl_fmt_or_null(g5, sizeof g5, 1e3 * t->first_s) : "null",
                 t->steps > 1 ? jl_fmt_or_null(g6, sizeof g6, 1e3 * (t->wall_s - t->first_s) / (double)(t->steps - 1)) : "null",
@@ -250,10 +258,6 @@ static void jl_csv_row(jl_buf *csv, long step, double time, double ke, double pe
                 iterations, residual, pen);
 }
 
-static int jl_same_as_input(const char *out, const char *in) {
-  return out && (strcmp(out, in) == 0 || jl_file_same(out, in));
-}
-
 int jl_cli_scene(int argc, char **argv) {
   jl_error err = {0};
   jl_scene_args a;
@@ -288,16 +292,31 @@ int jl_cli_scene(int argc, char **argv) {
   if (a.matrix_free) s.solver.matrix_free = a.matrix_free == 1;
   s.body_order = a.order;
   long steps = a.steps ? a.steps : s.steps;
-  char def_out[JL_SCENE_NAME_MAX + 8];
-  snprintf(def_out, sizeof def_out, "%s.json", s.name);
+  /* outputs checked before any work; the default name in the current folder */
+  char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8];
+  jl_cli_default_stem(s.name, "scene", stem, sizeof stem);
+  snprintf(def_out, sizeof def_out, "%s.json", stem);
   const char *out = a.out ? a.out : def_out;
-  const char *outs[4] = {out, a.csv, a.glb, a.fclib};
-  for (int k = 0; k < 4; ++k)
-    if (jl_same_as_input(outs[k], a.scene)) {
-      jl_error_set(&err, JL_ERR_INPUT, "%s: output would overwrite the scene file", outs[k]);
-      status = jl_cli_fail(&err);
-      goto done;
-    }
+  jl_cli_outputs outs = {0};
+  jl_cli_outputs_add(&outs, a.out ? "--out" : "the result", out);
+  jl_cli_outputs_add(&outs, "--csv", a.csv);
+  jl_cli_outputs_add(&outs, "--glb", a.glb);
+  jl_cli_outputs_add(&outs, "--fclib", a.fclib);
+  enum { OUT_JSON, OUT_CSV, OUT_GLB, OUT_FCLIB };
+  int slot[4] = {0, -1, -1, -1}, k_out = 1;  /* where each asked-for output sits in outs */
+  if (a.csv) slot[OUT_CSV] = k_out++;
+  if (a.glb) slot[OUT_GLB] = k_out++;
+  if (a.fclib) slot[OUT_FCLIB] = k_out++;
+  if (jl_cli_outputs_check(&outs, &a.scene, 1, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
+  if (a.fclib_step > steps) {
+    jl_error_set(&err, JL_ERR_INPUT, "--fclib-step %ld: the run has only %ld steps", a.fclib_step,
+                 steps);
+    status = jl_cli_fail(&err);
+    goto done;
+  }
   int on_gpu = dev.kind == JL_DEVICE_CUDA;
   if (on_gpu && a.matrix_free == 2) {
     jl_error_set(&err, JL_ERR_INPUT,
@@ -396,10 +415,11 @@ int jl_cli_scene(int argc, char **argv) {
       jl_log_printf(&log, JL_LOG_NOTICE,
                     "warning: step %ld: max penetration %.3g m, more than the largest moving body "
                     "(%.3g m): the %s solve has diverged (%d iterations, residual %.3g) and the "
-                    "motion from here is not physical; try --solver sor, a smaller alpha or more "
-                    "iterations",
+                    "motion from here is not physical; try %sa smaller alpha (the scene's "
+                    "solver.alpha, now %g) or more iterations (--max-iter)",
                     ss.step, ss.max_penetration, body_extent, jl_solver_kind_upper(s.solver.kind),
-                    ss.iterations, ss.residual);
+                    ss.iterations, ss.residual,
+                    s.solver.kind == JL_SOLVER_SOR ? "" : "--solver sor, ", s.solver.alpha);
       diverged_said = 1;
       tot.diverged_step = ss.step;
     }
@@ -429,7 +449,8 @@ int jl_cli_scene(int argc, char **argv) {
       snprintf(title, sizeof title, "jostle %s step %ld", s.name, ss.step);
       snprintf(desc, sizeof desc, "%d contacts, Delassus G and free term c of Moreau's midpoint step, dt %g",
                prob->n, s.dt);
-      if (jl_fclib_write_local(&fp, a.fclib, title, desc, &err) != JL_OK) {
+      const char *t_fc = jl_cli_outputs_stage(&outs, slot[OUT_FCLIB], &err);
+      if (!t_fc || jl_fclib_write_local(&fp, t_fc, title, desc, &err) != JL_OK) {
         jl_progress_end(&pr);
         status = jl_cli_fail(&err);
         goto done;
@@ -480,10 +501,15 @@ int jl_cli_scene(int argc, char **argv) {
     if (sqrt(d2) > tot.displacement_max) tot.displacement_max = sqrt(d2);
   }
   int by_signal = jl_scene_stop != 0;
-  if (jl_write_result(out, a.scene, &s, &dev, &tot, steps, by_signal, run.perm != NULL, e0, &err) != JL_OK ||
-      (a.csv && (csv.failed ? jl_error_set(&err, JL_ERR_NOMEM, "%s: out of memory", a.csv)
-                            : jl_file_write_atomic(a.csv, csv.data, csv.len, &err)) != JL_OK) ||
-      (have_traj && jl_trajectory_write_glb(&traj, a.glb, &err) != JL_OK)) {
+  const char *t_out = jl_cli_outputs_stage(&outs, slot[OUT_JSON], &err), *t_csv = NULL, *t_glb = NULL;
+  if (!t_out ||
+      jl_write_result(t_out, a.scene, &s, &dev, &tot, steps, by_signal, run.perm != NULL, e0, &err) != JL_OK ||
+      (a.csv && (!(t_csv = jl_cli_outputs_stage(&outs, slot[OUT_CSV], &err)) ||
+                 (csv.failed ? jl_error_set(&err, JL_ERR_NOMEM, "%s: out of memory", a.csv)
+                             : jl_file_write_atomic(t_csv, csv.data, csv.len, &err)) != JL_OK)) ||
+      (have_traj && (!(t_glb = jl_cli_outputs_stage(&outs, slot[OUT_GLB], &err)) ||
+                     jl_trajectory_write_glb(&traj, t_glb, &err) != JL_OK)) ||
+      jl_cli_outputs_commit(&outs, &err) != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
@@ -502,6 +528,7 @@ int jl_cli_scene(int argc, char **argv) {
   if (a.fclib && !fclib_done)
     fprintf(stderr, "jostle: --fclib: step %ld was not reached, nothing exported\n", fclib_step);
 done:
+  jl_cli_outputs_discard(&outs);  /* the staged files of a run that failed */
   free(pos0);
   jl_buf_free(&csv);
   if (have_traj) jl_trajectory_free(&traj);

@@ -89,8 +89,9 @@ static const char *const jl_trunk_help =
   "packing found so far.\n"
   "\n"
   "output:\n"
-  "  --out FILE.json   result (default NAME.json); a glTF scene FILE.glb and a\n"
-  "                    picture FILE.svg (top, side, rear views) are written beside it\n"
+  "  --out FILE.json   result (default NAME.json here, NAME made a safe file name);\n"
+  "                    a glTF scene FILE.glb and a picture FILE.svg (top, side,\n"
+  "                    rear views) are written beside it\n"
   "  --quiet           no progress lines\n";
 
 enum {
@@ -143,10 +144,10 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
   a->time_s = 60.0;
   a->seed = 1;
   *help = 0;
-  opterr = 0;
   optind = 1;
-  int c, rc = JL_OK;
-  while ((c = getopt_long(argc, argv, "", jl_trunk_opts, NULL)) != -1 && rc == JL_OK) {
+  int c = -1, rc = JL_OK;
+  jl_cli_opts o = {.opts = jl_trunk_opts, .cmd = "trunk"};
+  while (rc == JL_OK && (c = jl_cli_next(&o, argc, argv, err)) > 0) {
     switch (c) {
     case OPT_UNITS:
       if (jl_units_scale(optarg) == 0.0)
@@ -173,37 +174,21 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_QUIET: a->quiet = 1; break;
     case OPT_HELP: *help = 1; return JL_OK;
-    case ':': rc = jl_error_set(err, JL_ERR_INPUT, "%s: needs a value", argv[optind - 1]); break;
-    default:
-      rc = jl_error_set(err, JL_ERR_INPUT, "unknown option '%s' (see jostle trunk --help)",
-                        argv[optind - 1]);
-      break;
+    default: break;
     }
   }
+  if (rc == JL_OK && c == 0) rc = err->code;
   if (rc != JL_OK) return rc;
   if (optind != argc - 1)
     return jl_error_set(err, JL_ERR_INPUT, optind < argc ? "give exactly one MESH or PROBLEM.json"
                                                          : "give a MESH or PROBLEM.json (see jostle trunk --help)");
   a->input = argv[optind];
-  return JL_OK;
+  return jl_cli_out_json("--out", a->out, err);
 }
 
 static int jl_ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-static int jl_same_path(const char *a, const char *b) {
-  return a && b && (strcmp(a, b) == 0 || jl_file_same(a, b));
-}
-
-/* Outputs must not replace an input. */
-static int jl_trunk_check_outputs(const char *const outs[3], const char *const ins[3], jl_error *err) {
-  for (int k = 0; k < 3; ++k)
-    for (int m = 0; m < 3; ++m)
-      if (jl_same_path(outs[k], ins[m]))
-        return jl_error_set(err, JL_ERR_INPUT, "%s: output would overwrite the input %s", outs[k], ins[m]);
-  return JL_OK;
 }
 
 /* Volume and size rule out any block: floor(V / v) = 0, a bounding box
@@ -291,13 +276,19 @@ int jl_cli_trunk(int argc, char **argv) {
     prob.scale = jl_units_scale(a.units);
   }
   if (a.block_given) prob.block = a.block;
-  char def_out[JL_TRUNK_NAME_MAX + 8], glb[JL_TRUNK_PATH_MAX], svg[JL_TRUNK_PATH_MAX];
-  snprintf(def_out, sizeof def_out, "%s.json", prob.name);
+  /* outputs checked before any work; default names in the current folder */
+  char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8], glb[JL_TRUNK_PATH_MAX], svg[JL_TRUNK_PATH_MAX];
+  jl_cli_default_stem(prob.name, "trunk", stem, sizeof stem);
+  snprintf(def_out, sizeof def_out, "%s.json", stem);
   const char *out = a.out ? a.out : def_out;
   jl_cli_sibling(out, ".glb", glb, sizeof glb);
   jl_cli_sibling(out, ".svg", svg, sizeof svg);
-  const char *outs[3] = {out, glb, svg}, *ins[3] = {prob.mesh, is_problem ? a.input : NULL, a.resume};
-  if (jl_trunk_check_outputs(outs, ins, &err) != JL_OK) goto fail;
+  jl_cli_outputs outs = {0};
+  jl_cli_outputs_add(&outs, a.out ? "--out" : "the result", out);
+  jl_cli_outputs_add(&outs, "the scene", glb);
+  jl_cli_outputs_add(&outs, "the views", svg);
+  const char *ins[3] = {prob.mesh, is_problem ? a.input : NULL, a.resume};
+  if (jl_cli_outputs_check(&outs, ins, 3, &err) != JL_OK) goto fail;
   jl_device dev;
   int notice = 0;
   if (jl_device_select(&dev, a.device, (int)a.threads, &notice, &err) != JL_OK) goto fail;
@@ -492,10 +483,16 @@ int jl_cli_trunk(int argc, char **argv) {
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
            prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, gi.count, base.count);
-  if (jl_trunk_result_write_json(out, &res, &err) != JL_OK ||
-      jl_trunk_write_glb(glb, &mesh, &prob.block, &best, &err) != JL_OK ||
-      jl_trunk_write_svg(svg, &mesh, &prob.block, &best, title, &err) != JL_OK)
+  const char *t_out = jl_cli_outputs_stage(&outs, 0, &err), *t_glb = NULL, *t_svg = NULL;
+  if (!t_out || !(t_glb = jl_cli_outputs_stage(&outs, 1, &err)) ||
+      !(t_svg = jl_cli_outputs_stage(&outs, 2, &err)) ||
+      jl_trunk_result_write_json(t_out, &res, &err) != JL_OK ||
+      jl_trunk_write_glb(t_glb, &mesh, &prob.block, &best, &err) != JL_OK ||
+      jl_trunk_write_svg(t_svg, &mesh, &prob.block, &best, title, &err) != JL_OK ||
+      jl_cli_outputs_commit(&outs, &err) != JL_OK) {
+    jl_cli_outputs_discard(&outs);
     goto fail;
+  }
   char why[256];
   jl_trunk_report_describe(&chk, why, sizeof why);
   printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d (grid), layered fill %d, "

@@ -3,14 +3,14 @@
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
-#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bvh.h"
+#include "file_util.h"
+#include "mesh_scan.h"
 
 /* Relative sizes, against the bounding box diagonal or a triangle's longest
  * edge: below this a triangle has no area and two triangles do not cross. */
@@ -98,33 +98,96 @@ static int jl_weld(jl_mesh *m, jl_error *err) {
   return JL_OK;
 }
 
+/* The file as a whole, before assimp sees it: a regular file of at most
+ * JL_FILE_MAX_BYTES whose declared counts fit it (jl_mesh_scan). */
+static int jl_mesh_precheck(const char *path, jl_error *err) {
+  char *data = NULL;
+  size_t len = 0;
+  int rc = jl_file_read_all(path, &data, &len, err);
+  if (rc) return rc;
+  if (len == 0) rc = jl_error_set(err, JL_ERR_INPUT, "%s: empty file (no triangles)", path);
+  else rc = jl_mesh_scan(path, data, len, err);
+  free(data);
+  return rc;
+}
+
+/* What assimp hands back, checked before use (both as read and after the
+ * post-processing): counts within the limits, arrays present, every face
+ * index below its mesh's vertex count. */
+static int jl_mesh_check_scene(const struct aiScene *sc, const char *path, long *nv, long *nt,
+                               jl_error *err) {
+  *nv = *nt = 0;
+  if (sc->mNumMeshes > 0 && !sc->mMeshes)
+    return jl_error_set(err, JL_ERR_INPUT, "%s: cannot read the mesh: no mesh data", path);
+  for (unsigned i = 0; i < sc->mNumMeshes; ++i) {
+    const struct aiMesh *am = sc->mMeshes[i];
+    if (!am || (am->mNumVertices && !am->mVertices) || (am->mNumFaces && !am->mFaces))
+      return jl_error_set(err, JL_ERR_INPUT, "%s: cannot read the mesh: mesh %u has no data", path, i);
+    *nv += am->mNumVertices;
+    for (unsigned f = 0; f < am->mNumFaces; ++f) {
+      const struct aiFace *fc = &am->mFaces[f];
+      if (fc->mNumIndices && !fc->mIndices)
+        return jl_error_set(err, JL_ERR_INPUT, "%s: cannot read the mesh: face %u has no indices", path, f);
+      for (unsigned k = 0; k < fc->mNumIndices; ++k)
+        if (fc->mIndices[k] >= am->mNumVertices)
+          return jl_error_set(err, JL_ERR_INPUT,
+                              "%s: face %u refers to vertex %u, the mesh has %u vertices", path, f,
+                              fc->mIndices[k], am->mNumVertices);
+      *nt += fc->mNumIndices == 3;
+    }
+    if (*nv > JL_MESH_VERTICES_MAX || *nt > JL_MESH_TRIANGLES_MAX)
+      return jl_error_set(err, JL_ERR_INPUT, "%s: too large: more than %ld triangles or %ld vertices",
+                          path, JL_MESH_TRIANGLES_MAX, JL_MESH_VERTICES_MAX);
+  }
+  return JL_OK;
+}
+
+/* A finite coordinate within JL_MESH_COORD_MAX_MM once scaled to mm. */
+static int jl_mesh_check_point(const double p[3], int v, double scale, const char *path, jl_error *err) {
+  for (int k = 0; k < 3; ++k) {
+    if (!isfinite(p[k]))
+      return jl_error_set(err, JL_ERR_INPUT, "%s: vertex %d has a non-finite coordinate (%g %g %g)",
+                          path, v, p[0], p[1], p[2]);
+    if (!(fabs(p[k] * scale) < JL_MESH_COORD_MAX_MM))
+      return jl_error_set(err, JL_ERR_INPUT,
+                          "%s: vertex %d has a coordinate out of range (%g): |coordinate| must be below "
+                          "%g in the file's units (%g mm, 10 km; see --units)",
+                          path, v, p[k], JL_MESH_COORD_MAX_MM / scale, JL_MESH_COORD_MAX_MM);
+  }
+  return JL_OK;
+}
+
 int jl_mesh_load(jl_mesh *m, const char *path, double scale, jl_mesh_report *rep, jl_error *err) {
   memset(m, 0, sizeof *m);
-  struct stat st;
-  if (stat(path, &st) != 0)
-    return jl_error_set(err, JL_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-  if (!S_ISREG(st.st_mode)) return jl_error_set(err, JL_ERR_INPUT, "%s: not a regular file", path);
-  if (st.st_size == 0) return jl_error_set(err, JL_ERR_INPUT, "%s: empty file (no triangles)", path);
-  const struct aiScene *sc =
-    aiImportFile(path, aiProcess_Triangulate | aiProcess_JoinIdenticalVertices |
-                         aiProcess_PreTransformVertices | aiProcess_SortByPType);
+  if (!(scale > 0) || !isfinite(scale))
+    return jl_error_set(err, JL_ERR_INPUT, "%s: the unit scale must be a finite number > 0", path);
+  int rc = jl_mesh_precheck(path, err);
+  if (rc) return rc;
+  /* Read as is, checked, then post-processed: a face index past the
+   * vertices is reported instead of followed by the processing steps
+   * (assimp's ValidateDataStructure runs before them too). */
+  const struct aiScene *sc = aiImportFile(path, 0);
   if (!sc) {
     return jl_error_set(err, JL_ERR_INPUT, "%s: cannot read the mesh: %s", path,
                         aiGetErrorString());
   }
   long nv = 0, nt = 0;
-  for (unsigned i = 0; i < sc->mNumMeshes; ++i) {
-    const struct aiMesh *am = sc->mMeshes[i];
-    nv += am->mNumVertices;
-    for (unsigned f = 0; f < am->mNumFaces; ++f) nt += am->mFaces[f].mNumIndices == 3;
-  }
-  if (nt == 0) {
+  rc = jl_mesh_check_scene(sc, path, &nv, &nt, err);
+  if (rc) {
     aiReleaseImport(sc);
-    return jl_error_set(err, JL_ERR_INPUT, "%s: no triangles in the file", path);
+    return rc;
   }
-  if (nv > 100000000L || nt > 100000000L) {
+  /* on failure assimp frees the scene itself */
+  sc = aiApplyPostProcessing(sc, aiProcess_ValidateDataStructure | aiProcess_Triangulate |
+                                   aiProcess_JoinIdenticalVertices | aiProcess_PreTransformVertices |
+                                   aiProcess_SortByPType);
+  if (!sc)
+    return jl_error_set(err, JL_ERR_INPUT, "%s: cannot read the mesh: %s", path, aiGetErrorString());
+  rc = jl_mesh_check_scene(sc, path, &nv, &nt, err);
+  if (!rc && nt == 0) rc = jl_error_set(err, JL_ERR_INPUT, "%s: no triangles in the file", path);
+  if (rc) {
     aiReleaseImport(sc);
-    return jl_error_set(err, JL_ERR_INPUT, "%s: too large (%ld triangles)", path, nt);
+    return rc;
   }
   m->vertices = malloc((size_t)nv * 3 * sizeof *m->vertices);
   m->triangles = malloc((size_t)nt * 3 * sizeof *m->triangles);
@@ -133,20 +196,13 @@ int jl_mesh_load(jl_mesh *m, const char *path, double scale, jl_mesh_report *rep
     jl_mesh_free(m);
     return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory for %ld triangles", path, nt);
   }
-  int base = 0, t = 0, rc = JL_OK;
+  int base = 0, t = 0;
   for (unsigned i = 0; i < sc->mNumMeshes && !rc; ++i) {
     const struct aiMesh *am = sc->mMeshes[i];
-    for (unsigned v = 0; v < am->mNumVertices; ++v) {
+    for (unsigned v = 0; v < am->mNumVertices && !rc; ++v) {
       double p[3] = {am->mVertices[v].x, am->mVertices[v].y, am->mVertices[v].z};
-      for (int k = 0; k < 3; ++k) {
-        if (!isfinite(p[k])) {
-          rc = jl_error_set(err, JL_ERR_INPUT, "%s: vertex %d has a non-finite coordinate (%g %g %g)",
-                            path, base + (int)v, p[0], p[1], p[2]);
-          break;
-        }
-        m->vertices[3 * (base + v) + k] = p[k] * scale;
-      }
-      if (rc) break;
+      rc = jl_mesh_check_point(p, base + (int)v, scale, path, err);
+      for (int k = 0; k < 3; ++k) m->vertices[3 * (base + v) + k] = p[k] * scale;
     }
     for (unsigned f = 0; f < am->mNumFaces && !rc; ++f) {
       const struct aiFace *fc = &am->mFaces[f];

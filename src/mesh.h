@@ -17,12 +17,21 @@ typedef struct jl_mesh_report {
   double lo[3], hi[3];     /* bounding box, mm */
 } jl_mesh_report;
 
+/* Largest |coordinate| of a mesh vertex in mm (10 km): trunks are metres
+ * across, and far beyond this a misplaced vertex makes its triangles look
+ * degenerate next to the rest (a vertex at 1e30 would read as a hole). */
+#define JL_MESH_COORD_MAX_MM 1e7
+
 /* "mm", "cm", "m", "in" -> millimetres per unit; 0 when unknown. */
 double jl_units_scale(const char *units);
 
 /* Reads every triangle of every mesh in the file (node transforms applied),
  * scales by scale (mm per file unit), welds identical vertices and
- * validates (jl_mesh_validate). Errors name the file. */
+ * validates (jl_mesh_validate). Before assimp reads it the file must be a
+ * regular file within JL_FILE_MAX_BYTES whose declared counts fit it and
+ * the limits (jl_mesh_scan); what assimp returns is checked (face indices,
+ * counts, finite coordinates within JL_MESH_COORD_MAX_MM). Errors name the
+ * file. */
 int jl_mesh_load(jl_mesh *m, const char *path, double scale, jl_mesh_report *rep, jl_error *err);
 
 /* Copies arrays into a mesh (tests, generated shapes); no validation. */

@@ -15,7 +15,8 @@
 #include <nlopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "timer.h"
 
 /* SLSQP is dense: one step costs about (pairs + 5n) (2n)^2 flops, some
  * 0.5 s at n = 200, so larger packings are only legalized, not polished. */
@@ -40,6 +41,8 @@ void jl_polish_opts_default(jl_polish_opts *o) {
   o->xtol_rel = 1e-14;
   o->max_eval = 2000;
   o->time_s = 0.0;
+  o->deadline = 0.0;
+  o->stop = NULL;
 }
 
 typedef struct jl_nlp {
@@ -55,13 +58,10 @@ typedef struct jl_nlp {
   double *tol;              /* per-constraint slack, max(n, pairs) long;
                                scratch between solves */
   double *last;             /* the last point NLopt evaluated */
+  nlopt_opt opt;            /* the solve under way (the objective may stop it) */
+  volatile sig_atomic_t *stop; /* SIGINT: stop the solve at its next evaluation */
 } jl_nlp;
 
-static double jl_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void jl_nlp_free(jl_nlp *p) {
   free(p->r);
@@ -158,6 +158,7 @@ static int jl_nlp_on_edge(const jl_nlp *p, const double *v) {
 static double jl_nlp_objective(unsigned nv, const double *v, double *grad, void *data) {
   jl_nlp *p = data;
   memcpy(p->last, v, nv * sizeof *v);
+  if (p->stop && *p->stop && p->opt) nlopt_force_stop(p->opt);
   if (grad) {
     memset(grad, 0, nv * sizeof *grad);
     grad[nv - 1] = 1.0;
@@ -220,10 +221,12 @@ typedef struct jl_budget {
   double xtol_rel;
   int evals_left;
   double deadline;          /* 0: none */
+  volatile sig_atomic_t *stop;
 } jl_budget;
 
 static int jl_budget_spent(const jl_budget *b) {
-  return b->evals_left <= 0 || (b->deadline > 0 && jl_now() >= b->deadline);
+  return b->evals_left <= 0 || (b->deadline > 0 && jl_time_now() >= b->deadline) ||
+         (b->stop && *b->stop);
 }
 
 static int jl_nlp_configure(nlopt_opt opt, jl_nlp *p, const jl_budget *b) {
@@ -238,7 +241,7 @@ static int jl_nlp_configure(nlopt_opt opt, jl_nlp *p, const jl_budget *b) {
    * steps, relative to the container (R = 1 here). */
   bad = bad || nlopt_set_xtol_abs1(opt, b->xtol_rel) < 0;
   bad = bad || nlopt_set_maxeval(opt, b->evals_left) < 0;
-  if (b->deadline > 0) bad = bad || nlopt_set_maxtime(opt, fmax(b->deadline - jl_now(), 1e-3)) < 0;
+  if (b->deadline > 0) bad = bad || nlopt_set_maxtime(opt, fmax(b->deadline - jl_time_now(), 1e-3)) < 0;
   return bad ? JL_ERR_INTERNAL : JL_OK;
 }
 
@@ -257,7 +260,10 @@ static int jl_nlp_solve(jl_nlp *p, double *v, jl_budget *b) {
   int rc = jl_nlp_configure(opt, p, b);
   if (!rc) {
     double f = 0.0;
+    p->opt = opt;
+    p->stop = b->stop;
     nlopt_optimize(opt, v, &f);
+    p->opt = NULL;
     b->evals_left -= nlopt_get_numevals(opt);
   }
   nlopt_destroy(opt);
@@ -304,8 +310,10 @@ static int jl_polish_rounds(jl_circle_packing *best, const jl_polish_opts *o,
   double *v = malloc((size_t)nv * sizeof *v);
   int rc = v ? jl_nlp_init(&p, best, R0) : JL_ERR_NOMEM;
   if (rc) { free(v); if (v) jl_nlp_free(&p); return rc; }
+  double deadline = o->time_s > 0 ? jl_time_now() + o->time_s : 0.0;
+  if (o->deadline > 0 && (deadline == 0.0 || o->deadline < deadline)) deadline = o->deadline;
   jl_budget b = {o->xtol_rel > 0 ? o->xtol_rel : 1e-14, o->max_eval > 0 ? o->max_eval : 2000,
-                 o->time_s > 0 ? jl_now() + o->time_s : 0.0};
+                 deadline, o->stop};
   int fails = 0;
   for (int round = 0; round < JL_POLISH_ROUNDS && !jl_budget_spent(&b); ++round) {
     double R_before = best->R;

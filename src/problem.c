@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "file_util.h"
+#include "json_file.h"
 
 #define JL_RADII_MAX 100000
 
@@ -71,25 +72,6 @@ int jl_circle_problem_equal(jl_circle_problem *p, int n, jl_error *err) {
 
 /* ---- JSON problem files ---- */
 
-/* Says where a parse failed: line, column, byte offset and the text there,
- * which usually shows the key involved. */
-static int jl_json_parse_error(const char *path, const char *text, const char *at, jl_error *err) {
-  if (!at) return jl_error_set(err, JL_ERR_INPUT, "%s: invalid JSON", path);
-  if (text[strspn(text, " \t\r\n")] == '\0')
-    return jl_error_set(err, JL_ERR_INPUT, "%s: empty file (expected a JSON object)", path);
-  size_t off = (size_t)(at - text);
-  int line = 1;
-  const char *line_start = text;
-  for (const char *c = text; c < at; ++c)
-    if (*c == '\n') { ++line; line_start = c + 1; }
-  int col = (int)(at - line_start) + 1;
-  const char *from = at - line_start > 40 ? at - 40 : line_start;
-  int len = 0;
-  while (len < 80 && from[len] && from[len] != '\n' && from[len] != '\r') ++len;
-  return jl_error_set(err, JL_ERR_INPUT, "%s: invalid JSON at line %d, column %d (byte %zu), near: %.*s",
-                      path, line, col, off, len, from);
-}
-
 static int jl_copy_string(char *dst, size_t cap, const cJSON *item, const char *path,
                           const char *key, jl_error *err) {
   if (!cJSON_IsString(item))
@@ -97,6 +79,8 @@ static int jl_copy_string(char *dst, size_t cap, const cJSON *item, const char *
   size_t len = strlen(item->valuestring);
   if (len >= cap)
     return jl_error_set(err, JL_ERR_INPUT, "%s: %s: longer than %zu characters", path, key, cap - 1);
+  int rc = jl_utf8_check(item->valuestring, path, key, err);
+  if (rc) return rc;
   memcpy(dst, item->valuestring, len + 1);
   return JL_OK;
 }
@@ -257,19 +241,29 @@ static int jl_problem_from_json(jl_circle_problem *p, const cJSON *root, const c
 
 int jl_circle_problem_load(jl_circle_problem *p, const char *path, jl_error *err) {
   memset(p, 0, sizeof *p);
-  char *text = NULL;
-  int rc = jl_file_read_all(path, &text, NULL, err);
+  cJSON *root = NULL;
+  int rc = jl_json_load_file(path, &root, err);
   if (rc) return rc;
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (!root) {
-    rc = jl_json_parse_error(path, text, end, err);
-    free(text);
-    return rc;
-  }
   rc = jl_problem_from_json(p, root, path, err);
   cJSON_Delete(root);
-  free(text);
   if (rc) jl_circle_problem_free(p);
   return rc;
+}
+
+int jl_circle_problem_builtin(jl_circle_problem *p, const char *name, jl_error *err) {
+  memset(p, 0, sizeof *p);
+  static const char *const prefix[2] = {"zimmermann-", "equal-"};
+  for (int k = 0; k < 2; ++k) {
+    size_t len = strlen(prefix[k]);
+    if (strncmp(name, prefix[k], len) != 0) continue;
+    const char *d = name + len;
+    if (strspn(d, "0123456789") != strlen(d) || !d[0] || strlen(d) > 6) return JL_OK;
+    int n = atoi(d);
+    if (n < 1 || n > JL_RADII_MAX) return JL_OK;
+    int rc = k == 0 ? jl_circle_problem_zimmermann(p, n, err) : jl_circle_problem_equal(p, n, err);
+    if (rc) return rc;
+    if (strcmp(p->name, name) != 0) jl_circle_problem_free(p);  /* "zimmermann-5" is not --n 5's name */
+    return JL_OK;
+  }
+  return JL_OK;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "file_util.h"
+#include "json_file.h"
 #include "scene.h"
 
 #define JL_KEY_MAX 160
@@ -129,6 +130,8 @@ static int jl_str(const jl_ctx *c, const cJSON *obj, const char *where, const ch
   char key[JL_KEY_MAX];
   jl_key(key, where, name);
   if (!cJSON_IsString(it)) return jl_bad(c, key, "must be a string");
+  int rc = jl_utf8_check(it->valuestring, c->path, key, c->err);
+  if (rc) return rc;
   *out = it->valuestring;
   return JL_OK;
 }
@@ -549,22 +552,8 @@ static int jl_scene_parse(const jl_ctx *c, jl_scene *s, const cJSON *root) {
 int jl_scene_load(jl_scene *s, const char *path, jl_error *err) {
   int rc = jl_scene_init(s, err);
   if (rc) return rc;
-  char *text = NULL;
-  if ((rc = jl_file_read_all(path, &text, NULL, err))) return rc;
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (!root) {
-    int line = 1;
-    for (const char *p = text; end && p < end; ++p) line += *p == '\n';
-    if (text[strspn(text, " \t\r\n")] == '\0')
-      rc = jl_error_set(err, JL_ERR_INPUT, "%s: empty file (expected a JSON object)", path);
-    else
-      rc = jl_error_set(err, JL_ERR_INPUT, "%s: invalid JSON at line %d (byte %ld)", path, line,
-                        end ? (long)(end - text) : -1L);
-    free(text);
-    return rc;
-  }
-  free(text);
+  cJSON *root = NULL;
+  if ((rc = jl_json_load_file(path, &root, err))) return rc;
   jl_ctx c = {path, err};
   rc = jl_scene_parse(&c, s, root);
   cJSON_Delete(root);

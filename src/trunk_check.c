@@ -2,6 +2,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,12 @@ double jl_trunk_box_surface_depth(const jl_trunk_geom *g, const jl_obb *o, int s
 /* ---- box / box: 15 separating axes ---- */
 
 double jl_obb_overlap_depth(const jl_obb *a, const jl_obb *b) {
+  /* one order for a pair, so depth(a, b) == depth(b, a) to the last bit */
+  if (memcmp(a, b, sizeof *a) > 0) {
+    const jl_obb *t = a;
+    a = b;
+    b = t;
+  }
   double d[3];
   jl_sub(b->c, a->c, d);
   double axes[15][3];
@@ -398,15 +405,144 @@ double jl_mesh_distance(const jl_mesh *m, const double p[3]) {
 
 /* ---- the whole packing ---- */
 
-typedef struct jl_sweep_item {
-  double x;
-  int i;
-} jl_sweep_item;
+/* Blocks (or grid cells of blocks) between polls of the limits: each costs microseconds. */
+#define JL_CHECK_POLL 16
 
-static int jl_cmp_sweep(const void *a, const void *b) {
-  const jl_sweep_item *p = a, *q = b;
-  if (p->x != q->x) return p->x < q->x ? -1 : 1;
-  return p->i - q->i;
+/* Identical blocks (same box to the bit) are checked once: a file of
+ * 100,000 copies of one block costs one box, not 5e9 pairs. */
+typedef struct jl_block_group {
+  int first, second;       /* the two smallest indices (second -1: one block) */
+  int size;
+} jl_block_group;
+
+typedef struct jl_box_ref {
+  const jl_obb *box;
+  int i;
+} jl_box_ref;
+
+static int jl_cmp_box(const void *a, const void *b) {
+  const jl_box_ref *p = a, *q = b;
+  int c = memcmp(p->box, q->box, sizeof *p->box);
+  return c ? c : (p->i > q->i) - (p->i < q->i);
+}
+
+static int jl_cmp_group(const void *a, const void *b) {
+  const jl_block_group *p = a, *q = b;
+  return (p->first > q->first) - (p->first < q->first);
+}
+
+/* Groups of identical boxes, ordered by their first block. */
+static int jl_block_groups(const jl_obb *box, int n, jl_block_group *groups) {
+  jl_box_ref *ref = malloc((size_t)(n > 0 ? n : 1) * sizeof *ref);
+  if (!ref) return -1;
+  for (int i = 0; i < n; ++i) ref[i] = (jl_box_ref){&box[i], i};
+  qsort(ref, (size_t)n, sizeof *ref, jl_cmp_box);
+  int ng = 0;
+  for (int k = 0; k < n; ++k) {
+    if (k > 0 && memcmp(ref[k].box, ref[k - 1].box, sizeof *ref[k].box) == 0) {
+      jl_block_group *g = &groups[ng - 1];
+      if (g->size++ == 1) g->second = ref[k].i;
+      continue;
+    }
+    groups[ng++] = (jl_block_group){ref[k].i, -1, 1};
+  }
+  free(ref);
+  qsort(groups, (size_t)ng, sizeof *groups, jl_cmp_group);
+  return ng;
+}
+
+/* The deepest block/block overlap, the first pair in (i, j) order among equals. */
+static void jl_overlap_offer(jl_trunk_report *r, double ov, int i, int j) {
+  int lo = i < j ? i : j, hi = i < j ? j : i;
+  if (ov > r->max_overlap_depth ||
+      (ov == r->max_overlap_depth && (lo < r->overlap_i || (lo == r->overlap_i && hi < r->overlap_j)))) {
+    r->max_overlap_depth = ov;
+    r->overlap_i = lo;
+    r->overlap_j = hi;
+  }
+}
+
+/* Grid cells per axis at most: coordinates far apart widen the cells rather
+ * than overflow the keys (2^40 cells of 0.2 m span 2e11 m). */
+#define JL_BLOCK_CELLS_MAX 1099511627776.0
+
+typedef struct jl_cell_ref {
+  int64_t key[3];
+  int g;                   /* group */
+} jl_cell_ref;
+
+static int jl_cmp_cell(const void *a, const void *b) {
+  const jl_cell_ref *p = a, *q = b;
+  for (int k = 0; k < 3; ++k)
+    if (p->key[k] != q->key[k]) return p->key[k] < q->key[k] ? -1 : 1;
+  return (p->g > q->g) - (p->g < q->g);
+}
+
+/* First entry of cell key in the sorted refs, or n when none. */
+static int jl_cell_find(const jl_cell_ref *c, int n, const int64_t key[3]) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    jl_cell_ref probe = {{key[0], key[1], key[2]}, -1};
+    if (jl_cmp_cell(&c[mid], &probe) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && memcmp(c[lo].key, key, sizeof c[lo].key) == 0 ? lo : n;
+}
+
+/* Pairs whose bounding spheres meet (centres within 2 rad), found through a
+ * uniform grid of cells 2 rad wide over the groups' centres: a cell and its
+ * 13 neighbours after it, so each pair of cells once. */
+static int jl_overlap_pairs(const jl_obb *box, const jl_block_group *gr, int ng, double rad,
+                            const jl_trunk_limits *lim, double since, jl_trunk_report *r) {
+  for (int k = 0; k < ng; ++k)  /* copies of one block overlap each other */
+    if (gr[k].size > 1) {
+      const jl_obb *a = &box[gr[k].first];
+      jl_overlap_offer(r, jl_obb_overlap_depth(a, a), gr[k].first, gr[k].second);
+    }
+  if (ng < 2) return JL_OK;
+  jl_cell_ref *c = malloc((size_t)ng * sizeof *c);
+  if (!c) return JL_ERR_NOMEM;
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int k = 0; k < ng; ++k)
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = jl_min(lo[d], box[gr[k].first].c[d]);
+      hi[d] = jl_max(hi[d], box[gr[k].first].c[d]);
+    }
+  /* a hair over 2 rad: rounding cannot put two centres 2 rad apart two cells apart */
+  double cell = 2.0 * rad * (1.0 + 1e-9);
+  for (int d = 0; d < 3; ++d)  /* divided first: hi - lo may overflow */
+    cell = jl_max(cell, hi[d] / JL_BLOCK_CELLS_MAX - lo[d] / JL_BLOCK_CELLS_MAX);
+  for (int k = 0; k < ng; ++k) {
+    c[k].g = k;
+    for (int d = 0; d < 3; ++d)
+      c[k].key[d] = (int64_t)floor(box[gr[k].first].c[d] / cell - lo[d] / cell);
+  }
+  qsort(c, (size_t)ng, sizeof *c, jl_cmp_cell);
+  for (int s = 0, cells = 0; s < ng; ++cells) {
+    if (cells % JL_CHECK_POLL == 0 && jl_trunk_limits_hit(lim, since)) {  /* the caller's limits */
+      r->complete = 0;
+      break;
+    }
+    int e = s + 1;
+    while (e < ng && memcmp(c[e].key, c[s].key, sizeof c[s].key) == 0) ++e;
+    for (int nb = 13; nb < 27; ++nb) {  /* offsets (0,0,0) and the 13 after it */
+      int64_t key[3] = {c[s].key[0] + nb / 9 - 1, c[s].key[1] + nb / 3 % 3 - 1, c[s].key[2] + nb % 3 - 1};
+      int t0 = nb == 13 ? s : jl_cell_find(c, ng, key);
+      for (int p = s; p < e; ++p)
+        for (int t = nb == 13 ? p + 1 : t0; t < ng && memcmp(c[t].key, key, sizeof key) == 0; ++t) {
+          const jl_block_group *ga = &gr[c[p].g], *gb = &gr[c[t].g];
+          const jl_obb *a = &box[ga->first], *b = &box[gb->first];
+          double d[3];
+          jl_sub(a->c, b->c, d);
+          if (jl_dot(d, d) > 4 * rad * rad) continue;
+          jl_overlap_offer(r, jl_obb_overlap_depth(a, b), ga->first, gb->first);
+        }
+    }
+    s = e;
+  }
+  free(c);
+  return JL_OK;
 }
 
 const char *jl_violation_name(jl_violation v) {
@@ -417,9 +553,6 @@ const char *jl_violation_name(jl_violation v) {
     default: return "none";
   }
 }
-
-/* Blocks between polls of the limits: a block costs microseconds. */
-#define JL_CHECK_POLL 16
 
 int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl_trunk_report *r,
                            jl_error *err) {
@@ -437,24 +570,30 @@ int jl_trunk_check_packing_until(const jl_trunk_geom *g, const jl_block_packing 
   r->surface_block = r->surface_triangle = r->outside_block = r->overlap_i = r->overlap_j = -1;
   int n = p->count;
   jl_obb *box = malloc((size_t)(n > 0 ? n : 1) * sizeof *box);
-  jl_sweep_item *sw = malloc((size_t)(n > 0 ? n : 1) * sizeof *sw);
-  if (!box || !sw) {
-    free(box); free(sw);
+  jl_block_group *gr = malloc((size_t)(n > 0 ? n : 1) * sizeof *gr);
+  int ng = box && gr ? 0 : -1;
+  if (box && gr) {
+    for (int i = 0; i < n; ++i) jl_obb_from_block(&g->block, p->centre + 3 * i, p->quat + 4 * i, &box[i]);
+    ng = jl_block_groups(box, n, gr);
+  }
+  if (ng < 0) {
+    free(box); free(gr);
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory checking %d blocks", n);
   }
-  /* A block that crosses no triangle lies inside or outside as a whole; its
-   * centre is on the same side as the previous such block's when the
-   * segment between them meets no triangle (the winding number changes
-   * only across the surface), else the winding number decides: one per
-   * run of blocks rather than one per block. */
+  /* Each group as its first block, in block order: the first block with the
+   * worst value is reported, as a pass over all blocks would. A block that
+   * crosses no triangle lies inside or outside as a whole; its centre is on
+   * the same side as the previous such block's when the segment between
+   * them meets no triangle (the winding number changes only across the
+   * surface), else the winding number decides: one per run of blocks rather
+   * than one per block. */
   int prev = -1, prev_in = 0;
-  for (int i = 0; i < n; ++i) {
-    if (i % JL_CHECK_POLL == 0 && jl_trunk_limits_hit(lim, since)) {
+  for (int k = 0; k < ng; ++k) {
+    if (k % JL_CHECK_POLL == 0 && jl_trunk_limits_hit(lim, since)) {
       r->complete = 0;
       break;
     }
-    jl_obb_from_block(&g->block, p->centre + 3 * i, p->quat + 4 * i, &box[i]);
-    int tri;
+    int i = gr[k].first, tri;
     double d = jl_trunk_box_surface_depth(g, &box[i], 0, &tri);
     if (tri >= 0 && d > r->max_surface_depth) {
       r->max_surface_depth = d;
@@ -470,39 +609,19 @@ int jl_trunk_check_packing_until(const jl_trunk_geom *g, const jl_block_packing 
     }
     if (!in) {
       double dist = jl_mesh_distance(g->mesh, box[i].c);
-      r->outside_blocks++;
+      r->outside_blocks += gr[k].size;
       if (r->outside_block < 0 || dist > r->outside_distance) {
         r->outside_block = i;
         r->outside_distance = dist;
       }
     }
-    sw[i].x = box[i].c[0];
-    sw[i].i = i;
   }
   /* Sieve: boxes whose bounding spheres do not meet cannot overlap. */
   double rad = 0.5 * sqrt(g->block.x * g->block.x + g->block.y * g->block.y + g->block.z * g->block.z);
-  if (!r->complete) n = 0;
-  qsort(sw, (size_t)n, sizeof *sw, jl_cmp_sweep);
-  for (int s = 0; s < n; ++s) {
-    if (s % JL_CHECK_POLL == 0 && jl_trunk_limits_hit(lim, since)) {
-      r->complete = 0;
-      break;
-    }
-    for (int t = s + 1; t < n && sw[t].x - sw[s].x <= 2 * rad; ++t) {
-      const jl_obb *a = &box[sw[s].i], *b = &box[sw[t].i];
-      double d[3];
-      jl_sub(a->c, b->c, d);
-      if (jl_dot(d, d) > 4 * rad * rad) continue;
-      double ov = jl_obb_overlap_depth(a, b);
-      if (ov > r->max_overlap_depth) {
-        r->max_overlap_depth = ov;
-        r->overlap_i = sw[s].i < sw[t].i ? sw[s].i : sw[t].i;
-        r->overlap_j = sw[s].i < sw[t].i ? sw[t].i : sw[s].i;
-      }
-    }
-  }
+  int rc = r->complete ? jl_overlap_pairs(box, gr, ng, rad, lim, since, r) : JL_OK;
   free(box);
-  free(sw);
+  free(gr);
+  if (rc != JL_OK) return jl_error_set(err, rc, "out of memory checking %d blocks", n);
   if (r->surface_block < 0) r->max_surface_depth = 0.0;
   if (r->overlap_i < 0) r->max_overlap_depth = 0.0;
   r->worst_kind = JL_VIOLATION_NONE;

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "file_util.h"
+#include "json_file.h"
 
-#define JL_TRUNK_BLOCKS_MAX 1000000
 #define JL_QUAT_UNIT_TOL 1e-6
 
 /* ---- problem ---- */
@@ -65,22 +65,6 @@ int jl_block_size_parse(const char *opt, const char *s, jl_block_size *b, jl_err
   b->y = v[1];
   b->z = v[2];
   return JL_OK;
-}
-
-static int jl_parse_json_file(const char *path, cJSON **root, jl_error *err) {
-  char *text = NULL;
-  int rc = jl_file_read_all(path, &text, NULL, err);
-  if (rc) return rc;
-  const char *end = NULL;
-  *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (!*root) {
-    int line = 1;
-    for (const char *c = text; end && c < end; ++c) line += *c == '\n';
-    rc = jl_error_set(err, JL_ERR_INPUT, "%s: invalid JSON at line %d (byte %ld)", path, line,
-                      end ? (long)(end - text) : -1L);
-  }
-  free(text);
-  return rc;
 }
 
 /* Reads [L, W, H] (mm). */
@@ -165,7 +149,7 @@ static void jl_resolve(const char *file, const char *rel, char *out, size_t cap)
 int jl_trunk_problem_load(jl_trunk_problem *p, const char *path, jl_error *err) {
   static const char *const keys[] = {"kind", "name", "mesh", "units", "block", "description", NULL};
   cJSON *root = NULL;
-  int rc = jl_parse_json_file(path, &root, err);
+  int rc = jl_json_load_file(path, &root, err);
   if (rc) return rc;
   if (!cJSON_IsObject(root)) {
     rc = jl_error_set(err, JL_ERR_INPUT, "%s: the top level must be a JSON object", path);
@@ -196,6 +180,7 @@ int jl_trunk_problem_load(jl_trunk_problem *p, const char *path, jl_error *err) 
     rc = jl_error_set(err, JL_ERR_INPUT, "%s: mesh: missing or not a file name", path);
     goto done;
   }
+  if ((rc = jl_utf8_check(mesh->valuestring, path, "mesh", err))) goto done;
   char resolved[JL_TRUNK_PATH_MAX];
   jl_resolve(path, mesh->valuestring, resolved, sizeof resolved);
   jl_trunk_problem_from_mesh(p, resolved);
@@ -206,6 +191,7 @@ int jl_trunk_problem_load(jl_trunk_problem *p, const char *path, jl_error *err) 
                         (int)sizeof p->name - 1);
       goto done;
     }
+    if ((rc = jl_utf8_check(name->valuestring, path, "name", err))) goto done;
     snprintf(p->name, sizeof p->name, "%s", name->valuestring);
   } else {
     jl_stem(path, p->name, sizeof p->name);
@@ -334,7 +320,7 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
 void jl_result_kind(const char *path, char *kind, size_t cap) {
   kind[0] = '\0';
   cJSON *root = NULL;
-  if (jl_parse_json_file(path, &root, NULL) != JL_OK) return;
+  if (jl_json_load_file(path, &root, NULL) != JL_OK) return;
   const cJSON *k = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "kind") : NULL;
   if (cJSON_IsString(k)) snprintf(kind, cap, "%s", k->valuestring);
   cJSON_Delete(root);
@@ -354,7 +340,7 @@ int jl_trunk_result_read_json(const char *path, jl_trunk_problem *prob, jl_block
                               jl_error *err) {
   memset(blocks, 0, sizeof *blocks);
   cJSON *root = NULL;
-  int rc = jl_parse_json_file(path, &root, err);
+  int rc = jl_json_load_file(path, &root, err);
   if (rc) return rc;
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
   const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
@@ -381,6 +367,9 @@ int jl_trunk_result_read_json(const char *path, jl_trunk_problem *prob, jl_block
     rc = jl_error_set(err, JL_ERR_INPUT, "%s: problem.mesh: missing or not a file name", path);
     goto done;
   }
+  if ((rc = jl_utf8_check(mesh->valuestring, path, "problem.mesh", err)) ||
+      (cJSON_IsString(name) && (rc = jl_utf8_check(name->valuestring, path, "problem.name", err))))
+    goto done;
   char resolved[JL_TRUNK_PATH_MAX];
   if (mesh->valuestring[0] == '/' || access(mesh->valuestring, F_OK) == 0)
     snprintf(resolved, sizeof resolved, "%s", mesh->valuestring);
@@ -399,9 +388,13 @@ int jl_trunk_result_read_json(const char *path, jl_trunk_problem *prob, jl_block
   rc = jl_block_from_json(cJSON_GetObjectItemCaseSensitive(p, "block"), path, "problem.block",
                           &prob->block, err);
   if (rc) goto done;
-  if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > JL_TRUNK_BLOCKS_MAX) {
-    rc = jl_error_set(err, JL_ERR_INPUT, "%s: blocks: missing or not an array of at most %d blocks",
-                      path, JL_TRUNK_BLOCKS_MAX);
+  if (!cJSON_IsArray(arr)) {
+    rc = jl_error_set(err, JL_ERR_INPUT, "%s: blocks: missing or not an array", path);
+    goto done;
+  }
+  if (cJSON_GetArraySize(arr) > JL_TRUNK_MAX_BLOCKS) {
+    rc = jl_error_set(err, JL_ERR_INPUT, "%s: blocks: %d blocks, at most %d allowed", path,
+                      cJSON_GetArraySize(arr), JL_TRUNK_MAX_BLOCKS);
     goto done;
   }
   int n = cJSON_GetArraySize(arr);

@@ -12,7 +12,9 @@
 
 #include "circle_batch.h"
 #include "circle_search.h"
+#include "circles.h"
 #include "device.h"
+#include "timer.h"
 
 #ifdef JL_HAVE_CUDA
 static void test_curand_matches_host_philox(void **state) {
@@ -103,6 +105,115 @@ static void test_kernel_matches_twin_walk_mixed(void **state) { (void)state; com
 static void test_kernel_matches_twin_walk_unaimed(void **state) { (void)state; compare_paths(30, 32, 0, 0, JL_RELAX_FIRE, 1, 0.0); }
 /* More circles than threads per block: each thread loops over several. */
 static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0); }
+
+/* Two fresh batches of radii 1..n, the default parameters and a CUDA
+ * engine for them. */
+static void batch_pair(jl_circle_batch *cpu, jl_circle_batch *gpu, double *r, int n, int count,
+                       jl_relax_params *p, jl_circle_engine *eng) {
+  for (int i = 0; i < n; ++i) r[i] = i + 1;
+  assert_int_equal(jl_circle_batch_alloc(cpu, n, count, r, NULL), JL_OK);
+  assert_int_equal(jl_circle_batch_alloc(gpu, n, count, r, NULL), JL_OK);
+  memset(cpu->need_start, 1, (size_t)count);
+  memset(gpu->need_start, 1, (size_t)count);
+  jl_relax_params_default(p, r, n, 77);
+  jl_device dev;
+  jl_error err;
+  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
+  assert_int_equal(jl_circle_engine_init(eng, &dev, n, count, &err), JL_OK);
+}
+
+/* A launch cut before it starts (a signal during the last round): every
+ * candidate ends at its first poll, trials and walk steps alike, with the
+ * same bits on both paths. The twin runs one thread per candidate, so each
+ * takes exactly one. */
+static void test_kernel_matches_twin_cut(void **state) {
+  (void)state;
+  enum { N = 20, C = 16 };
+  double r[N];
+  jl_circle_batch cpu, gpu;
+  jl_relax_params p;
+  jl_circle_engine eng;
+  batch_pair(&cpu, &gpu, r, N, C, &p, &eng);
+  p.walk_every = 2;
+  p.trials = 3;
+  jl_error err;
+  assert_int_equal(jl_circle_batch_run_cpu(&p, &cpu, 2, &err), JL_OK);
+  assert_int_equal(jl_circle_engine_run(&eng, &p, &gpu, &err), JL_OK);
+  jl_circle_cut cut = {1, 0.0, NULL};
+  cpu.cut = &cut;
+  assert_int_equal(jl_circle_batch_run_cpu_cut(&p, &cpu, C, 0, &err), JL_OK);
+  cpu.cut = NULL;
+  eng.cut_at = 1e-9;  /* long past */
+  assert_int_equal(jl_circle_engine_run(&eng, &p, &gpu, &err), JL_OK);
+  size_t nc = (size_t)N * C;
+  assert_memory_equal(cpu.x, gpu.x, sizeof(double) * nc);
+  assert_memory_equal(cpu.y, gpu.y, sizeof(double) * nc);
+  assert_memory_equal(cpu.wx, gpu.wx, sizeof(double) * nc);
+  assert_memory_equal(cpu.R, gpu.R, sizeof(double) * C);
+  assert_memory_equal(cpu.R_rec, gpu.R_rec, sizeof(double) * C);
+  assert_memory_equal(cpu.steps, gpu.steps, sizeof(uint64_t) * C);
+  assert_memory_equal(cpu.trials_done, gpu.trials_done, sizeof(uint64_t) * C);
+  assert_memory_equal(cpu.rng_offset, gpu.rng_offset, sizeof(uint64_t) * C);
+  jl_circle_engine_free(&eng);
+  jl_circle_batch_free(&cpu);
+  jl_circle_batch_free(&gpu);
+}
+
+/* The host cuts a running launch of far more work than its time (a million
+ * trials or walk steps per candidate): it returns soon after, every
+ * candidate legal. */
+static void test_kernel_cut_while_running(void **state) {
+  (void)state;
+  enum { N = 50, C = 256 };
+  double r[N];
+  jl_circle_batch cpu, gpu;
+  jl_relax_params p;
+  jl_circle_engine eng;
+  batch_pair(&cpu, &gpu, r, N, C, &p, &eng);
+  p.walk_every = 2;
+  p.trials = 1000000;
+  jl_error err;
+  double t0 = jl_time_now();
+  eng.cut_at = t0 + 0.5;
+  assert_int_equal(jl_circle_engine_run(&eng, &p, &gpu, &err), JL_OK);
+  double took = jl_time_now() - t0;
+  printf("cut at 0.5 s: the launch returned after %.3f s\n", took);
+  assert_true(took < 2.0);
+  jl_circle_packing pk;
+  assert_int_equal(jl_circle_packing_init(&pk, N, NULL), JL_OK);
+  for (int c = 0; c < C; ++c) {
+    assert_int_equal(gpu.need_start[c], 0);
+    assert_true(gpu.trials_done[c] < 1000000);
+    for (int i = 0; i < N; ++i) {
+      pk.x[i] = gpu.x[(size_t)c * N + i];
+      pk.y[i] = gpu.y[(size_t)c * N + i];
+      pk.r[i] = r[i];
+    }
+    jl_circle_packing_update_R(&pk);
+    jl_circle_check chk;
+    jl_circle_check_packing(&pk, 1e-8, &chk);
+    assert_true(chk.legal);
+  }
+  jl_circle_packing_free(&pk);
+  jl_circle_engine_free(&eng);
+  jl_circle_batch_free(&cpu);
+  jl_circle_batch_free(&gpu);
+}
+
+/* A packing whose workspace does not fit a block's shared memory is refused
+ * with a message that says so and names the way out. */
+static void test_too_many_circles_for_a_block(void **state) {
+  (void)state;
+  jl_device dev;
+  jl_error err;
+  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
+  jl_circle_engine eng;
+  assert_int_equal(jl_circle_engine_init(&eng, &dev, 5000, 4, &err), JL_ERR_DEVICE);
+  printf("%s\n", err.msg);
+  assert_non_null(strstr(err.msg, "shared memory"));
+  assert_non_null(strstr(err.msg, "--device cpu"));
+  jl_circle_engine_free(&eng);
+}
 #endif
 
 int main(void) {
@@ -119,6 +230,9 @@ int main(void) {
     cmocka_unit_test(test_kernel_matches_twin_walk_mixed),
     cmocka_unit_test(test_kernel_matches_twin_walk_unaimed),
     cmocka_unit_test(test_kernel_matches_twin_n300),
+    cmocka_unit_test(test_kernel_matches_twin_cut),
+    cmocka_unit_test(test_kernel_cut_while_running),
+    cmocka_unit_test(test_too_many_circles_for_a_block),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else

@@ -13,6 +13,7 @@
 #include "circle_batch.h"
 #include "circle_search.h"
 #include "circles.h"
+#include "timer.h"
 
 typedef struct ws_mem {
   jl_relax_ws ws;
@@ -178,32 +179,6 @@ static void test_batch_threads_agree(void **state) {
   jl_circle_batch_free(&b);
 }
 
-/* A stop (SIGINT) already set: each of the 2 threads runs one candidate and
- * takes no other; the 6 left keep need_start and their (zero) state, and
- * the 2 run equal the same candidates of an uninterrupted run. */
-static void test_batch_stop_takes_no_more(void **state) {
-  (void)state;
-  jl_circle_batch a, b;
-  jl_relax_params p;
-  two_fresh_batches(&a, &b, 8, 7, 2, &p);
-  volatile sig_atomic_t stop = 1;
-  assert_int_equal(jl_circle_batch_run_cpu_until(&p, &a, 2, &stop, NULL), JL_OK);
-  assert_int_equal(jl_circle_batch_run_cpu(&p, &b, 1, NULL), JL_OK);
-  int run = 0;
-  for (int c = 0; c < 8; ++c) {
-    if (a.need_start[c]) {
-      assert_int_equal(a.steps[c], 0);
-      continue;
-    }
-    run++;
-    assert_memory_equal(a.x + 12 * c, b.x + 12 * c, sizeof(double) * 12);
-    assert_true(a.R[c] == b.R[c]);
-  }
-  assert_int_equal(run, 2);
-  jl_circle_batch_free(&a);
-  jl_circle_batch_free(&b);
-}
-
 /* A batch of count fresh candidates (to be started) of radii 1..n, written
  * to r, and the default parameters for them with the given seed. */
 static void fresh_batch(jl_circle_batch *b, double *r, int n, int count, uint64_t seed,
@@ -212,6 +187,83 @@ static void fresh_batch(jl_circle_batch *b, double *r, int n, int count, uint64_
   assert_int_equal(jl_circle_batch_alloc(b, n, count, r, NULL), JL_OK);
   memset(b->need_start, 1, (size_t)count);
   jl_relax_params_default(p, r, n, seed);
+}
+
+/* Candidate c of a batch of radii r is legal by the exact check, and its
+ * R is the enclosing radius of its circles. */
+static void assert_candidate_legal(const jl_circle_batch *b, const double *r, int c) {
+  int n = b->n;
+  jl_circle_packing pk;
+  assert_int_equal(jl_circle_packing_init(&pk, n, NULL), JL_OK);
+  for (int i = 0; i < n; ++i) {
+    pk.x[i] = b->x[(size_t)c * n + i];
+    pk.y[i] = b->y[(size_t)c * n + i];
+    pk.r[i] = r[i];
+  }
+  jl_circle_packing_update_R(&pk);
+  jl_circle_check chk;
+  jl_circle_check_packing(&pk, 1e-8, &chk);
+  assert_true(chk.legal);
+  assert_true(fabs(pk.R - b->R[c]) <= 1e-12 * pk.R);
+  jl_circle_packing_free(&pk);
+}
+
+/* A cut already raised (SIGINT before the launch): each of the 2 threads
+ * runs one candidate, from the given first one on, and takes no other; the
+ * 6 left keep need_start and their (zero) state; the 2 run end at their
+ * first poll with a legal packing. */
+static void test_batch_cut_takes_no_more(void **state) {
+  (void)state;
+  jl_circle_batch a, b;
+  jl_relax_params p;
+  two_fresh_batches(&a, &b, 8, 7, 2, &p);
+  jl_circle_cut cut = {1, 0.0, NULL};
+  a.cut = &cut;
+  assert_int_equal(jl_circle_batch_run_cpu_cut(&p, &a, 2, 3, NULL), JL_OK);
+  double r[12];
+  for (int i = 0; i < 12; ++i) r[i] = i + 1;
+  for (int c = 0; c < 8; ++c) {
+    int run = c == 3 || c == 4;
+    assert_int_equal(a.need_start[c], !run);
+    if (!run) {
+      assert_int_equal(a.steps[c], 0);
+      continue;
+    }
+    assert_int_equal(a.trials_done[c], 0);
+    assert_candidate_legal(&a, r, c);
+  }
+  jl_circle_batch_free(&a);
+  jl_circle_batch_free(&b);
+}
+
+/* A launch of far more work than its time (a million trials or walk steps
+ * per candidate at n = 60) ends soon after its cut with every candidate
+ * legal: the walkers' record packings, the others' current ones. */
+static void test_batch_cut_at_deadline(void **state) {
+  (void)state;
+  enum { N = 60, C = 4 };
+  double r[N];
+  jl_circle_batch b;
+  jl_relax_params p;
+  fresh_batch(&b, r, N, C, 5, &p);
+  p.walk_every = 2;
+  p.trials = 1000000;
+  double t0 = jl_time_now();
+  jl_circle_cut cut = {0, t0 + 0.3, NULL};
+  b.cut = &cut;
+  assert_int_equal(jl_circle_batch_run_cpu_cut(&p, &b, 2, 0, NULL), JL_OK);
+  double took = jl_time_now() - t0;
+  assert_true(cut.flag);
+  assert_true(took < 3.0);
+  int ran = 0;
+  for (int c = 0; c < C; ++c) {
+    if (b.need_start[c]) continue;
+    ran++;
+    assert_true(b.trials_done[c] < 1000000);
+    assert_candidate_legal(&b, r, c);
+  }
+  assert_true(ran >= 2);
+  jl_circle_batch_free(&b);
 }
 
 /* Record-to-record travel: every candidate's record is the smallest R it
@@ -271,19 +323,7 @@ static void test_walk_keeps_legal_record(void **state) {
       int walker = c % 2 == 1;
       if (launch > 0) assert_true(b.R_rec[c] <= rec_prev[c]);
       rec_prev[c] = b.R_rec[c];
-      jl_circle_packing pk;
-      assert_int_equal(jl_circle_packing_init(&pk, N, NULL), JL_OK);
-      for (int i = 0; i < N; ++i) {
-        pk.x[i] = b.x[c * N + i];
-        pk.y[i] = b.y[c * N + i];
-        pk.r[i] = r[i];
-      }
-      jl_circle_packing_update_R(&pk);
-      jl_circle_check chk;
-      jl_circle_check_packing(&pk, 1e-8, &chk);
-      assert_true(chk.legal);
-      assert_true(fabs(pk.R - b.R[c]) <= 1e-12 * pk.R);
-      jl_circle_packing_free(&pk);
+      assert_candidate_legal(&b, r, c);
       if (!walker) {
         assert_true(b.Rt[c] == 0.0);
         continue;
@@ -383,7 +423,8 @@ int main(void) {
     cmocka_unit_test(test_block_sum3),
     cmocka_unit_test(test_start_is_legal),
     cmocka_unit_test(test_batch_threads_agree),
-    cmocka_unit_test(test_batch_stop_takes_no_more),
+    cmocka_unit_test(test_batch_cut_takes_no_more),
+    cmocka_unit_test(test_batch_cut_at_deadline),
     cmocka_unit_test(test_record_to_record),
     cmocka_unit_test(test_walk_keeps_legal_record),
     cmocka_unit_test(test_walk_aim),

@@ -57,4 +57,46 @@ for out in "$in/p.json" "$in/./p.json"; do
   [ -z "$left" ] || fail "jostle $CMD: expected no output file, found: $left"
 done
 
+# A missing option value is said as such, in every subcommand (getopt needs ':' first).
+for args in "circles --n" "verify x.json --n" "trunk x.stl --time" "scene x.json --steps" \
+            "bench relax --n" "bench trunk --blocks" "bench scene x.json --steps"; do
+  opt=${args##* }
+  # shellcheck disable=SC2086
+  jrun missing_value $args
+  expect_rc 2
+  expect_err "^jostle: $opt: needs a value\$" "the option $opt"
+done
+
+# Repeated and contradictory options are refused, naming both.
+bad repeated "--n: given twice \('5' and '6'\)" "both values" --n 5 --n 6 --device cpu --time 2
+bad repeated_flag "--quiet: given twice" "the flag" --n 5 --device cpu --time 2 --quiet
+SC=$SRC/problems/scenes
+jrun both_g scene "$SC/demo-drop.json" --steps 2 --assembled --matrix-free --out "$o/s.json" --quiet
+expect_rc 2
+expect_err '--matrix-free and --assembled' "both options"
+no_output
+jrun twice_steps scene "$SC/demo-drop.json" --steps 2 --steps 3 --out "$o/s.json" --quiet
+expect_rc 2
+expect_err "--steps: given twice \('2' and '3'\)" "both values"
+no_output
+
+# --fclib-step past the last step is refused before the run, naming the step count.
+jrun fclib_step scene "$SC/demo-drop.json" --steps 20 --fclib "$o/f.hdf5" --fclib-step 50 --out "$o/s.json" --quiet
+expect_rc 2
+if [ "${JL_HAVE_FCLIB:-1}" = 1 ]; then  # else refused as not built in
+  expect_err '--fclib-step 50: the run has only 20 steps' "the step and the step count"
+fi
+no_output
+
+# A diverging SOR solve is not told to try SOR: alpha 2 over-relaxes a stack of 20 boxes.
+printf '%s\n' '{"dt": 0.01, "steps": 60, "solver": {"method": "sor", "alpha": 2.0, "max_iterations": 50},
+  "bodies": [{"shape": "plane", "normal": [0, 0, 1]}],
+  "generators": [{"type": "box_stack", "count": 20, "half_extents": [0.5, 0.5, 0.5], "gap": 0, "origin": [0, 0, 0]}]}' \
+  > "$in/sor.json"
+jrun sor scene "$in/sor.json" --device cpu --out "$o/sor.json" --quiet
+expect_rc 0
+expect_err 'the SOR solve has diverged' "the divergence"
+expect_err 'try a smaller alpha \(the scene.s solver\.alpha, now 2\)' "a remedy that applies"
+if grep -q -- '--solver sor' "$W/sor.err"; then fail "jostle $CMD: suggested --solver sor to a SOR run"; fi
+
 echo "PASS: cli_bad_input"

@@ -5,34 +5,12 @@
 
 d=$W/o
 mkdir -p "$d"
-LAST=s
-CMD="circles --n 30 --device cpu --time 120 --out $d/s.json --quiet"
-# Background jobs of a non-interactive shell start with SIGINT ignored: exec jostle
-# through python with SIGINT back at its default, as from a terminal.
-"$PY" -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execv(sys.argv[1], sys.argv[1:])' \
-  "$JOSTLE" circles --n 30 --device cpu --time 120 --out "$d/s.json" --quiet \
-  >"$W/s.out" 2>"$W/s.err" </dev/null &
-pid=$!
-BG_PIDS+=("$pid")
-
+jbg s circles --n 30 --device cpu --time 120 --out "$d/s.json" --quiet
 sleep 4
-kill -0 "$pid" 2>/dev/null || { wait "$pid"; RC=$?; fail "jostle $CMD: exited (status $RC) before SIGINT, expected it to run 120 s"; }
-kill -INT "$pid"
-start=$(date +%s.%N)
-for _ in $(seq 100); do
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-if kill -0 "$pid" 2>/dev/null; then
-  kill -KILL "$pid" 2>/dev/null
-  fail "jostle $CMD: expected exit within 10 s of SIGINT, still running"
-fi
-RC=0
-wait "$pid" || RC=$?
-BG_PIDS=()
-took=$(jpy 'import time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$start")
+kill -0 "$BG_PID" 2>/dev/null || { wait "$BG_PID"; RC=$?; fail "jostle $CMD: exited (status $RC) before SIGINT, expected it to run 120 s"; }
+kill -INT "$BG_PID"
+jwait 10
+took=$TOOK
 [ "$RC" -eq 0 ] || fail "jostle $CMD: expected exit status 0 after SIGINT, got $RC (after $took s)"
 
 [ -s "$d/s.json" ] || fail "jostle $CMD: expected $d/s.json after SIGINT, not written"

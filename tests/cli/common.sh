@@ -60,6 +60,38 @@ jrun() {
   fi
 }
 
+# jbg NAME ARGS...: start jostle ARGS in the background (outputs as jrun), with
+# SIGINT at its default as from a terminal (a non-interactive shell starts
+# background jobs with it ignored); its pid in BG_PID.
+jbg() {
+  LAST=$1
+  shift
+  CMD="$*"
+  "$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$JOSTLE" "$@" >"$W/$LAST.out" 2>"$W/$LAST.err" </dev/null &
+  BG_PID=$!
+  BG_PIDS+=("$BG_PID")
+}
+
+# jwait SECONDS: wait for the background jostle to exit within SECONDS (else kill
+# it and fail); its status in RC, the seconds it took in TOOK.
+jwait() {
+  local start now
+  start=$(date +%s.%N)
+  while kill -0 "$BG_PID" 2>/dev/null; do
+    now=$(date +%s.%N)
+    if "$PY" -c 'import sys; sys.exit(0 if float(sys.argv[1]) - float(sys.argv[2]) > float(sys.argv[3]) else 1)' "$now" "$start" "$1"; then
+      kill -KILL "$BG_PID" 2>/dev/null
+      fail "jostle $CMD: expected exit within $1 s, still running"
+    fi
+    sleep 0.1
+  done
+  RC=0
+  wait "$BG_PID" || RC=$?
+  TOOK=$("$PY" -c 'import sys, time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$start")
+}
+
 expect_rc() {
   [ "$RC" -eq "$1" ] || fail "jostle $CMD: expected exit status $1, got $RC"
 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# --time and SIGINT hold at every size: a search whose launches, walk steps
+# and polish each outlast the time limit (n = 200 on the CPU) still stops
+# within about a second of --time or of SIGINT or SIGTERM, writing a legal packing.
+. "$(dirname "$0")/common.sh"
+
+d=$W/o
+mkdir -p "$d"
+
+# ended FILE N HOW: FILE holds a legal packing of N circles, stopped by HOW.
+ended() {
+  check_result "$1" "$2"
+  local stop
+  stop=$(json_get "$1" 'd["run"]["stopped_by"]') || exit 1
+  [ "$stop" = "'$3'" ] || fail "jostle $CMD: expected run.stopped_by == \"$3\", got $stop"
+}
+
+# --time 3 at n = 200: ran over 220 s before launches were cut.
+jbg t200 circles --n 200 --device cpu --threads 2 --time 3 --out "$d/t.json" --quiet
+jwait 8
+expect_rc 0
+ended "$d/t.json" 200 time
+echo "n = 200, --time 3: exit after $TOOK s"
+
+# SIGINT at n = 200 and SIGTERM at n = 100, 3 s in: ignored for 200 s before.
+for sig in INT:200 TERM:100; do
+  n=${sig#*:} sig=${sig%%:*}
+  jbg s$n circles --n $n --device cpu --threads 2 --time 120 --out "$d/s$n.json" --quiet
+  sleep 3
+  kill -0 "$BG_PID" 2>/dev/null || { wait "$BG_PID"; RC=$?; fail "jostle $CMD: exited (status $RC) before SIG$sig"; }
+  kill -$sig "$BG_PID"
+  jwait 4
+  expect_rc 0
+  ended "$d/s$n.json" $n signal
+  echo "n = $n, SIG$sig: exit $TOOK s after it"
+done
+
+# Small instances: --time 2 ran up to 4.9 s on a loaded 2-core machine.
+for n in 3 8; do
+  jbg t$n circles --n $n --device cpu --threads 2 --time 2 --out "$d/n$n.json" --quiet
+  jwait 4
+  expect_rc 0
+  ended "$d/n$n.json" $n time
+  echo "n = $n, --time 2: exit after $TOOK s"
+done
+
+echo "PASS: cli_circles_limits"
