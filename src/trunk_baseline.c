@@ -278,11 +278,7 @@ int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, do
     i = jl_slot_after(&s, i, jl_edge(&g->block, v));
   }
   if (!rc) rc = jl_trunk_require_legal(g, out, "the baseline packing", &fin, &cut_fin, err);
-  if (cut_fin) {
-    atomic_store(&s.cut, 1);
-    layers = 0;  /* no plan of what stays (at most a part of it) */
-    for (int v = 0; v < 3; ++v) per_edge[v] = 0;
-  }
+  if (cut_fin) atomic_store(&s.cut, 1);
   if (info && !rc) {
     info->count = out->count;
     info->layers = layers;

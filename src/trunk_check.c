@@ -679,12 +679,11 @@ int jl_trunk_check(void *ctx, const jl_block_packing *p, double *worst) {
   return r.legal;
 }
 
-int jl_trunk_require_legal(const jl_trunk_geom *g, jl_block_packing *p, const char *what,
+int jl_trunk_require_legal(const jl_trunk_geom *g, const jl_block_packing *p, const char *what,
                            const jl_trunk_limits *lim, int *cut, jl_error *err) {
   jl_trunk_report rep;
   int rc = jl_trunk_check_packing_until(g, p, lim, &rep, err);
   if (rc == JL_OK && !rep.complete) {
-    p->count = 0;
     if (cut) *cut = 1;
     return JL_OK;
   }

@@ -106,9 +106,10 @@ const char *jl_violation_name(jl_violation v);
 void jl_trunk_report_describe(const jl_trunk_report *r, char *out, size_t cap);
 /* The exact check of a packing a fill built: JL_ERR_INTERNAL naming the fill
  * (what) and the worst violation when it is not legal. When lim (may be
- * NULL) stops the check, p is emptied (nothing unchecked is kept) and *cut
- * (may be NULL) set. */
-int jl_trunk_require_legal(const jl_trunk_geom *g, jl_block_packing *p, const char *what,
+ * NULL) stops the check first, *cut (may be NULL) is set and p is kept
+ * unchecked: the fills place only blocks that passed the box and inside
+ * tests, and the run checks what it writes to the end. */
+int jl_trunk_require_legal(const jl_trunk_geom *g, const jl_block_packing *p, const char *what,
                            const jl_trunk_limits *lim, int *cut, jl_error *err);
 
 /* jl_trunk_check_fn for the search: ctx is a jl_trunk_geom, checked within
