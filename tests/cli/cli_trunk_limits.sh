@@ -5,7 +5,7 @@
 # of a --time 600 run ends it. The only time bounds here are generous "it finished"
 # limits (a run that ignored the limits would take 600 s); no timing is asserted.
 # A mesh that could hold more than --max-blocks blocks (a units mistake: a 1 km
-# trunk) is refused before any work, naming its size; a trunk of 200,000 blocks
+# trunk) is refused before any work, naming its size; a trunk of 190,000 blocks
 # (--max-blocks raised) still stops on --time and on SIGINT within seconds.
 . "$(dirname "$0")/common.sh"
 
@@ -112,9 +112,11 @@ jrun mb0 trunk "$cuboid" --max-blocks 0
 expect_rc 2
 expect_err '--max-blocks: must be between 1 and' "the --max-blocks range"
 
-# --max-blocks raises the limit: 200,000 blocks (the cuboid read in cm) with
-# --time 2 stops within seconds and writes a legal result.
-big=(trunk "$cuboid" --units cm --max-blocks 250000 --device cpu --threads 2 --quiet)
+# --max-blocks raises the limit: 190,000 blocks (the cuboid read in cm; 210 mm
+# blocks, so no lattice reaches the volume bound) with --time 2 stops within
+# seconds (each lattice of the grid baseline takes seconds, the outputs about 2 s)
+# and writes a legal result.
+big=(trunk "$cuboid" --units cm --block 210x100x50 --max-blocks 250000 --device cpu --threads 2 --quiet)
 t0=$(date +%s.%N)
 JL_TIMEOUT=60 jrun big "${big[@]}" --time 2 --out "$d/big.json"
 took=$(jpy 'import time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$t0")
