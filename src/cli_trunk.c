@@ -493,6 +493,9 @@ int jl_cli_trunk(int argc, char **argv) {
     jl_cli_outputs_discard(&outs);
     goto fail;
   }
+  if (best.count > JL_TRUNK_MAX_BLOCKS)  /* only with --max-blocks raised */
+    jl_log_printf(&log, JL_LOG_NOTICE, "%s: %s holds %d blocks; verify and --resume read at most %d",
+                  prob.name, out, best.count, JL_TRUNK_MAX_BLOCKS);
   char why[256];
   jl_trunk_report_describe(&chk, why, sizeof why);
   printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d (grid), layered fill %d, "

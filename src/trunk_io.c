@@ -39,13 +39,30 @@ void jl_trunk_problem_from_mesh(jl_trunk_problem *p, const char *mesh_path) {
   p->block.z = JL_BLOCK_DIN_Z;
 }
 
+/* Edges within [JL_BLOCK_EDGE_MIN, JL_BLOCK_EDGE_MAX] (NaN fails) and their ratio within JL_BLOCK_ASPECT_MAX. */
+static int jl_block_edges_ok(const double v[3], char *why, size_t cap) {
+  for (int k = 0; k < 3; ++k)
+    if (!(v[k] >= JL_BLOCK_EDGE_MIN && v[k] <= JL_BLOCK_EDGE_MAX)) {
+      snprintf(why, cap, "edge %d is %g mm, not within [%g, %g] mm", k + 1, v[k], JL_BLOCK_EDGE_MIN,
+               JL_BLOCK_EDGE_MAX);
+      return 0;
+    }
+  double lo = fmin(v[0], fmin(v[1], v[2])), hi = fmax(v[0], fmax(v[1], v[2]));
+  if (hi > JL_BLOCK_ASPECT_MAX * lo) {
+    snprintf(why, cap, "the longest edge (%g mm) is more than %g times the shortest (%g mm)", hi,
+             JL_BLOCK_ASPECT_MAX, lo);
+    return 0;
+  }
+  return 1;
+}
+
 int jl_block_size_parse(const char *opt, const char *s, jl_block_size *b, jl_error *err) {
   double v[3];
   const char *c = s;
   for (int k = 0; k < 3; ++k) {
     char *end;
     v[k] = strtod(c, &end);
-    if (end == c || !isfinite(v[k]) || !(v[k] > 0) || v[k] > 1e7)
+    if (end == c || !isfinite(v[k]) || !(v[k] > 0))
       return jl_error_set(err, JL_ERR_INPUT,
                           "%s: expected LxWxH, three numbers > 0 in mm such as 200x100x50, got '%s'",
                           opt, s);
@@ -61,6 +78,9 @@ int jl_block_size_parse(const char *opt, const char *s, jl_block_size *b, jl_err
   if (*c)
     return jl_error_set(err, JL_ERR_INPUT,
                         "%s: expected LxWxH, three numbers > 0 in mm such as 200x100x50, got '%s'", opt, s);
+  char why[160];
+  if (!jl_block_edges_ok(v, why, sizeof why))
+    return jl_error_set(err, JL_ERR_INPUT, "%s: %s: %s", opt, s, why);
   b->x = v[0];
   b->y = v[1];
   b->z = v[2];
@@ -76,9 +96,12 @@ static int jl_block_from_json(const cJSON *it, const char *path, const char *key
   for (int k = 0; k < 3; ++k) {
     const cJSON *e = cJSON_GetArrayItem(it, k);
     v[k] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-    if (!isfinite(v[k]) || !(v[k] > 0) || v[k] > 1e7)
+    if (!isfinite(v[k]) || !(v[k] > 0))
       return jl_error_set(err, JL_ERR_INPUT, "%s: %s[%d]: must be a finite number > 0 (mm)", path, key, k);
   }
+  char why[160];
+  if (!jl_block_edges_ok(v, why, sizeof why))
+    return jl_error_set(err, JL_ERR_INPUT, "%s: %s: %s", path, key, why);
   b->x = v[0];
   b->y = v[1];
   b->z = v[2];

@@ -739,6 +739,15 @@ static void test_block_size_parse(void **state) {
     assert_int_equal(jl_block_size_parse("--block", bad[i], &b, &err), JL_ERR_INPUT);
     assert_non_null(strstr(err.msg, "--block"));
   }
+  /* the edges' range and ratio (JL_BLOCK_EDGE_MIN/MAX, JL_BLOCK_ASPECT_MAX) */
+  assert_int_equal(jl_block_size_parse("--block", "0.01x0.01x10", &b, &err), JL_OK);
+  assert_int_equal(jl_block_size_parse("--block", "1e7x1e7x1e7", &b, &err), JL_OK);
+  assert_int_equal(jl_block_size_parse("--block", "1e-300x1x1", &b, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "edge 1 is 1e-300 mm, not within [0.01, 1e+07] mm"));
+  assert_int_equal(jl_block_size_parse("--block", "1x1x2e7", &b, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "edge 3 is 2e+07 mm"));
+  assert_int_equal(jl_block_size_parse("--block", "1x1x1001", &b, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "the longest edge (1001 mm) is more than 1000 times the shortest (1 mm)"));
 }
 
 int main(void) {
