@@ -73,12 +73,15 @@ static double jl_signed_volume(const jl_mesh *m) {
 
 /* Checks chains whose best state beats the global best, best first; the
  * first that passes becomes the new best. A chain that fails goes back to
- * recording from the global best count. */
+ * recording from the global best count. Past the deadline (> 0) or a signal
+ * only the first is checked. */
 static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
                         jl_block_packing *best, jl_block_packing *tmp, jl_trunk_run_info *info,
-                        int *improved, jl_error *err) {
+                        double deadline, const volatile sig_atomic_t *stop, int *improved,
+                        jl_error *err) {
   *improved = 0;
   for (int k = 0; k < JL_CHECKS_PER_ROUND; ++k) {
+    if (k > 0 && ((stop && *stop) || (deadline > 0.0 && jl_time_now() >= deadline))) return JL_OK;
     int cb = -1;
     for (int c = 0; c < b->count; ++c)
       if (b->best_n[c] > best->count && (cb < 0 || b->best_n[c] > b->best_n[cb])) cb = c;
@@ -729,7 +732,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
       p.iters = it;
     }
     int improved = 0;
-    if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, &improved, err))) goto done;
+    if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, deadline, stop, &improved, err))) goto done;
     double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
     if (improved && !cfg->no_gap_fill && best->count < cap && (deadline <= 0.0 || left > 0.0) &&
         !(stop && *stop)) {
