@@ -113,42 +113,25 @@ expect_rc 2
 expect_err '--max-blocks: must be between 1 and' "the --max-blocks range"
 
 # --max-blocks raises the limit: 190,000 blocks (the cuboid read in cm; 210 mm
-# blocks, so no lattice reaches the volume bound) with --time 2 stops within
-# seconds (each lattice of the grid baseline takes seconds, the outputs about 2 s)
-# and writes a legal result.
+# blocks, so no lattice reaches the volume bound). Each lattice of the grid
+# baseline takes seconds and the outputs of that many blocks about 2 s, yet
+# --time 2 and SIGINT after 1 s end the run within seconds with a legal result
+# (a sanitized debug build gets 5 times the bounds).
+slow=1
+ldd "$JOSTLE" 2>/dev/null | grep -q libasan && slow=5
 big=(trunk "$cuboid" --units cm --block 210x100x50 --max-blocks 250000 --device cpu --threads 2 --quiet)
-t0=$(date +%s.%N)
-JL_TIMEOUT=60 jrun big "${big[@]}" --time 2 --out "$d/big.json"
-took=$(jpy 'import time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$t0")
+jbg big "${big[@]}" --time 2 --out "$d/big.json"
+jwait $((10 * slow))
 expect_rc 0
 check_trunk "$d/big.json" time
-jpy 'sys.exit(0 if float(sys.argv[1]) < 12 else 1)' "$took" \
-  || fail "jostle $CMD: --time 2 took $took s (expected a few)"
-
-# SIGINT 1 s into the same run with --time 600: exit 0 within 10 s, legal, stopped by the signal.
-LAST=bigint
-CMD="${big[*]} --time 600 --out $d/bigint.json"
-"$PY" -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execv(sys.argv[1], sys.argv[1:])' \
-  "$JOSTLE" "${big[@]}" --time 600 --out "$d/bigint.json" >"$W/bigint.out" 2>"$W/bigint.err" </dev/null &
-pid=$!
-BG_PIDS+=("$pid")
+echo "190,000 blocks, --time 2: exit after $TOOK s"
+jbg bigint "${big[@]}" --time 600 --out "$d/bigint.json"
 sleep 1
-kill -0 "$pid" 2>/dev/null || { wait "$pid"; RC=$?; fail "jostle $CMD: exited (status $RC) before SIGINT"; }
-kill -INT "$pid"
-for _ in $(seq 100); do
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-if kill -0 "$pid" 2>/dev/null; then
-  kill -KILL "$pid" 2>/dev/null
-  fail "jostle $CMD: still running 10 s after SIGINT"
-fi
-RC=0
-wait "$pid" || RC=$?
-BG_PIDS=()
+kill -0 "$BG_PID" 2>/dev/null || { wait "$BG_PID"; RC=$?; fail "jostle $CMD: exited (status $RC) before SIGINT"; }
+kill -INT "$BG_PID"
+jwait $((8 * slow))
 expect_rc 0
 check_trunk "$d/bigint.json" signal
+echo "190,000 blocks, SIGINT at 1 s: exit $TOOK s after it"
 
 echo "PASS: cli_trunk_limits"
