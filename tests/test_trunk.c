@@ -580,6 +580,48 @@ static int baseline_count(double x, double y, double z, int threads, jl_block_pa
   return n;
 }
 
+/* --time within a lattice or a layer: in a 10 x 5 x 4 m box one lattice has
+ * 200,000 cells (seconds on 2 loaded threads; before, the deadline was read
+ * only between lattices and layer slots, and the 200,000-block packing was
+ * then placed and checked in full). The grid fill and the layered fill
+ * return within their finishing allowance of a deadline 0.3 s away (or of a
+ * set stop flag), cut short, with a legal packing. */
+static void test_fills_stop_within_lattice(void **state) {
+  (void)state;
+  jl_mesh m;
+  make_box(&m, 10000, 5000, 4000);
+  jl_error err = {0};
+  jl_trunk_geom g;
+  assert_int_equal(jl_trunk_geom_init(&g, &m, din, &err), JL_OK);
+  for (int how = 0; how < 4; ++how) {
+    jl_block_packing out;
+    assert_int_equal(jl_block_packing_init(&out, 16, &err), JL_OK);
+    volatile sig_atomic_t stop = how >= 2;
+    double t0 = jl_time_now(), deadline = how >= 2 ? 0.0 : t0 + 0.3;
+    int complete;
+    if (how % 2 == 0) {
+      jl_grid_info gi;
+      assert_int_equal(jl_trunk_grid_fill(&g, 2, 0, deadline, &stop, &out, &gi, &err), JL_OK);
+      complete = gi.complete;
+    } else {
+      jl_baseline_info bi;
+      assert_int_equal(jl_trunk_baseline_until(&g, 2, 0, deadline, &stop, &out, &bi, &err), JL_OK);
+      complete = bi.complete;
+    }
+    double took = jl_time_now() - t0;
+    print_message("%s fill, %s: %d blocks in %.2f s\n", how % 2 ? "layered" : "grid",
+                  how >= 2 ? "stop flag" : "deadline 0.3 s", out.count, took);
+    assert_false(complete);
+    assert_true(took < 0.3 + 2 * JL_TRUNK_FINISH_S + 1.0);
+    jl_trunk_report rep;
+    assert_int_equal(jl_trunk_check_packing(&g, &out, &rep, &err), JL_OK);
+    assert_true(rep.legal);
+    jl_block_packing_free(&out);
+  }
+  jl_trunk_geom_free(&g);
+  jl_mesh_free(&m);
+}
+
 static void test_baseline_cuboid_200(void **state) {
   (void)state;
   assert_int_equal(baseline_count(1000, 500, 400, 2, NULL), 200);
@@ -768,6 +810,7 @@ int main(void) {
     cmocka_unit_test(test_check_sides_across_cavity),
     cmocka_unit_test(test_check_many_triangles_fast),
     cmocka_unit_test_setup_teardown(test_check_limits, cuboid_setup, cuboid_teardown),
+    cmocka_unit_test(test_fills_stop_within_lattice),
     cmocka_unit_test(test_baseline_cuboid_200),
     cmocka_unit_test(test_baseline_cuboid_399_fewer),
     cmocka_unit_test(test_baseline_threads_agree),
