@@ -5,6 +5,7 @@
 #   jl_build [MESON_OPT...]  # meson setup (or --reconfigure) + ninja in $JOSTLE_BUILD_DIR
 #
 # JOSTLE_BUILD_DIR: build folder, relative to the repository root (default: build).
+# JOSTLE_BUILD_TARGETS: ninja targets to build (default: all).
 
 JL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -66,6 +67,7 @@ jl_build() {
       meson setup "$dir" "${opts[@]}" || exit 1
     fi
     jl_say "building in $dir/"
-    ninja -C "$dir"
+    # shellcheck disable=SC2086
+    ninja -C "$dir" ${JOSTLE_BUILD_TARGETS:-}
   )
 }

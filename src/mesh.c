@@ -113,6 +113,7 @@ static int jl_mesh_precheck(const char *path, jl_error *err) {
 
 /* What assimp hands back, checked before use (both as read and after the
  * post-processing): counts within the limits, arrays present, every face
+ * with an index (assimp's triangulation asserts on an empty face) and every
  * index below its mesh's vertex count. */
 static int jl_mesh_check_scene(const struct aiScene *sc, const char *path, long *nv, long *nt,
                                jl_error *err) {
@@ -126,7 +127,7 @@ static int jl_mesh_check_scene(const struct aiScene *sc, const char *path, long 
     *nv += am->mNumVertices;
     for (unsigned f = 0; f < am->mNumFaces; ++f) {
       const struct aiFace *fc = &am->mFaces[f];
-      if (fc->mNumIndices && !fc->mIndices)
+      if (fc->mNumIndices == 0 || !fc->mIndices)
         return jl_error_set(err, JL_ERR_INPUT, "%s: cannot read the mesh: face %u has no indices", path, f);
       for (unsigned k = 0; k < fc->mNumIndices; ++k)
         if (fc->mIndices[k] >= am->mNumVertices)
@@ -163,8 +164,8 @@ int jl_mesh_load(jl_mesh *m, const char *path, double scale, jl_mesh_report *rep
     return jl_error_set(err, JL_ERR_INPUT, "%s: the unit scale must be a finite number > 0", path);
   int rc = jl_mesh_precheck(path, err);
   if (rc) return rc;
-  /* Read as is, checked, then post-processed: a face index past the
-   * vertices is reported instead of followed by the processing steps
+  /* Read as is, checked, then read again post-processed: a face index past
+   * the vertices is reported instead of followed by the processing steps
    * (assimp's ValidateDataStructure runs before them too). */
   const struct aiScene *sc = aiImportFile(path, 0);
   if (!sc) {
@@ -177,10 +178,12 @@ int jl_mesh_load(jl_mesh *m, const char *path, double scale, jl_mesh_report *rep
     aiReleaseImport(sc);
     return rc;
   }
-  /* on failure assimp frees the scene itself */
-  sc = aiApplyPostProcessing(sc, aiProcess_ValidateDataStructure | aiProcess_Triangulate |
-                                   aiProcess_JoinIdenticalVertices | aiProcess_PreTransformVertices |
-                                   aiProcess_SortByPType);
+  /* Not aiApplyPostProcessing on this scene: when a step fails, assimp 5.2.5
+   * frees the scene and then releases it again (an empty ASCII STL crashed). */
+  aiReleaseImport(sc);
+  sc = aiImportFile(path, aiProcess_ValidateDataStructure | aiProcess_Triangulate |
+                            aiProcess_JoinIdenticalVertices | aiProcess_PreTransformVertices |
+                            aiProcess_SortByPType);
   if (!sc)
     return jl_error_set(err, JL_ERR_INPUT, "%s: cannot read the mesh: %s", path, aiGetErrorString());
   rc = jl_mesh_check_scene(sc, path, &nv, &nt, err);

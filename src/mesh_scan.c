@@ -93,12 +93,17 @@ static int jl_ply_read_header(const char *path, const char *d, size_t len, jl_pl
       return jl_error_set(err, JL_ERR_INPUT, "%s: PLY header has no end_header line", path);
     n = jl_next_line(d, len, &pos, &line);
     char buf[256];
-    const char *w[4];
-    int k = jl_words(line, n, buf, sizeof buf, w, 4);
+    const char *w[6];
+    int k = jl_words(line, n, buf, sizeof buf, w, 6);
     if (k == 0) continue;
     if (strcmp(w[0], "end_header") == 0) break;
+    if (strcmp(w[0], "comment") == 0 || strcmp(w[0], "obj_info") == 0) continue;
+    /* Only the statements of PLY 1.0, each with its words: assimp's reader
+     * wrote past its buffers on garbled and repeated header lines. */
     if (strcmp(w[0], "format") == 0) {
-      if (k < 2) h->binary = -1;
+      if (h->binary >= 0)
+        return jl_error_set(err, JL_ERR_INPUT, "%s:%d: PLY header: a second format line", path, lineno);
+      if (k != 3 || strcmp(w[2], "1.0") != 0) h->binary = -1;
       else if (strcmp(w[1], "ascii") == 0) h->binary = 0;
       else if (strcmp(w[1], "binary_little_endian") == 0) h->binary = 1;
       else if (strcmp(w[1], "binary_big_endian") == 0) h->binary = 2;
@@ -110,11 +115,15 @@ static int jl_ply_read_header(const char *path, const char *d, size_t len, jl_pl
                             JL_PLY_ELEMENTS_MAX);
       jl_ply_element *e = &h->el[h->n_elements++];
       char *end = NULL;
-      if (k >= 3 && w[2][0] >= '0' && w[2][0] <= '9') e->count = strtoull(w[2], &end, 10);
+      if (k == 3 && w[2][0] >= '0' && w[2][0] <= '9') e->count = strtoull(w[2], &end, 10);
       if (!end || *end)
         return jl_error_set(err, JL_ERR_INPUT, "%s:%d: PLY header: element needs a name and a count",
                             path, lineno);
       snprintf(e->name, sizeof e->name, "%s", w[1]);
+      for (int i = 0; i < h->n_elements - 1; ++i)
+        if (strcmp(h->el[i].name, e->name) == 0)
+          return jl_error_set(err, JL_ERR_INPUT, "%s:%d: PLY header: a second element of that name", path,
+                              lineno);
     } else if (strcmp(w[0], "property") == 0) {
       if (h->n_elements == 0)
         return jl_error_set(err, JL_ERR_INPUT, "%s:%d: PLY header: property before any element", path,
@@ -125,15 +134,19 @@ static int jl_ply_read_header(const char *path, const char *d, size_t len, jl_pl
                             path, lineno, JL_PLY_PROPERTIES_MAX, e->name);
       jl_ply_property *p = &e->prop[e->n_props++];
       p->list = k >= 2 && strcmp(w[1], "list") == 0;
-      if (p->list && k >= 4) {
+      if (p->list && k == 5) {
         p->count = jl_ply_type_of(w[2]);
         p->item = jl_ply_type_of(w[3]);
-      } else if (!p->list && k >= 3) {
+      } else if (!p->list && k == 3) {
         p->item = jl_ply_type_of(w[1]);
       }
       if (p->item.size == 0 || (p->list && p->count.size == 0))
-        return jl_error_set(err, JL_ERR_INPUT, "%s:%d: PLY header: bad property (type unknown)", path,
-                            lineno);
+        return jl_error_set(err, JL_ERR_INPUT, "%s:%d: PLY header: bad property (expected property TYPE NAME "
+                            "or property list COUNT_TYPE ITEM_TYPE NAME, with known types)", path, lineno);
+    } else {
+      return jl_error_set(err, JL_ERR_INPUT,
+                          "%s:%d: PLY header: unknown statement (expected format, element, property, "
+                          "comment, obj_info or end_header)", path, lineno);
     }
   }
   if (h->binary < 0) return jl_error_set(err, JL_ERR_INPUT, "%s: PLY header has no format line", path);
@@ -174,17 +187,24 @@ static size_t jl_ply_word(const char *d, size_t len, size_t *pos, const char **w
 
 /* Walks the data as the header lays it out: every list's count must be
  * one the rest of the file can hold, so no count makes the import allocate
- * beyond the file. */
+ * beyond the file. ASCII data holds one element a line, as assimp reads it
+ * (a count it takes from the start of a line must fit that line). */
 static int jl_ply_walk(const char *path, const char *d, size_t len, const jl_ply_header *h,
                        jl_error *err) {
-  size_t pos = h->body;
+  size_t pos = h->body, line_end = (size_t)-1;  /* no line read yet */
   for (int e = 0; e < h->n_elements; ++e) {
     const jl_ply_element *el = &h->el[e];
     if (el->n_props == 0) continue;
     for (unsigned long long c = 0; c < el->count; ++c)
       for (int i = 0; i < el->n_props; ++i) {
+        if (!h->binary && i == 0) {
+          if (line_end != (size_t)-1) pos = line_end < len ? line_end + 1 : len;
+          const char *nl = memchr(d + pos, '\n', len - pos);
+          line_end = nl ? (size_t)(nl - d) : len;
+        }
         const jl_ply_property *p = &el->prop[i];
         long long items = 1;
+        const char *skip;  /* a word past the line, to tell a short line from the file's end */
         if (h->binary) {
           if (p->list) {
             if (len - pos < (size_t)p->count.size) goto early;
@@ -195,8 +215,8 @@ static int jl_ply_walk(const char *path, const char *d, size_t len, const jl_ply
           pos += (size_t)items * (size_t)p->item.size;
         } else {
           const char *w;
-          size_t n = jl_ply_word(d, len, &pos, &w);
-          if (n == 0) goto early;
+          size_t n = jl_ply_word(d, line_end, &pos, &w);
+          if (n == 0) goto short_line;
           if (p->list) {
             char num[32];
             char *end = NULL;
@@ -205,13 +225,21 @@ static int jl_ply_walk(const char *path, const char *d, size_t len, const jl_ply
             if (*end || n > 30 || items < 0 || (unsigned long long)items > (len - pos) / JL_PLY_ASCII_MIN)
               goto bad_list;
             for (long long k = 0; k < items; ++k)
-              if (jl_ply_word(d, len, &pos, &w) == 0) goto early;
+              if (jl_ply_word(d, line_end, &pos, &w) == 0) goto long_list;
           }
         }
         continue;
+      short_line:
+        if (jl_ply_word(d, len, &pos, &skip) > 0)
+          return jl_error_set(err, JL_ERR_INPUT, "%s: PLY %s %llu: too few values on its line", path,
+                              el->name, c);
       early:
         return jl_error_set(err, JL_ERR_INPUT, "%s: PLY data ends early, in %s %llu of %llu", path,
                             el->name, c, el->count);
+      long_list:
+        if (jl_ply_word(d, len, &pos, &skip) == 0) goto early;
+        return jl_error_set(err, JL_ERR_INPUT, "%s: PLY %s %llu: a list of %lld items, more than its line holds",
+                            path, el->name, c, items);
       bad_list:
         if (items < 0)
           return jl_error_set(err, JL_ERR_INPUT, "%s: PLY %s %llu: the list count is not a count", path,

@@ -223,6 +223,44 @@ static void test_mesh_scan_ply(void **state) {
   /* the magic line decides, whatever the extension */
   len = ply(buf, sizeof buf, "ascii", "3", "1200000000", "uchar", ascii, strlen(ascii));
   assert_int_equal(jl_mesh_scan("t.mesh", buf, len, &err), JL_ERR_INPUT);
+
+  /* ASCII data holds one element a line, as assimp reads it: a list count
+   * that fits the file but not its line, and a short line, are refused */
+  const char *split = "0 0 0\n1 0 0\n0 1 0\n3 0 1\n2 0 1\n";
+  len = ply(buf, sizeof buf, "ascii", "3", "2", "uchar", split, strlen(split));
+  assert_int_equal(jl_mesh_scan("t.ply", buf, len, &err), JL_ERR_INPUT);
+  assert_string_equal(err.msg, "t.ply: PLY face 0: a list of 3 items, more than its line holds");
+  const char *short_line = "0 0\n1 0 0\n0 1 0\n3 0 1 2\n";
+  len = ply(buf, sizeof buf, "ascii", "3", "1", "uchar", short_line, strlen(short_line));
+  assert_int_equal(jl_mesh_scan("t.ply", buf, len, &err), JL_ERR_INPUT);
+  assert_string_equal(err.msg, "t.ply: PLY vertex 0: too few values on its line");
+}
+
+/* Only PLY 1.0's header statements, each once where once is allowed: assimp
+ * wrote past its buffers on the fuzzer's garbled headers. */
+static void test_mesh_scan_ply_header(void **state) {
+  (void)state;
+  static const struct { const char *header, *msg; } cases[] = {
+    {"ply\nformat ascii 1.0\npro perty float x\nend_header\n", "t.ply:3: PLY header: unknown statement"},
+    {"ply\nformat ascii 1.0\nformat ascii 1.0\nend_header\n", "t.ply:3: PLY header: a second format line"},
+    {"ply\nformat ascii 2.0\nend_header\n", "t.ply:2: PLY header: unknown format"},
+    {"ply\nformat ascii 1.0 x\nend_header\n", "t.ply:2: PLY header: unknown format"},
+    {"ply\nformat ascii 1.0\nelement vertex 1\nelement vertex 2\nend_header\n",
+     "t.ply:4: PLY header: a second element of that name"},
+    {"ply\nformat ascii 1.0\nelement vertex 1 2\nend_header\n", "t.ply:3: PLY header: element needs"},
+    {"ply\nformat ascii 1.0\nelement face 1\nproperty list uchar int\nend_header\n",
+     "t.ply:4: PLY header: bad property"},
+    {"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x y\nend_header\n",
+     "t.ply:4: PLY header: bad property"},
+  };
+  jl_error err = {0};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    assert_int_equal(jl_mesh_scan("t.ply", cases[i].header, strlen(cases[i].header), &err), JL_ERR_INPUT);
+    assert_msg(&err, cases[i].msg);
+  }
+  const char *ok = "ply\r\nformat ascii 1.0\r\ncomment made by hand\r\nobj_info x\r\n"
+                   "element vertex 1\r\nproperty float x\r\nend_header\r\n5\r\n";
+  assert_int_equal(jl_mesh_scan("t.ply", ok, strlen(ok), &err), JL_OK);
 }
 
 static void test_mesh_scan_stl_obj(void **state) {
@@ -274,6 +312,7 @@ int main(void) {
     cmocka_unit_test(test_json_value_limit),
     cmocka_unit_test(test_regular_files),
     cmocka_unit_test(test_mesh_scan_ply),
+    cmocka_unit_test(test_mesh_scan_ply_header),
     cmocka_unit_test(test_mesh_scan_stl_obj),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
