@@ -564,12 +564,32 @@ JL_BR_FN int jl_br_near_active(const jl_br_ws *w, const jl_block_params *p, int 
  * a contact or lie near one that had (the others have not moved and nothing
  * that moved came near them, so they have no contact): the same result,
  * with the point and separating-axis tests only where contacts are. */
+#if !defined(__CUDACC__) && !defined(JL_BR_EMULATE)
+/* CPU twin: blocks between polls of p->stop and p->deadline. A step costs
+ * n^2 pair tests, seconds for tens of thousands of blocks, so the twin polls
+ * within steps; a relaxation cut short reports an infinite depth (never
+ * legal) and the launch ends. */
+#define JL_BR_POLL 16
+static inline int jl_br_cpu_stopped(const jl_block_params *p) {
+  return (p->stop && *p->stop) || (p->deadline > 0.0 && jl_time_now() >= p->deadline);
+}
+#endif
+
 JL_BR_FN int jl_br_relax(jl_br_ws *w, const jl_block_params *p, int max_steps, int exact) {
   int limit = exact > 0 ? exact : max_steps;
   double worst = 0.0;
   for (int s = 0;; ++s) {
     double m = 0.0;
+#if !defined(__CUDACC__) && !defined(JL_BR_EMULATE)
+    int cut = 0;
+#endif
     JL_BFOR(i, w->n) {
+#if !defined(__CUDACC__) && !defined(JL_BR_EMULATE)
+      if (i % JL_BR_POLL == 0 && jl_br_cpu_stopped(p)) {
+        cut = 1;
+        break;
+      }
+#endif
       double d = 0.0;
       if (s == 0 || w->act[i] != 0.0 || jl_br_near_active(w, p, i))
         d = jl_br_block_contacts(w, p, i);
@@ -577,6 +597,12 @@ JL_BR_FN int jl_br_relax(jl_br_ws *w, const jl_block_params *p, int max_steps, i
       m = fmax(m, d);
     }
     worst = jl_br_block_max(m, w->red);
+#if !defined(__CUDACC__) && !defined(JL_BR_EMULATE)
+    if (cut) {
+      worst = INFINITY;
+      break;
+    }
+#endif
     if ((exact <= 0 && worst <= p->tol) || s >= limit) break;
     if (JL_BLEADER) w->steps++;
     JL_BFOR(i, w->n) {

@@ -169,6 +169,7 @@ static int jl_result_circles(const cJSON *root, jl_circle_packing *pk, const cha
     if (!rc) rc = jl_circle_field(c, "y", i, 0, &pk->y[i], path, err);
     if (!rc) rc = jl_circle_field(c, "r", i, 1, &pk->r[i], path, err);
   }
+  if (!rc) rc = jl_circle_radii_check(pk->r, n, path, "circles[", "].r", err);
   if (rc) { jl_circle_packing_free(pk); return rc; }
   jl_circle_packing_update_R(pk);
   return JL_OK;

@@ -57,12 +57,32 @@ typedef struct jl_circle_check {
 
 #define JL_LEGAL_REL_TOL 1e-10
 
+/* Radii the arithmetic holds. Magnitude: squared distances reach (2 R)^2
+ * with R up to about rmax sqrt(n) (1e102 at most), and tolerances go down
+ * to 1e-10 of the smallest radius, squared 1e-220: both well inside
+ * doubles (1e308 .. 2e-308 normal), so packings of radii from 1e-150 to 1e150
+ * came out the same up to scale; 1e100 keeps a margin. Ratio: legality is
+ * decided within JL_LEGAL_REL_TOL of R >= rmax and the search relaxes to
+ * 1e-9 of rmax, so with rmax / rmin = 1e6 a small circle may still overlap
+ * by 1e-4 .. 1e-3 of its radius; at 1e13 a packing of [1, 1e13, 3, 2] came
+ * out 'legal' with circle 0 inside circle 1, and at 1e154 the search ends
+ * with non-finite values. --n N and --equal N (radii 1..N, N <= 100,000)
+ * stay within both. */
+#define JL_RADIUS_MIN 1e-100
+#define JL_RADIUS_MAX 1e100
+#define JL_RADIUS_RATIO_MAX 1e6
+
 /* problem.c */
 int jl_circle_problem_init(jl_circle_problem *p, int n, jl_error *err);
 int jl_circle_problem_zimmermann(jl_circle_problem *p, int n, jl_error *err);
 int jl_circle_problem_equal(jl_circle_problem *p, int n, jl_error *err);
 int jl_circle_problem_load(jl_circle_problem *p, const char *path, jl_error *err);
 void jl_circle_problem_free(jl_circle_problem *p);
+/* Every radius finite and within [JL_RADIUS_MIN, JL_RADIUS_MAX], the largest
+ * at most JL_RADIUS_RATIO_MAX times the smallest: else JL_ERR_INPUT naming
+ * path, the field (key_pre index key_post, e.g. "radii[" 3 "]") and the limit. */
+int jl_circle_radii_check(const double *r, int n, const char *path, const char *key_pre,
+                          const char *key_post, jl_error *err);
 /* The built-in instance a stored name says ("zimmermann-NN" as --n NN
  * names it, "equal-N" as --equal N does): JL_OK with p filled, or with
  * p->n == 0 when the name is no built-in's. */

@@ -29,6 +29,9 @@ static const char *const jl_scene_help =
   "solver).\n"
   "\n"
   "  --steps N          run N steps (default: the scene's steps or duration)\n"
+  "  --time SECONDS     stop after this long (from the start of the command; the\n"
+  "                     step under way ends its solve early): the steps done are\n"
+  "                     written, stopped_by \"time\" (default: no limit)\n"
   "  --solver S         jor, sor or apgd: override the scene's method (alpha, if\n"
   "                     the scene gives none, is then 0.35 for jor, 1 for sor\n"
   "                     and 0.15 for apgd, JOR with Nesterov's momentum)\n"
@@ -60,8 +63,9 @@ static const char *const jl_scene_help =
   "  --fclib-step K     the step to export (default: the last one run)\n"
   "  --quiet            no first line, no progress line\n"
   "\n"
-  "Ctrl-C (SIGINT) or SIGTERM stops after the current step and writes what\n"
-  "was computed so far. Exit status 2 on bad input (nothing is written).\n";
+  "Ctrl-C (SIGINT) or SIGTERM ends the current step's solve early, stops after\n"
+  "that step and writes what was computed so far. Exit status 2 on bad input\n"
+  "(nothing is written).\n";
 
 static volatile sig_atomic_t jl_scene_stop = 0;
 
@@ -72,11 +76,12 @@ static void jl_scene_on_signal(int sig) {
 
 enum {
   OPT_STEPS = 1000, OPT_SOLVER, OPT_MAXIT, OPT_MF, OPT_ASM, OPT_DEVICE, OPT_THREADS, OPT_ORDER, OPT_OUT, OPT_CSV,
-  OPT_GLB, OPT_GLB_EVERY, OPT_FCLIB, OPT_FCLIB_STEP, OPT_QUIET, OPT_HELP
+  OPT_GLB, OPT_GLB_EVERY, OPT_FCLIB, OPT_FCLIB_STEP, OPT_QUIET, OPT_HELP, OPT_TIME
 };
 
 static const struct option jl_scene_opts[] = {
   {"steps", required_argument, NULL, OPT_STEPS},
+  {"time", required_argument, NULL, OPT_TIME},
   {"solver", required_argument, NULL, OPT_SOLVER},
   {"max-iter", required_argument, NULL, OPT_MAXIT},
   {"matrix-free", no_argument, NULL, OPT_MF},
@@ -100,6 +105,7 @@ typedef struct jl_scene_args {
   jl_solver_kind kind;     /* --solver, parsed */
   jl_body_order order;     /* --body-order, parsed */
   long steps, max_iter, threads, glb_every, fclib_step;
+  double time_s;           /* --time; 0: no limit */
   int matrix_free, quiet;
 } jl_scene_args;
 
@@ -113,6 +119,10 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
   while (rc == JL_OK && (c = jl_cli_next(&o, argc, argv, err)) > 0) {
     switch (c) {
     case OPT_STEPS: rc = jl_cli_int("--steps", optarg, 1, JL_SCENE_STEPS_MAX, &a->steps, err); break;
+    case OPT_TIME:
+      rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->time_s, err);
+      if (!rc && !(a->time_s > 0)) rc = jl_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
+      break;
     case OPT_SOLVER:
       a->solver = optarg;
       if (jl_solver_kind_parse(optarg, &a->kind))
@@ -179,7 +189,7 @@ static const char *jl_fmt_or_null(char *out, size_t cap, double v) {
 
 static int jl_write_result(const char *path, const char *scene_path, const jl_scene *s,
                            const jl_device *dev, const jl_scene_totals *t, long steps_wanted,
-                           int stopped_by_signal, int ordered, const double e0[2],
+                           const char *stopped_by, int ordered, const double e0[2],
                            jl_error *err) {
   jl_buf b = {0};
   const jl_prox_opts *o = &s->solver;
@@ -215,7 +225,7 @@ static int jl_write_result(const char *path, const char *scene_path, const jl_sc
                 t->steps ? 1e3 * t->wall_s / t->steps : 0.0,
                 t->steps > 0 ? jl_fmt_or_null(g5, sizeof g5, 1e3 * t->first_s) : "null",
                 t->steps > 1 ? jl_fmt_or_null(g6, sizeof g6, 1e3 * (t->wall_s - t->first_s) / (double)(t->steps - 1)) : "null",
-                jl_body_order_name(ordered ? JL_BODY_ORDER_SPATIAL : JL_BODY_ORDER_GIVEN), stopped_by_signal ? "signal" : "steps");
+                jl_body_order_name(ordered ? JL_BODY_ORDER_SPATIAL : JL_BODY_ORDER_GIVEN), stopped_by);
   double ns = t->steps > 0 ? (double)t->steps : 1.0;
   char dstep[32] = "null";
   if (t->diverged_step > 0) snprintf(dstep, sizeof dstep, "%ld", t->diverged_step);
@@ -259,6 +269,7 @@ static void jl_csv_row(jl_buf *csv, long step, double time, double ke, double pe
 }
 
 int jl_cli_scene(int argc, char **argv) {
+  double t_start = jl_time_now();
   jl_error err = {0};
   jl_scene_args a;
   int help = 0;
@@ -291,6 +302,10 @@ int jl_cli_scene(int argc, char **argv) {
   if (a.max_iter) s.solver.max_iter = (int)a.max_iter;
   if (a.matrix_free) s.solver.matrix_free = a.matrix_free == 1;
   s.body_order = a.order;
+  /* a signal or --time ends the solve under way (CPU; on CUDA after its step) */
+  double deadline = a.time_s > 0 ? t_start + a.time_s : 0.0;
+  s.solver.stop = &jl_scene_stop;
+  s.solver.deadline = deadline;
   long steps = a.steps ? a.steps : s.steps;
   /* outputs checked before any work; the default name in the current folder */
   char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8];
@@ -396,7 +411,12 @@ int jl_cli_scene(int argc, char **argv) {
   double t0 = jl_time_now();
   jl_scene_run_stats ss;
   memset(&ss, 0, sizeof ss);
+  int by_time = 0;
   for (long i = 0; i < steps && !jl_scene_stop; ++i) {
+    if (deadline > 0.0 && jl_time_now() >= deadline) {
+      by_time = 1;
+      break;
+    }
     const jl_contact_problem *prob = NULL;
     int rc = a.fclib && run.step + 1 == fclib_step
                ? jl_scene_runner_step_problem(&run, &ss, &prob, &err)
@@ -501,9 +521,10 @@ int jl_cli_scene(int argc, char **argv) {
     if (sqrt(d2) > tot.displacement_max) tot.displacement_max = sqrt(d2);
   }
   int by_signal = jl_scene_stop != 0;
+  const char *stopped_by = by_signal ? "signal" : by_time ? "time" : "steps";
   const char *t_out = jl_cli_outputs_stage(&outs, slot[OUT_JSON], &err), *t_csv = NULL, *t_glb = NULL;
   if (!t_out ||
-      jl_write_result(t_out, a.scene, &s, &dev, &tot, steps, by_signal, run.perm != NULL, e0, &err) != JL_OK ||
+      jl_write_result(t_out, a.scene, &s, &dev, &tot, steps, stopped_by, run.perm != NULL, e0, &err) != JL_OK ||
       (a.csv && (!(t_csv = jl_cli_outputs_stage(&outs, slot[OUT_CSV], &err)) ||
                  (csv.failed ? jl_error_set(&err, JL_ERR_NOMEM, "%s: out of memory", a.csv)
                              : jl_file_write_atomic(t_csv, csv.data, csv.len, &err)) != JL_OK)) ||
@@ -519,7 +540,7 @@ int jl_cli_scene(int argc, char **argv) {
          "max penetration %.3g\n", tot.contacts_sum / (tot.steps ? tot.steps : 1), tot.contacts_max,
          tot.iterations_sum / (tot.steps ? tot.steps : 1), tot.iterations_max, tot.not_converged,
          tot.penetration_max);
-  if (by_signal) printf("stopped by signal after %ld of %ld steps\n", tot.steps, steps);
+  if (by_signal || by_time) printf("stopped by %s after %ld of %ld steps\n", stopped_by, tot.steps, steps);
   printf("wrote %s", out);
   if (a.csv) printf(", %s", a.csv);
   if (have_traj) printf(", %s", a.glb);

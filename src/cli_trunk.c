@@ -69,6 +69,9 @@ static const char *const jl_trunk_help =
   "  MESH              a mesh file, or a trunk problem file (docs/formats.md)\n"
   "  --units U         mm (default), cm, m or in: the mesh's length unit\n"
   "  --block LxWxH     block edges in mm (default 200x100x50)\n"
+  "  --max-blocks N    refuse a mesh that could hold more than N blocks (default\n"
+  "                    100000: a 100 m^3 trunk; larger ones are nearly always a\n"
+  "                    mesh in other units than --units says)\n"
   "\n"
   "search:\n"
   "  --spacing MM      surface sample spacing (default: fine enough that no block\n"
@@ -93,12 +96,13 @@ static const char *const jl_trunk_help =
 
 enum {
   OPT_UNITS = 1000, OPT_BLOCK, OPT_SPACING, OPT_CELL, OPT_TIME, OPT_SEED, OPT_DEVICE,
-  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP
+  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS
 };
 
 static const struct option jl_trunk_opts[] = {
   {"units", required_argument, NULL, OPT_UNITS},
   {"block", required_argument, NULL, OPT_BLOCK},
+  {"max-blocks", required_argument, NULL, OPT_MAX_BLOCKS},
   {"spacing", required_argument, NULL, OPT_SPACING},
   {"cell", required_argument, NULL, OPT_CELL},
   {"time", required_argument, NULL, OPT_TIME},
@@ -121,13 +125,22 @@ typedef struct jl_trunk_args {
   double time_s;
   uint64_t seed;
   long threads;
+  long max_blocks;
   int quiet;
 } jl_trunk_args;
+
+/* --max-blocks at most: block counts are ints, and 1e7 blocks already take
+ * gigabytes in the fills and the search. */
+#define JL_TRUNK_MAX_BLOCKS_CEIL 10000000L
+/* A bounding box that could hold this many times --max-blocks is refused
+ * too: the fills scan the bounding box, not the volume. */
+#define JL_TRUNK_BOX_FACTOR 10.0
 
 static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl_error *err) {
   memset(a, 0, sizeof *a);
   a->device = "auto";
   a->cell = 20.0;
+  a->max_blocks = JL_TRUNK_MAX_BLOCKS;
   a->time_s = 60.0;
   a->seed = 1;
   *help = 0;
@@ -147,6 +160,9 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
       break;
     case OPT_SPACING: rc = jl_cli_double("--spacing", optarg, 1e-3, 1e6, &a->spacing, err); break;
     case OPT_CELL: rc = jl_cli_double("--cell", optarg, 1e-3, 1e6, &a->cell, err); break;
+    case OPT_MAX_BLOCKS:
+      rc = jl_cli_int("--max-blocks", optarg, 1, JL_TRUNK_MAX_BLOCKS_CEIL, &a->max_blocks, err);
+      break;
     case OPT_TIME:
       rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->time_s, err);
       if (!rc && !(a->time_s > 0)) rc = jl_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
@@ -201,6 +217,27 @@ static int jl_trunk_fits_one(const jl_trunk_problem *p, const jl_mesh_report *re
                         "%s: trunk too small for one block: %.6g mm across, the block's shortest edge is %.6g mm",
                         p->mesh, narrow, shortest);
   return JL_OK;
+}
+
+/* Before any work: a mesh that could hold more than max blocks by its
+ * volume, or JL_TRUNK_BOX_FACTOR times that by its bounding box, is refused
+ * with its size (a mesh in metres read as millimetres is a 1 km trunk). */
+static int jl_trunk_check_size(const jl_trunk_problem *p, const jl_mesh_report *rep, long max,
+                               jl_error *err) {
+  double bv = p->block.x * p->block.y * p->block.z;
+  double ext[3] = {rep->hi[0] - rep->lo[0], rep->hi[1] - rep->lo[1], rep->hi[2] - rep->lo[2]};
+  double by_volume = rep->volume / bv, by_box = ext[0] * ext[1] * ext[2] / bv;
+  int box = by_volume <= (double)max && !(by_box <= JL_TRUNK_BOX_FACTOR * (double)max);
+  if (by_volume <= (double)max && !box) return JL_OK;
+  char lim[64];
+  if (box) snprintf(lim, sizeof lim, "%g x %ld (--max-blocks)", JL_TRUNK_BOX_FACTOR, max);
+  else snprintf(lim, sizeof lim, "%ld (--max-blocks)", max);
+  return jl_error_set(err, JL_ERR_INPUT,
+                      "%s: the mesh measures %.6g x %.6g x %.6g mm (bounding box) and %.6g L read in %s: "
+                      "its %s could hold %.4g blocks of %gx%gx%g mm, more than %s; if the mesh is not in %s, "
+                      "give its unit with --units mm|cm|m|in",
+                      p->mesh, ext[0], ext[1], ext[2], rep->volume / 1e6, p->units, box ? "bounding box" : "volume",
+                      box ? by_box : by_volume, p->block.x, p->block.y, p->block.z, lim, p->units);
 }
 
 static void jl_trunk_mesh_notices(const jl_log *log, const char *path, const jl_mesh_report *r) {
@@ -262,6 +299,7 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_mesh_report rep;
   if (jl_mesh_load(&mesh, prob.mesh, prob.scale, &rep, &err) != JL_OK) goto fail;
   jl_trunk_mesh_notices(&log, prob.mesh, &rep);
+  if (jl_trunk_check_size(&prob, &rep, a.max_blocks, &err) != JL_OK) goto fail;
   long bound = 0;
   if (jl_trunk_fits_one(&prob, &rep, &bound, &err) != JL_OK) goto fail;
   if (a.resume) {
@@ -285,6 +323,8 @@ int jl_cli_trunk(int argc, char **argv) {
   double deadline = t0 + a.time_s;
   jl_trunk_stop_flag = 0;
   jl_trunk_install_signals();
+  /* the search's exact checks (and the resumed packing's) end with the run */
+  geom.lim = (jl_trunk_limits){deadline, &jl_trunk_stop_flag, JL_TRUNK_FINISH_S};
   jl_grid_info gi;
   if (jl_block_packing_init(&grid, 256, &err) != JL_OK ||
       jl_trunk_grid_fill(&geom, dev.threads, 0, deadline, &jl_trunk_stop_flag, &grid, &gi, &err) != JL_OK)
@@ -368,7 +408,7 @@ int jl_cli_trunk(int argc, char **argv) {
   }
   if (a.resume) {
     jl_trunk_report rr;
-    if (jl_trunk_check_packing(&geom, &resume, &rr, &err) != JL_OK) goto fail;
+    if (jl_trunk_check_packing_until(&geom, &resume, &geom.lim, &rr, &err) != JL_OK) goto fail;
     if (!rr.legal) {
       char why[256];
       jl_trunk_report_describe(&rr, why, sizeof why);
@@ -400,12 +440,19 @@ int jl_cli_trunk(int argc, char **argv) {
   int ran_search = !at_bound && !out_of_time;
   jl_trunk_progress_ctx pctx = {.name = prob.name, .t0 = t0, .last_best = best.count};
   jl_progress_init(&pctx.pr, stderr, !a.quiet);
-  if (ran_search && jl_trunk_search_run(&cfg, &mesh, &best, jl_trunk_check, &geom, jl_trunk_on_progress, &pctx,
-                          &jl_trunk_stop_flag, &found, &si, &err) != JL_OK) {
-    jl_progress_end(&pctx.pr);
+  int src = ran_search ? jl_trunk_search_run(&cfg, &mesh, &best, jl_trunk_check, &geom, jl_trunk_on_progress,
+                                             &pctx, &jl_trunk_stop_flag, &found, &si, &err)
+                       : JL_OK;
+  jl_progress_end(&pctx.pr);
+  if (src == JL_ERR_INPUT) {  /* a trunk beyond the search's sizes (samples, grid, CUDA slots): go on without */
+    jl_log_printf(&log, JL_LOG_NOTICE, "%s: no search: %s", prob.name, err.msg);
+    memset(&err, 0, sizeof err);
+    memset(&si, 0, sizeof si);
+    found.count = 0;
+    ran_search = 0;
+  } else if (src != JL_OK) {
     goto fail;
   }
-  jl_progress_end(&pctx.pr);
   if (found.count > best.count) {
     if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
     search = "anneal";
@@ -415,7 +462,7 @@ int jl_cli_trunk(int argc, char **argv) {
   if (at_bound)
     stopped_by = "target";
   else if (!ran_search)
-    stopped_by = jl_trunk_stop_flag ? "signal" : "time";
+    stopped_by = jl_trunk_stop_flag ? "signal" : jl_time_now() >= deadline ? "time" : "rounds";
   else
     stopped_by = (si.stopped_by >= 0 && si.stopped_by <= 3) ? stop_names[si.stopped_by] : "time";
 
@@ -446,6 +493,9 @@ int jl_cli_trunk(int argc, char **argv) {
     jl_cli_outputs_discard(&outs);
     goto fail;
   }
+  if (best.count > JL_TRUNK_MAX_BLOCKS)  /* only with --max-blocks raised */
+    jl_log_printf(&log, JL_LOG_NOTICE, "%s: %s holds %d blocks; verify and --resume read at most %d",
+                  prob.name, out, best.count, JL_TRUNK_MAX_BLOCKS);
   char why[256];
   jl_trunk_report_describe(&chk, why, sizeof why);
   printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d (grid), layered fill %d, "

@@ -50,6 +50,24 @@ void jl_circle_problem_free(jl_circle_problem *p) {
   p->n = 0;
 }
 
+int jl_circle_radii_check(const double *r, int n, const char *path, const char *key_pre,
+                          const char *key_post, jl_error *err) {
+  int lo = 0, hi = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!(r[i] >= JL_RADIUS_MIN && r[i] <= JL_RADIUS_MAX))  /* NaN fails too */
+      return jl_error_set(err, JL_ERR_INPUT, "%s: %s%d%s: %g is outside [%g, %g]", path, key_pre, i,
+                          key_post, r[i], JL_RADIUS_MIN, JL_RADIUS_MAX);
+    if (r[i] < r[lo]) lo = i;
+    if (r[i] > r[hi]) hi = i;
+  }
+  if (n > 0 && r[hi] > JL_RADIUS_RATIO_MAX * r[lo])
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "%s: %s%d%s = %g is more than %g times %s%d%s = %g (the largest radius may be at "
+                        "most %g times the smallest)", path, key_pre, hi, key_post, r[hi], JL_RADIUS_RATIO_MAX,
+                        key_pre, lo, key_post, r[lo], JL_RADIUS_RATIO_MAX);
+  return JL_OK;
+}
+
 int jl_circle_problem_zimmermann(jl_circle_problem *p, int n, jl_error *err) {
   int rc = jl_circle_problem_init(p, n, err);
   if (rc) return rc;
@@ -139,7 +157,7 @@ static int jl_radii_from_array(jl_circle_problem *p, const cJSON *arr, const cha
   if (rc) return rc;
   i = 0;
   for (const cJSON *it = arr->child; it; it = it->next) p->radii[i++] = it->valuedouble;
-  return JL_OK;
+  return jl_circle_radii_check(p->radii, n, path, "radii[", "]", err);
 }
 
 /* The keys a problem file may hold, found once each. */

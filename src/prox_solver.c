@@ -9,6 +9,7 @@
 
 #include "prox_math.h"
 #include "team.h"
+#include "timer.h"
 
 void jl_prox_opts_default(jl_prox_opts *o) {
   memset(o, 0, sizeof *o);
@@ -155,6 +156,10 @@ static void jl_decide(jl_solve *s) {
     ok &= s->t_ok[t];
   }
   jl_pm_decide(&s->pm, res, ok, s->o->max_iter);
+  /* a signal or the deadline: the iterate as it stands (a restart is not begun) */
+  if (s->pm.state != JL_PM_STOP && ((s->o->stop && *s->o->stop) ||
+                                    (s->o->deadline > 0.0 && jl_time_now() >= s->o->deadline)))
+    s->pm.state = JL_PM_STOP;
 }
 
 typedef struct jl_team_solve {

@@ -16,6 +16,7 @@
 #define JL_PROX_SOLVER_H
 
 #include <math.h>
+#include <signal.h>
 
 #include "contact_graph.h"
 #include "contact_setup.h"
@@ -71,6 +72,11 @@ typedef struct jl_prox_opts {
   int threads;
   int min_per_thread;      /* fewer threads when a phase between barriers (a colour,
                               or a JOR sweep) would give a thread fewer contacts */
+  /* The CPU solve ends after the current iteration, not converged, once
+   * *stop is set (SIGINT) or jl_time_now() reaches deadline (> 0): one
+   * step can take 1e8 iterations. NULL and 0: never. */
+  const volatile sig_atomic_t *stop;
+  double deadline;
 } jl_prox_opts;
 
 /* Seed values: SOR alpha 1.0, tolerances 1e-7 (ERRATA), colouring on. */

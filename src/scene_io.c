@@ -144,6 +144,14 @@ static int jl_need(const jl_ctx *c, const cJSON *obj, const char *where, const c
 }
 
 #define JL_BIG 1e12
+/* Lower bounds of lengths (radii, half extents, spacings), masses and
+ * densities: a body's mass (density x volume) and inertia (mass x length^2)
+ * must stay normal doubles, at least 1e-36 and 1e-54 here. A sphere of
+ * radius 1e-100 and density 1e12 had an inertia that underflowed to 0, and
+ * its first contact failed the step ("contact 0 has no dynamic body"). */
+#define JL_SCENE_LENGTH_MIN 1e-9
+#define JL_SCENE_MASS_MIN 1e-30
+#define JL_SCENE_DENSITY_MIN 1e-9
 #define TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
 
 static int jl_material_ref(const jl_ctx *c, const jl_scene *s, const cJSON *obj, const char *where,
@@ -167,8 +175,8 @@ static int jl_common(const jl_ctx *c, const jl_scene *s, const cJSON *obj, const
                      jl_body_spec *b) {
   TRY(jl_material_ref(c, s, obj, where, &b->material));
   TRY(jl_bool(c, obj, where, "static", &b->is_static));
-  TRY(jl_num(c, obj, where, "mass", 1e-300, JL_BIG, &b->mass));
-  TRY(jl_num(c, obj, where, "density", 1e-300, JL_BIG, &b->density));
+  TRY(jl_num(c, obj, where, "mass", JL_SCENE_MASS_MIN, JL_BIG, &b->mass));
+  TRY(jl_num(c, obj, where, "density", JL_SCENE_DENSITY_MIN, JL_BIG, &b->density));
   TRY(jl_vec(c, obj, where, "velocity", 3, -JL_BIG, JL_BIG, b->vel));
   TRY(jl_vec(c, obj, where, "angular_velocity", 3, -JL_BIG, JL_BIG, b->omega));
   TRY(jl_vec(c, obj, where, "orientation", 4, -JL_BIG, JL_BIG, b->quat));
@@ -206,11 +214,11 @@ static int jl_body(const jl_ctx *c, jl_scene *s, const cJSON *obj, const char *w
   if (strcmp(shape, "sphere") == 0) {
     b.shape = JL_SHAPE_SPHERE;
     need = "radius"; wrong[0] = "half_extents"; wrong[1] = "normal";
-    TRY(jl_num(c, obj, where, "radius", 1e-300, JL_BIG, &b.size[0]));
+    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_BIG, &b.size[0]));
   } else if (strcmp(shape, "box") == 0) {
     b.shape = JL_SHAPE_BOX;
     need = "half_extents"; wrong[0] = "radius"; wrong[1] = "normal";
-    TRY(jl_vec(c, obj, where, "half_extents", 3, 1e-300, JL_BIG, b.size));
+    TRY(jl_vec(c, obj, where, "half_extents", 3, JL_SCENE_LENGTH_MIN, JL_BIG, b.size));
   } else if (strcmp(shape, "plane") == 0) {
     b.shape = JL_SHAPE_PLANE;
     b.is_static = 1;
@@ -260,8 +268,8 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
         jl_key(key, where, "counts");
         return jl_bad(c, key, "must hold three integers in 1..1000");
       }
-    TRY(jl_num(c, obj, where, "radius", 1e-300, JL_BIG, &r));
-    TRY(jl_num(c, obj, where, "spacing", 1e-300, JL_BIG, &spacing));
+    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_BIG, &r));
+    TRY(jl_num(c, obj, where, "spacing", JL_SCENE_LENGTH_MIN, JL_BIG, &spacing));
     TRY(jl_vec(c, obj, where, "origin", 3, -JL_BIG, JL_BIG, origin));
     TRY(jl_common(c, s, obj, where, &b));
     int counts[3] = {(int)cnt[0], (int)cnt[1], (int)cnt[2]};
@@ -280,8 +288,8 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
     long count = 0, seed = 1;
     double r = -1, rr[2] = {-1, -1}, lo[3], hi[3];
     TRY(jl_int(c, obj, where, "count", 1, JL_SCENE_BODIES_MAX, &count));
-    TRY(jl_num(c, obj, where, "radius", 1e-300, JL_BIG, &r));
-    TRY(jl_vec(c, obj, where, "radius_range", 2, 1e-300, JL_BIG, rr));
+    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_BIG, &r));
+    TRY(jl_vec(c, obj, where, "radius_range", 2, JL_SCENE_LENGTH_MIN, JL_BIG, rr));
     TRY(jl_vec(c, obj, where, "min", 3, -JL_BIG, JL_BIG, lo));
     TRY(jl_vec(c, obj, where, "max", 3, -JL_BIG, JL_BIG, hi));
     TRY(jl_int(c, obj, where, "seed", 0, 4294967295L, &seed));
@@ -310,7 +318,7 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
     TRY(jl_int(c, obj, where, "columns", 1, 100000, &cols));
     TRY(jl_int(c, obj, where, "layers", 1, 100000, &layers));
     TRY(jl_int(c, obj, where, "count", 1, JL_SCENE_BODIES_MAX, &count));
-    TRY(jl_vec(c, obj, where, "half_extents", 3, 1e-300, JL_BIG, he));
+    TRY(jl_vec(c, obj, where, "half_extents", 3, JL_SCENE_LENGTH_MIN, JL_BIG, he));
     TRY(jl_num(c, obj, where, "gap", 0.0, JL_BIG, &gap));
     TRY(jl_vec(c, obj, where, "origin", 3, -JL_BIG, JL_BIG, origin));
     TRY(jl_common(c, s, obj, where, &b));
@@ -330,8 +338,8 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
     long count = 0;
     double r = 0;
     TRY(jl_int(c, obj, where, "count", 1, 1000000, &count));
-    TRY(jl_num(c, obj, where, "radius", 1e-300, JL_BIG, &r));
-    TRY(jl_vec(c, obj, where, "half_extents", 3, 1e-300, JL_BIG, he));
+    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_BIG, &r));
+    TRY(jl_vec(c, obj, where, "half_extents", 3, JL_SCENE_LENGTH_MIN, JL_BIG, he));
     TRY(jl_vec(c, obj, where, "origin", 3, -JL_BIG, JL_BIG, origin));
     TRY(jl_common(c, s, obj, where, &b));
     TRY(jl_scene_gen_box_ring(s, &b, (int)count, r, he, origin, err));
@@ -469,7 +477,7 @@ static int jl_scene_parse(const jl_ctx *c, jl_scene *s, const cJSON *root) {
       const char *mn = NULL;
       double density = 1000.0;
       TRY(jl_str(c, m, where, "name", &mn));
-      TRY(jl_num(c, m, where, "density", 1e-300, JL_BIG, &density));
+      TRY(jl_num(c, m, where, "density", JL_SCENE_DENSITY_MIN, JL_BIG, &density));
       char key[JL_KEY_MAX];
       jl_key(key, where, "name");
       if (!mn[0] || strlen(mn) >= sizeof s->materials[0].name) return jl_bad(c, key, "must hold 1..63 characters");

@@ -1,5 +1,5 @@
 /* Trajectory of a scene: body poses recorded frame by frame, written as an
- * animated binary glTF (.glb) through assimp's exporter: one node per body
+ * animated binary glTF (.glb) that this module writes itself: one node per body
  * with a sphere or box mesh (one mesh per distinct shape and size), planes
  * as a large thin two-sided quad, and per dynamic body one animation channel
  * with a translation and a rotation key per frame. */

@@ -36,6 +36,17 @@ typedef struct jl_block_size {
 #define JL_BLOCK_DIN_Y 100.0
 #define JL_BLOCK_DIN_Z 50.0
 
+/* Block edges, mm: at least 0.01 (a trunk's tolerance is 1e-7 of its
+ * diagonal, up to 3.5 mm for the largest mesh the readers take, and the
+ * fills step by an eighth of the shortest edge) and at most 1e7 (10 km,
+ * the readers' coordinate limit). The longest edge at most 1000 times the
+ * shortest: the tilted fill tries a band for every multiple of the
+ * shortest edge up to the longest and the slab fill cuts at a quarter of
+ * the shortest, so the ratio bounds their work (the DIN block's is 4). */
+#define JL_BLOCK_EDGE_MIN 0.01
+#define JL_BLOCK_EDGE_MAX 1e7
+#define JL_BLOCK_ASPECT_MAX 1000.0
+
 /* Blocks placed in a trunk: centre and unit quaternion (w, x, y, z) that
  * rotates the block's frame (edges along x, y, z) into the trunk's. */
 typedef struct jl_block_packing {

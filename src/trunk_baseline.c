@@ -77,25 +77,40 @@ typedef struct jl_baseline_shared {
   atomic_int next;
   atomic_llong tested;
   atomic_int failed;
-  double deadline;         /* > 0: stop trying at this jl_time_now() */
-  const volatile sig_atomic_t *stop;
+  jl_trunk_limits lim;     /* of the search over layers (no grace) */
   atomic_int cut;          /* 1 once a limit stopped the work */
 } jl_baseline_shared;
 
+/* Box tests between polls of the limits (a test costs about a microsecond). */
+#define JL_BASELINE_POLL 64
+
 static int jl_baseline_stopped(jl_baseline_shared *s) {
   if (atomic_load(&s->cut)) return 1;
-  if ((s->stop && *s->stop) || (s->deadline > 0.0 && jl_time_now() >= s->deadline)) {
+  if (jl_trunk_limits_hit(&s->lim, 0.0)) {
     atomic_store(&s->cut, 1);
     return 1;
   }
   return 0;
 }
 
+/* Limits for placing and checking what a fill found: the run's, but not
+ * before JL_TRUNK_FINISH_S from now. */
+static jl_trunk_limits jl_finish_limits(const jl_trunk_limits *run) {
+  jl_trunk_limits f = *run;
+  f.grace = JL_TRUNK_FINISH_S;
+  return f;
+}
+
 static double jl_edge(const jl_block_size *b, int e) { return e == 0 ? b->x : e == 1 ? b->y : b->z; }
 
-/* Blocks of one layer at one horizontal offset and orientation that pass. */
+/* Blocks of one layer at one horizontal offset and orientation that pass,
+ * at most max (< 0: no cap); with out they are appended. Returns -1 when
+ * out of memory, -2 when lim (work started at since) stopped it: without
+ * out the count is then unknown, with out the blocks appended so far stay
+ * (any part of a legal packing is legal). */
 static int jl_layer_count(const jl_baseline_shared *s, const int e[3], double z, double ox,
-                          double oy, long long *tested, jl_block_packing *out) {
+                          double oy, long long *tested, jl_block_packing *out, int max,
+                          const jl_trunk_limits *lim, double since) {
   const jl_trunk_geom *g = s->g;
   double dx = jl_edge(&g->block, e[0]), dy = jl_edge(&g->block, e[1]), dz = jl_edge(&g->block, e[2]);
   double q[4];
@@ -104,8 +119,11 @@ static int jl_layer_count(const jl_baseline_shared *s, const int e[3], double z,
   int count = 0;
   int nx = (int)floor((s->hi[0] + g->tol - s->lo[0] - ox) / dx);
   int ny = (int)floor((s->hi[1] + g->tol - s->lo[1] - oy) / dy);
+  long long polled = 0;
   for (int i = 0; i < nx; ++i)
     for (int k = 0; k < ny; ++k) {
+      if (max >= 0 && count >= max) return count;
+      if (++polled % JL_BASELINE_POLL == 0 && jl_trunk_limits_hit(lim, since)) return -2;
       double c[3] = {s->lo[0] + ox + i * dx + 0.5 * dx, s->lo[1] + oy + k * dy + 0.5 * dy, z + 0.5 * dz};
       jl_obb_from_block(&g->block, c, q, &o);
       ++*tested;
@@ -153,7 +171,11 @@ static void jl_run_slot(jl_baseline_shared *s, int i, int v) {
       for (int ix = 0; ix < s->offsets && !jl_baseline_stopped(s); ++ix)
         for (int iy = 0; iy < s->offsets; ++iy) {
           double ox = ix * dx / s->offsets, oy = iy * dy / s->offsets;
-          int c = jl_layer_count(s, e, z, ox, oy, &tested, NULL);
+          int c = jl_layer_count(s, e, z, ox, oy, &tested, NULL, -1, &s->lim, 0.0);
+          if (c == -2) {  /* cut: the offsets done so far are counted exactly */
+            atomic_store(&s->cut, 1);
+            break;
+          }
           if (c > best.count) {
             best.count = c;
             best.swap = swap;
@@ -191,8 +213,7 @@ int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, do
   jl_baseline_shared s;
   memset(&s, 0, sizeof s);
   s.g = g;
-  s.deadline = deadline;
-  s.stop = stop;
+  s.lim = (jl_trunk_limits){deadline, stop, 0.0};
   jl_mesh_bounds(g->mesh, s.lo, s.hi);
   s.offsets = offsets > 0 ? offsets : JL_BASELINE_OFFSETS;
   double shortest = fmin(g->block.x, fmin(g->block.y, g->block.z));
@@ -235,22 +256,29 @@ int jl_trunk_baseline_until(const jl_trunk_geom *g, int threads, int offsets, do
       }
     }
   }
+  /* Placing the chosen layers and the exact check get JL_TRUNK_FINISH_S
+   * even when a limit stopped the search; a cut placement keeps the layers
+   * placed (each layer counted exactly, max stops it where the search did). */
   out->count = 0;
-  int rc = JL_OK, layers = 0, per_edge[3] = {0, 0, 0};
-  for (int i = 0; i < s.n_z && !rc;) {
+  jl_trunk_limits fin = jl_finish_limits(&s.lim);
+  double t_fin = jl_time_now();
+  int rc = JL_OK, layers = 0, per_edge[3] = {0, 0, 0}, cut_fin = 0;
+  for (int i = 0; i < s.n_z && !rc && !cut_fin;) {
     int v = next[i];
     if (v < 0) { ++i; continue; }
     const jl_layer_choice *c = &s.slot[3 * i + v];
     int e[3];
     jl_layer_edges(v, c->swap, e);
     long long t = 0;
-    int got = jl_layer_count(&s, e, jl_slot_z(&s, i), c->ox, c->oy, &t, out);
-    if (got != c->count) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the baseline");
+    int got = jl_layer_count(&s, e, jl_slot_z(&s, i), c->ox, c->oy, &t, out, c->count, &fin, t_fin);
+    if (got == -1) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the baseline");
+    if (got == -2) cut_fin = 1;
     ++layers;
     ++per_edge[v];
     i = jl_slot_after(&s, i, jl_edge(&g->block, v));
   }
-  if (!rc) rc = jl_trunk_require_legal(g, out, "the baseline packing", err);
+  if (!rc) rc = jl_trunk_require_legal(g, out, "the baseline packing", &fin, &cut_fin, err);
+  if (cut_fin) atomic_store(&s.cut, 1);
   if (info && !rc) {
     info->count = out->count;
     info->layers = layers;
@@ -288,8 +316,11 @@ static void jl_grid_item(const jl_grid_shared *s, int k, int e[3], double off[3]
   }
 }
 
-/* The lattice filled layer by layer in z; with out, its blocks are appended. */
-static int jl_grid_count(const jl_grid_shared *s, int k, long long *tested, jl_block_packing *out) {
+/* The lattice filled layer by layer in z; with out, its blocks are
+ * appended. -1: out of memory; -2: lim stopped it (with out, the blocks
+ * appended so far stay). */
+static int jl_grid_count(const jl_grid_shared *s, int k, long long *tested, jl_block_packing *out,
+                         const jl_trunk_limits *lim, double since) {
   int e[3];
   double off[3];
   jl_grid_item(s, k, e, off);
@@ -299,8 +330,8 @@ static int jl_grid_count(const jl_grid_shared *s, int k, long long *tested, jl_b
   for (int j = 0;; ++j) {
     double z = b->lo[2] + off[2] + j * h;
     if (z + h > b->hi[2] + b->g->tol) break;
-    int c = jl_layer_count(b, e, z, off[0], off[1], tested, out);
-    if (c < 0) return -1;
+    int c = jl_layer_count(b, e, z, off[0], off[1], tested, out, -1, lim, since);
+    if (c < 0) return c;
     count += c;
   }
   return count;
@@ -313,7 +344,9 @@ static void jl_grid_worker(void *arg, int t, int nt) {
     int k = atomic_fetch_add(&s->base.next, 1);
     if (k >= s->n_items || jl_baseline_stopped(&s->base)) break;
     long long tested = 0;
-    s->count[k] = jl_grid_count(s, k, &tested, NULL);
+    int c = jl_grid_count(s, k, &tested, NULL, &s->base.lim, 0.0);
+    if (c == -2) atomic_store(&s->base.cut, 1);  /* not tried: count -1 */
+    else s->count[k] = c;
     atomic_fetch_add(&s->base.tested, tested);
   }
 }
@@ -325,8 +358,7 @@ int jl_trunk_grid_fill(const jl_trunk_geom *g, int threads, int offsets, double 
   jl_grid_shared s;
   memset(&s, 0, sizeof s);
   s.base.g = g;
-  s.base.deadline = deadline;
-  s.base.stop = stop;
+  s.base.lim = (jl_trunk_limits){deadline, stop, 0.0};
   jl_mesh_bounds(g->mesh, s.base.lo, s.base.hi);
   s.base.offsets = offsets > 0 ? offsets : JL_BASELINE_OFFSETS;
   if (s.base.offsets > 64)
@@ -345,14 +377,20 @@ int jl_trunk_grid_fill(const jl_trunk_geom *g, int threads, int offsets, double 
   int best = -1;
   for (int k = 0; k < s.n_items; ++k)
     if (s.count[k] > 0 && (best < 0 || s.count[k] > s.count[best])) best = k;
+  /* placing the best lattice and the exact check get JL_TRUNK_FINISH_S even
+   * after a limit stopped the search; a cut placement keeps what it placed */
   out->count = 0;
-  int rc = JL_OK;
+  int rc = JL_OK, cut_fin = 0;
+  jl_trunk_limits fin = jl_finish_limits(&s.base.lim);
+  double t_fin = jl_time_now();
   if (best >= 0) {
     long long t = 0;
-    if (jl_grid_count(&s, best, &t, out) != s.count[best])
-      rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the grid fill");
+    int got = jl_grid_count(&s, best, &t, out, &fin, t_fin);
+    if (got == -1) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory in the grid fill");
+    if (got == -2) cut_fin = 1;
   }
-  if (!rc) rc = jl_trunk_require_legal(g, out, "the grid fill", err);
+  if (!rc) rc = jl_trunk_require_legal(g, out, "the grid fill", &fin, &cut_fin, err);
+  if (cut_fin) atomic_store(&s.base.cut, 1);
   if (info && !rc) {
     memset(info, 0, sizeof *info);
     info->count = out->count;

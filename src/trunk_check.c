@@ -9,6 +9,7 @@
 
 #include "math3d.h"
 #include "mesh.h"
+#include "timer.h"
 
 /* Plain comparisons: the libm fmin/fmax calls (NaN rules) cost a tenth of the baseline. */
 static inline double jl_min(double a, double b) { return a < b ? a : b; }
@@ -24,6 +25,13 @@ static void jl_cross(const double *a, const double *b, double *o) {
   o[0] = a[1] * b[2] - a[2] * b[1];
   o[1] = a[2] * b[0] - a[0] * b[2];
   o[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+int jl_trunk_limits_hit(const jl_trunk_limits *lim, double since) {
+  if (!lim || !((lim->stop && *lim->stop) || lim->deadline > 0.0)) return 0;
+  double now = jl_time_now();
+  if (now < since + lim->grace) return 0;
+  return (lim->stop && *lim->stop) || (lim->deadline > 0.0 && now >= lim->deadline);
 }
 
 int jl_trunk_geom_init(jl_trunk_geom *g, const jl_mesh *m, jl_block_size block, jl_error *err) {
@@ -279,6 +287,67 @@ int jl_trunk_point_inside(const jl_trunk_geom *g, const double p[3]) {
   return jl_mesh_winding_number(g->mesh, p) > 0.5;
 }
 
+/* ---- segment / surface: blocks on one side ---- */
+
+/* Margins of the segment/triangle test, far above rounding: a near miss
+ * counts as a hit, which only costs a winding number. */
+#define JL_SEG_PLANE_EPS 1e-9
+#define JL_SEG_BARY_EPS 1e-7
+
+typedef struct jl_seg_ctx {
+  const jl_mesh *m;
+  const double *p, *q;
+} jl_seg_ctx;
+
+/* 1 when the segment p q may meet triangle t (near misses included). */
+static int jl_seg_visit(void *vctx, int t) {
+  const jl_seg_ctx *c = vctx;
+  const double *a = c->m->vertices + 3 * c->m->triangles[3 * t];
+  const double *b = c->m->vertices + 3 * c->m->triangles[3 * t + 1];
+  const double *v = c->m->vertices + 3 * c->m->triangles[3 * t + 2];
+  double e1[3], e2[3], n[3], pa[3], qa[3];
+  jl_sub(b, a, e1);
+  jl_sub(v, a, e2);
+  jl_cross(e1, e2, n);
+  jl_sub(c->p, a, pa);
+  jl_sub(c->q, a, qa);
+  double ln = sqrt(jl_dot(n, n));
+  double m = JL_SEG_PLANE_EPS * ln * (sqrt(jl_dot(pa, pa)) + sqrt(jl_dot(qa, qa)));
+  double sp = jl_dot(n, pa), sq = jl_dot(n, qa);
+  if ((sp > m && sq > m) || (sp < -m && sq < -m)) return 0;  /* both ends on one side */
+  if (!(fabs(sp - sq) > 2.0 * m)) return 1;  /* along the plane, close to it (or NaN) */
+  double s = sp / (sp - sq), x[3];
+  for (int k = 0; k < 3; ++k) x[k] = c->p[k] + s * (c->q[k] - c->p[k]);
+  /* barycentric coordinates of the crossing point */
+  double n2 = ln * ln, xa[3], xb[3], xc[3], w[3], cr[3];
+  jl_sub(x, a, xa);
+  jl_sub(x, b, xb);
+  jl_sub(x, v, xc);
+  double eb[3], ec[3];
+  jl_sub(v, b, eb);
+  jl_sub(a, v, ec);
+  jl_cross(eb, xb, cr);
+  w[0] = jl_dot(n, cr) / n2;
+  jl_cross(ec, xc, cr);
+  w[1] = jl_dot(n, cr) / n2;
+  jl_cross(e1, xa, cr);
+  w[2] = jl_dot(n, cr) / n2;
+  return w[0] >= -JL_SEG_BARY_EPS && w[1] >= -JL_SEG_BARY_EPS && w[2] >= -JL_SEG_BARY_EPS;
+}
+
+/* 1 when the segment p q may meet the surface; 0 only when it surely
+ * does not, so p and q have the same winding number (it changes only
+ * across the surface). */
+static int jl_segment_meets_surface(const jl_trunk_geom *g, const double p[3], const double q[3]) {
+  double lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = jl_min(p[k], q[k]) - g->tol;
+    hi[k] = jl_max(p[k], q[k]) + g->tol;
+  }
+  jl_seg_ctx c = {g->mesh, p, q};
+  return jl_bvh_query_box(&g->bvh, lo, hi, jl_seg_visit, &c);
+}
+
 /* Closest point on triangle abc to p (Ericson, Real-Time Collision Detection 5.1.5). */
 static double jl_point_tri_dist2(const double *p, const double *a, const double *b, const double *c) {
   double ab[3], ac[3], ap[3], x[3];
@@ -335,6 +404,9 @@ double jl_mesh_distance(const jl_mesh *m, const double p[3]) {
 }
 
 /* ---- the whole packing ---- */
+
+/* Blocks (or grid cells of blocks) between polls of the limits: each costs microseconds. */
+#define JL_CHECK_POLL 16
 
 /* Identical blocks (same box to the bit) are checked once: a file of
  * 100,000 copies of one block costs one box, not 5e9 pairs. */
@@ -422,7 +494,7 @@ static int jl_cell_find(const jl_cell_ref *c, int n, const int64_t key[3]) {
  * uniform grid of cells 2 rad wide over the groups' centres: a cell and its
  * 13 neighbours after it, so each pair of cells once. */
 static int jl_overlap_pairs(const jl_obb *box, const jl_block_group *gr, int ng, double rad,
-                            jl_trunk_report *r) {
+                            const jl_trunk_limits *lim, double since, jl_trunk_report *r) {
   for (int k = 0; k < ng; ++k)  /* copies of one block overlap each other */
     if (gr[k].size > 1) {
       const jl_obb *a = &box[gr[k].first];
@@ -447,7 +519,11 @@ static int jl_overlap_pairs(const jl_obb *box, const jl_block_group *gr, int ng,
       c[k].key[d] = (int64_t)floor(box[gr[k].first].c[d] / cell - lo[d] / cell);
   }
   qsort(c, (size_t)ng, sizeof *c, jl_cmp_cell);
-  for (int s = 0; s < ng;) {
+  for (int s = 0, cells = 0; s < ng; ++cells) {
+    if (cells % JL_CHECK_POLL == 0 && jl_trunk_limits_hit(lim, since)) {  /* the caller's limits */
+      r->complete = 0;
+      break;
+    }
     int e = s + 1;
     while (e < ng && memcmp(c[e].key, c[s].key, sizeof c[s].key) == 0) ++e;
     for (int nb = 13; nb < 27; ++nb) {  /* offsets (0,0,0) and the 13 after it */
@@ -480,7 +556,14 @@ const char *jl_violation_name(jl_violation v) {
 
 int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl_trunk_report *r,
                            jl_error *err) {
+  return jl_trunk_check_packing_until(g, p, NULL, r, err);
+}
+
+int jl_trunk_check_packing_until(const jl_trunk_geom *g, const jl_block_packing *p,
+                                 const jl_trunk_limits *lim, jl_trunk_report *r, jl_error *err) {
+  double since = jl_time_now();
   memset(r, 0, sizeof *r);
+  r->complete = 1;
   r->count = p->count;
   r->tol = g->tol;
   r->max_surface_depth = r->max_overlap_depth = -DBL_MAX;
@@ -497,9 +580,19 @@ int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl
     free(box); free(gr);
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory checking %d blocks", n);
   }
-  /* each group as its first block, in block order: the first block with the
-   * worst value is reported, as a pass over all blocks would */
+  /* Each group as its first block, in block order: the first block with the
+   * worst value is reported, as a pass over all blocks would. A block that
+   * crosses no triangle lies inside or outside as a whole; its centre is on
+   * the same side as the previous such block's when the segment between
+   * them meets no triangle (the winding number changes only across the
+   * surface), else the winding number decides: one per run of blocks rather
+   * than one per block. */
+  int prev = -1, prev_in = 0;
   for (int k = 0; k < ng; ++k) {
+    if (k % JL_CHECK_POLL == 0 && jl_trunk_limits_hit(lim, since)) {
+      r->complete = 0;
+      break;
+    }
     int i = gr[k].first, tri;
     double d = jl_trunk_box_surface_depth(g, &box[i], 0, &tri);
     if (tri >= 0 && d > r->max_surface_depth) {
@@ -507,7 +600,14 @@ int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl
       r->surface_block = i;
       r->surface_triangle = tri;
     }
-    if (d <= g->tol && jl_mesh_winding_number(g->mesh, box[i].c) < 0.5) {
+    int in = 1;
+    if (d <= g->tol) {
+      if (prev >= 0 && !jl_segment_meets_surface(g, box[prev].c, box[i].c)) in = prev_in;
+      else in = jl_mesh_winding_number(g->mesh, box[i].c) >= 0.5;
+      prev = i;
+      prev_in = in;
+    }
+    if (!in) {
       double dist = jl_mesh_distance(g->mesh, box[i].c);
       r->outside_blocks += gr[k].size;
       if (r->outside_block < 0 || dist > r->outside_distance) {
@@ -518,7 +618,7 @@ int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl
   }
   /* Sieve: boxes whose bounding spheres do not meet cannot overlap. */
   double rad = 0.5 * sqrt(g->block.x * g->block.x + g->block.y * g->block.y + g->block.z * g->block.z);
-  int rc = jl_overlap_pairs(box, gr, ng, rad, r);
+  int rc = r->complete ? jl_overlap_pairs(box, gr, ng, rad, lim, since, r) : JL_OK;
   free(box);
   free(gr);
   if (rc != JL_OK) return jl_error_set(err, rc, "out of memory checking %d blocks", n);
@@ -538,11 +638,15 @@ int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl
     r->worst_kind = JL_VIOLATION_OVERLAP;
     r->worst = r->max_overlap_depth;
   }
-  r->legal = r->worst_kind == JL_VIOLATION_NONE;
+  r->legal = r->complete && r->worst_kind == JL_VIOLATION_NONE;
   return JL_OK;
 }
 
 void jl_trunk_report_describe(const jl_trunk_report *r, char *out, size_t cap) {
+  if (!r->complete && r->worst_kind == JL_VIOLATION_NONE) {
+    snprintf(out, cap, "not checked: the check was cut short by the time limit or a signal");
+    return;
+  }
   switch (r->worst_kind) {
     case JL_VIOLATION_SURFACE:
       snprintf(out, cap, "NOT legal: block %d crosses the surface at triangle %d by %.3g mm",
@@ -565,19 +669,24 @@ void jl_trunk_report_describe(const jl_trunk_report *r, char *out, size_t cap) {
 }
 
 int jl_trunk_check(void *ctx, const jl_block_packing *p, double *worst) {
+  const jl_trunk_geom *g = ctx;
   jl_trunk_report r;
-  if (jl_trunk_check_packing(ctx, p, &r, NULL) != JL_OK) {
+  if (jl_trunk_check_packing_until(g, p, &g->lim, &r, NULL) != JL_OK) {
     if (worst) *worst = INFINITY;
     return 0;
   }
-  if (worst) *worst = r.worst;
+  if (worst) *worst = r.complete ? r.worst : NAN;
   return r.legal;
 }
 
 int jl_trunk_require_legal(const jl_trunk_geom *g, const jl_block_packing *p, const char *what,
-                           jl_error *err) {
+                           const jl_trunk_limits *lim, int *cut, jl_error *err) {
   jl_trunk_report rep;
-  int rc = jl_trunk_check_packing(g, p, &rep, err);
+  int rc = jl_trunk_check_packing_until(g, p, lim, &rep, err);
+  if (rc == JL_OK && !rep.complete) {
+    if (cut) *cut = 1;
+    return JL_OK;
+  }
   if (rc != JL_OK || rep.legal) return rc;
   char why[256];
   jl_trunk_report_describe(&rep, why, sizeof why);

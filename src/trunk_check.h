@@ -7,6 +7,7 @@
 #ifndef JL_TRUNK_CHECK_H
 #define JL_TRUNK_CHECK_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "bvh.h"
@@ -15,6 +16,25 @@
 /* Tolerance relative to the mesh's bounding box diagonal (1e-7: 0.1 um in a 1 m trunk). */
 #define JL_TRUNK_REL_TOL 1e-7
 
+/* Seconds that work cut short by a limit may still spend making what it
+ * found usable: a fill placing its plan and checking it, one exact check of
+ * the search. Short enough that --time and Ctrl-C still end a run within
+ * about a second; long enough for any check of up to JL_TRUNK_MAX_BLOCKS
+ * blocks on a mesh of ordinary size. */
+#define JL_TRUNK_FINISH_S 0.5
+
+/* When long work gives up: once *stop (may be NULL; set by SIGINT/SIGTERM)
+ * is set or jl_time_now() reaches deadline (> 0), but not before grace
+ * seconds from the start of the work. Zeros: never. */
+typedef struct jl_trunk_limits {
+  double deadline;
+  const volatile sig_atomic_t *stop;
+  double grace;
+} jl_trunk_limits;
+
+/* 1 when work that started at jl_time_now() == since must give up; lim may be NULL. */
+int jl_trunk_limits_hit(const jl_trunk_limits *lim, double since);
+
 /* A mesh prepared for checks; also the ctx of jl_trunk_check. */
 typedef struct jl_trunk_geom {
   const jl_mesh *mesh;     /* borrowed */
@@ -22,6 +42,7 @@ typedef struct jl_trunk_geom {
   jl_block_size block;
   double diag;             /* bounding box diagonal, mm */
   double tol;              /* mm: JL_TRUNK_REL_TOL * diag unless set otherwise */
+  jl_trunk_limits lim;     /* jl_trunk_check's limits (zeros after init: none) */
 } jl_trunk_geom;
 
 /* An oriented box: centre, unit axes (rows), half extents. */
@@ -72,19 +93,27 @@ typedef struct jl_trunk_report {
   int overlap_i, overlap_j;
   jl_violation worst_kind;
   double worst;            /* mm of the worst violation, 0 when legal */
+  int complete;            /* 0: the limits stopped the check (legal is then 0) */
 } jl_trunk_report;
 
 int jl_trunk_check_packing(const jl_trunk_geom *g, const jl_block_packing *p, jl_trunk_report *r,
                            jl_error *err);
+/* The same, giving up (r->complete = 0, r->legal = 0) when lim (may be NULL) is hit. */
+int jl_trunk_check_packing_until(const jl_trunk_geom *g, const jl_block_packing *p,
+                                 const jl_trunk_limits *lim, jl_trunk_report *r, jl_error *err);
 const char *jl_violation_name(jl_violation v);
 /* One line naming the worst violation ("legal" and the largest depths when legal). */
 void jl_trunk_report_describe(const jl_trunk_report *r, char *out, size_t cap);
 /* The exact check of a packing a fill built: JL_ERR_INTERNAL naming the fill
- * (what) and the worst violation when it is not legal. */
+ * (what) and the worst violation when it is not legal. When lim (may be
+ * NULL) stops the check first, *cut (may be NULL) is set and p is kept
+ * unchecked: the fills place only blocks that passed the box and inside
+ * tests, and the run checks what it writes to the end. */
 int jl_trunk_require_legal(const jl_trunk_geom *g, const jl_block_packing *p, const char *what,
-                           jl_error *err);
+                           const jl_trunk_limits *lim, int *cut, jl_error *err);
 
-/* jl_trunk_check_fn for the search: ctx is a jl_trunk_geom. */
+/* jl_trunk_check_fn for the search: ctx is a jl_trunk_geom, checked within
+ * its lim (a check the limits stop is not legal, *worst NaN). */
 int jl_trunk_check(void *ctx, const jl_block_packing *p, double *worst);
 
 #endif

@@ -39,13 +39,30 @@ void jl_trunk_problem_from_mesh(jl_trunk_problem *p, const char *mesh_path) {
   p->block.z = JL_BLOCK_DIN_Z;
 }
 
+/* Edges within [JL_BLOCK_EDGE_MIN, JL_BLOCK_EDGE_MAX] (NaN fails) and their ratio within JL_BLOCK_ASPECT_MAX. */
+static int jl_block_edges_ok(const double v[3], char *why, size_t cap) {
+  for (int k = 0; k < 3; ++k)
+    if (!(v[k] >= JL_BLOCK_EDGE_MIN && v[k] <= JL_BLOCK_EDGE_MAX)) {
+      snprintf(why, cap, "edge %d is %g mm, not within [%g, %g] mm", k + 1, v[k], JL_BLOCK_EDGE_MIN,
+               JL_BLOCK_EDGE_MAX);
+      return 0;
+    }
+  double lo = fmin(v[0], fmin(v[1], v[2])), hi = fmax(v[0], fmax(v[1], v[2]));
+  if (hi > JL_BLOCK_ASPECT_MAX * lo) {
+    snprintf(why, cap, "the longest edge (%g mm) is more than %g times the shortest (%g mm)", hi,
+             JL_BLOCK_ASPECT_MAX, lo);
+    return 0;
+  }
+  return 1;
+}
+
 int jl_block_size_parse(const char *opt, const char *s, jl_block_size *b, jl_error *err) {
   double v[3];
   const char *c = s;
   for (int k = 0; k < 3; ++k) {
     char *end;
     v[k] = strtod(c, &end);
-    if (end == c || !isfinite(v[k]) || !(v[k] > 0) || v[k] > 1e7)
+    if (end == c || !isfinite(v[k]) || !(v[k] > 0))
       return jl_error_set(err, JL_ERR_INPUT,
                           "%s: expected LxWxH, three numbers > 0 in mm such as 200x100x50, got '%s'",
                           opt, s);
@@ -61,6 +78,9 @@ int jl_block_size_parse(const char *opt, const char *s, jl_block_size *b, jl_err
   if (*c)
     return jl_error_set(err, JL_ERR_INPUT,
                         "%s: expected LxWxH, three numbers > 0 in mm such as 200x100x50, got '%s'", opt, s);
+  char why[160];
+  if (!jl_block_edges_ok(v, why, sizeof why))
+    return jl_error_set(err, JL_ERR_INPUT, "%s: %s: %s", opt, s, why);
   b->x = v[0];
   b->y = v[1];
   b->z = v[2];
@@ -76,9 +96,12 @@ static int jl_block_from_json(const cJSON *it, const char *path, const char *key
   for (int k = 0; k < 3; ++k) {
     const cJSON *e = cJSON_GetArrayItem(it, k);
     v[k] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-    if (!isfinite(v[k]) || !(v[k] > 0) || v[k] > 1e7)
+    if (!isfinite(v[k]) || !(v[k] > 0))
       return jl_error_set(err, JL_ERR_INPUT, "%s: %s[%d]: must be a finite number > 0 (mm)", path, key, k);
   }
+  char why[160];
+  if (!jl_block_edges_ok(v, why, sizeof why))
+    return jl_error_set(err, JL_ERR_INPUT, "%s: %s: %s", path, key, why);
   b->x = v[0];
   b->y = v[1];
   b->z = v[2];
@@ -551,16 +574,21 @@ static void jl_hsv(double h, double s, double v, float rgb[3]) {
   rgb[2] = (float)b[i];
 }
 
+/* Block colours: one box mesh and material per hue, shared by the blocks'
+ * nodes (a mesh per block made assimp's glTF export quadratic in the
+ * blocks: 10 s for 8,000). Block i takes hue i mod JL_GLB_HUES. */
+#define JL_GLB_HUES 12
+
 int jl_trunk_write_glb(const char *path, const jl_mesh *mesh, const jl_block_size *bs,
                        const jl_block_packing *p, jl_error *err) {
-  int n = p->count, rc = JL_OK;
+  int n = p->count, rc = JL_OK, nm = 1 + JL_GLB_HUES;
   struct aiScene *sc = calloc(1, sizeof *sc);
   struct aiNode *root = calloc(1, sizeof *root);
   struct aiNode *nodes = calloc((size_t)n + 1, sizeof *nodes);
   struct aiNode **children = calloc((size_t)n + 1, sizeof *children);
-  unsigned *mesh_idx = calloc((size_t)n + 1, sizeof *mesh_idx);
-  struct aiMesh **meshes = calloc((size_t)n + 1, sizeof *meshes);
-  struct aiMaterial **mats = calloc((size_t)n + 1, sizeof *mats);
+  unsigned *mesh_idx = calloc((size_t)nm, sizeof *mesh_idx);
+  struct aiMesh **meshes = calloc((size_t)nm, sizeof *meshes);
+  struct aiMaterial **mats = calloc((size_t)nm, sizeof *mats);
   if (!sc || !root || !nodes || !children || !mesh_idx || !meshes || !mats) {
     rc = jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory for the scene", path);
     goto done;
@@ -573,22 +601,25 @@ int jl_trunk_write_glb(const char *path, const jl_mesh *mesh, const jl_block_siz
     rc = jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory for the scene", path);
     goto done;
   }
-  for (int i = 0; i < n; ++i) {
-    jl_obb o;
-    jl_obb_from_block(bs, p->centre + 3 * i, p->quat + 4 * i, &o);
-    double corner[8][3];
-    jl_box_corners(&o, corner);
+  /* the block in its own frame, one copy per hue */
+  jl_obb unit;
+  const double origin[3] = {0, 0, 0}, q_id[4] = {1, 0, 0, 0};
+  jl_obb_from_block(bs, origin, q_id, &unit);
+  double corner[8][3];
+  jl_box_corners(&unit, corner);
+  for (int k = 1; k < nm; ++k) {
     char name[32];
-    snprintf(name, sizeof name, "block_%d", i);
+    snprintf(name, sizeof name, "block_hue_%d", k - 1);
     float rgba[4] = {0, 0, 0, 1.0f};
-    jl_hsv(fmod(i * 0.61803398875, 1.0), 0.55, 0.92, rgba);  /* golden-ratio hues: neighbours differ */
-    mats[i + 1] = jl_ai_material(name, rgba, 0);
-    meshes[i + 1] = jl_ai_mesh(name, &corner[0][0], 8, &jl_box_tris[0][0], 12, (unsigned)i + 1);
-    if (!mats[i + 1] || !meshes[i + 1]) {
+    jl_hsv(fmod((k - 1) * 0.61803398875, 1.0), 0.55, 0.92, rgba);  /* golden-ratio hues: neighbours differ */
+    mats[k] = jl_ai_material(name, rgba, 0);
+    meshes[k] = jl_ai_mesh(name, &corner[0][0], 8, &jl_box_tris[0][0], 12, (unsigned)k);
+    if (!mats[k] || !meshes[k]) {
       rc = jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory for the scene", path);
       goto done;
     }
   }
+  for (int k = 0; k < nm; ++k) mesh_idx[k] = (unsigned)k;
   /* Millimetres, z up -> glTF's metres, y up. */
   jl_ai_string(&root->mName, "jostle_trunk");
   root->mTransformation.a1 = 0.001f;
@@ -599,18 +630,32 @@ int jl_trunk_write_glb(const char *path, const jl_mesh *mesh, const jl_block_siz
   root->mChildren = children;
   for (int i = 0; i <= n; ++i) {
     struct aiNode *nd = &nodes[i];
-    jl_ai_string(&nd->mName, meshes[i]->mName.data);
-    nd->mTransformation.a1 = nd->mTransformation.b2 = nd->mTransformation.c3 = nd->mTransformation.d4 = 1.0f;
+    struct aiMatrix4x4 *t = &nd->mTransformation;
+    t->a1 = t->b2 = t->c3 = t->d4 = 1.0f;
+    if (i == 0) {
+      jl_ai_string(&nd->mName, "trunk");
+      nd->mMeshes = &mesh_idx[0];
+    } else {
+      /* the block's frame: its axes as columns, its centre as the translation */
+      char name[32];
+      snprintf(name, sizeof name, "block_%d", i - 1);
+      jl_ai_string(&nd->mName, name);
+      jl_obb o;
+      jl_obb_from_block(bs, p->centre + 3 * (i - 1), p->quat + 4 * (i - 1), &o);
+      t->a1 = (ai_real)o.ax[0][0]; t->a2 = (ai_real)o.ax[1][0]; t->a3 = (ai_real)o.ax[2][0];
+      t->b1 = (ai_real)o.ax[0][1]; t->b2 = (ai_real)o.ax[1][1]; t->b3 = (ai_real)o.ax[2][1];
+      t->c1 = (ai_real)o.ax[0][2]; t->c2 = (ai_real)o.ax[1][2]; t->c3 = (ai_real)o.ax[2][2];
+      t->a4 = (ai_real)o.c[0]; t->b4 = (ai_real)o.c[1]; t->c4 = (ai_real)o.c[2];
+      nd->mMeshes = &mesh_idx[1 + (i - 1) % JL_GLB_HUES];
+    }
     nd->mParent = root;
-    mesh_idx[i] = (unsigned)i;
     nd->mNumMeshes = 1;
-    nd->mMeshes = &mesh_idx[i];
     children[i] = nd;
   }
   sc->mRootNode = root;
-  sc->mNumMeshes = (unsigned)n + 1;
+  sc->mNumMeshes = (unsigned)nm;
   sc->mMeshes = meshes;
-  sc->mNumMaterials = (unsigned)n + 1;
+  sc->mNumMaterials = (unsigned)nm;
   sc->mMaterials = mats;
   const struct aiExportDataBlob *blob = aiExportSceneToBlob(sc, "glb2", 0);
   if (!blob) {
@@ -621,9 +666,9 @@ int jl_trunk_write_glb(const char *path, const jl_mesh *mesh, const jl_block_siz
   aiReleaseExportBlob(blob);
 done:
   if (meshes)
-    for (int i = 0; i <= n; ++i) jl_ai_mesh_free(meshes[i]);
+    for (int k = 0; k < nm; ++k) jl_ai_mesh_free(meshes[k]);
   if (mats)
-    for (int i = 0; i <= n; ++i) jl_ai_material_free(mats[i]);
+    for (int k = 0; k < nm; ++k) jl_ai_material_free(mats[k]);
   free(meshes);
   free(mats);
   free(mesh_idx);

@@ -42,6 +42,12 @@
 #define JL_GAP_VOXELS_PER_EDGE 20
 /* Gap fill passes over the start while they still add blocks, at most. */
 #define JL_GAP_ROUNDS 3
+/* Voxels of the gap map at most: its four byte maps then take 256 MB (the
+ * sedan needs 3.5e7 voxels of 2.5 mm); a larger trunk gets coarser voxels,
+ * which only find fewer gaps. */
+#define JL_GAP_MAX_VOXELS 6.4e7
+/* Blocks slid between polls of the time limit and the stop flag. */
+#define JL_GAP_POLL 64
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c) {
   memset(c, 0, sizeof *c);
@@ -67,12 +73,15 @@ static double jl_signed_volume(const jl_mesh *m) {
 
 /* Checks chains whose best state beats the global best, best first; the
  * first that passes becomes the new best. A chain that fails goes back to
- * recording from the global best count. */
+ * recording from the global best count. Past the deadline (> 0) or a signal
+ * only the first is checked. */
 static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
                         jl_block_packing *best, jl_block_packing *tmp, jl_trunk_run_info *info,
-                        int *improved, jl_error *err) {
+                        double deadline, const volatile sig_atomic_t *stop, int *improved,
+                        jl_error *err) {
   *improved = 0;
   for (int k = 0; k < JL_CHECKS_PER_ROUND; ++k) {
+    if (k > 0 && ((stop && *stop) || (deadline > 0.0 && jl_time_now() >= deadline))) return JL_OK;
     int cb = -1;
     for (int c = 0; c < b->count; ++c)
       if (b->best_n[c] > best->count && (cb < 0 || b->best_n[c] > b->best_n[cb])) cb = c;
@@ -84,6 +93,10 @@ static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
     if (check(ctx, tmp, &worst)) {
       if ((rc = jl_block_packing_copy(best, tmp, err))) return rc;
       *improved = 1;
+      return JL_OK;
+    }
+    if (isnan(worst)) {  /* the check's limits stopped it: the run is ending */
+      info->checks--;
       return JL_OK;
     }
     info->checks_failed++;
@@ -174,6 +187,12 @@ static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, const 
       lo[d] = fmin(lo[d], mesh->vertices[3 * i + d]);
       hi[d] = fmax(hi[d], mesh->vertices[3 * i + d]);
     }
+  for (;;) {  /* coarser voxels until the map fits JL_GAP_MAX_VOXELS */
+    double cells = 1.0;
+    for (int d = 0; d < 3; ++d) cells *= ceil((hi[d] - lo[d]) / v) + 1.0;
+    if (cells <= JL_GAP_MAX_VOXELS || !isfinite(cells)) break;
+    v *= 1.0001 * cbrt(cells / JL_GAP_MAX_VOXELS);
+  }
   m->v = v;
   m->n = 1;
   for (int d = 0; d < 3; ++d) {
@@ -192,7 +211,8 @@ static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, const 
   }
   int rc = JL_OK;
   const double oy = 0.5 + 3.0e-7, oz = 0.5 + 7.0e-7;
-  for (int t = 0; t < mesh->n_triangles && rc == JL_OK; ++t) {
+  for (int t = 0; t < mesh->n_triangles && rc == JL_OK && !*cut; ++t) {
+    if ((t & 15) == 0 && jl_gap_out_of_time(lim)) { *cut = 1; break; }
     const int *tv = mesh->triangles + 3 * t;
     const double *a = mesh->vertices + 3 * tv[0], *b = mesh->vertices + 3 * tv[1],
                  *c = mesh->vertices + 3 * tv[2];
@@ -223,7 +243,7 @@ static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, const 
         xs[col][xn[col]++] = a[0] + u * (b[0] - a[0]) + s * (c[0] - a[0]);
       }
   }
-  if (rc == JL_OK) {
+  if (rc == JL_OK && !*cut) {
     for (int k = 0; k < nz && !*cut; ++k) {
       if (jl_gap_out_of_time(lim)) { *cut = 1; break; }
       for (int j = 0; j < ny; ++j) {
@@ -375,28 +395,33 @@ static void jl_gap_erode(uint8_t *f, const int dim[3], int axis, int len) {
   if (len > have) jl_gap_and_shift(f, dim, axis, len - have);
 }
 
+typedef struct jl_gap_key {
+  double key;
+  int b;
+} jl_gap_key;
+
+/* By key, then by block index: the order of a stable sort. */
+static int jl_gap_cmp_key(const void *x, const void *y) {
+  const jl_gap_key *a = x, *c = y;
+  if (a->key != c->key) return a->key < c->key ? -1 : 1;
+  return (a->b > c->b) - (a->b < c->b);
+}
+
 /* Slides the axis-aligned blocks along one axis (sign -1 or +1) voxel by
  * voxel while the voxels they move into are free, nearest the far wall
- * first, so free space gathers at the other end. Keeps occ current. */
+ * first, so free space gathers at the other end. Keeps occ current; stops
+ * (blocks slid so far stay slid) when lim is reached. */
 static int jl_gap_compact(const jl_gap_map *m, uint8_t *occ, const double h[3], jl_block_packing *p,
-                          int axis, int sign, jl_error *err) {
+                          int axis, int sign, const jl_gap_limits *lim, jl_error *err) {
   int n = p->count;
-  double *key = malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
-  int *ord = malloc((size_t)(n > 0 ? n : 1) * sizeof *ord);
-  if (!key || !ord) {
-    free(key); free(ord);
-    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for compaction");
-  }
-  for (int b = 0; b < n; ++b) { ord[b] = b; key[b] = -sign * p->centre[3 * b + axis]; }
-  /* insertion sort by key (stable, deterministic) */
-  for (int i = 1; i < n; ++i) {
-    int o = ord[i], j = i - 1;
-    while (j >= 0 && key[ord[j]] > key[o]) { ord[j + 1] = ord[j]; --j; }
-    ord[j + 1] = o;
-  }
+  jl_gap_key *ord = malloc((size_t)(n > 0 ? n : 1) * sizeof *ord);
+  if (!ord) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for compaction");
+  for (int b = 0; b < n; ++b) ord[b] = (jl_gap_key){-sign * p->centre[3 * b + axis], b};
+  qsort(ord, (size_t)n, sizeof *ord, jl_gap_cmp_key);
   int o1 = axis == 0 ? 1 : 0, o2 = axis == 2 ? 1 : 2;
   for (int t = 0; t < n; ++t) {
-    int b = ord[t];
+    if (t % JL_GAP_POLL == 0 && jl_gap_out_of_time(lim)) break;
+    int b = ord[t].b;
     double *c = p->centre + 3 * b;
     jl_vec3 ax[3];
     double ext[3];
@@ -429,7 +454,6 @@ static int jl_gap_compact(const jl_gap_map *m, uint8_t *occ, const double h[3], 
       c[axis] += sign * m->v;
     }
   }
-  free(key);
   free(ord);
   return JL_OK;
 }
@@ -536,7 +560,7 @@ int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_
     jl_gap_mark_all(&m, occ, h, &trial);
     for (int t = 0; t < 4 && jl_gap_seqs[s][t] >= 0 && !jl_gap_out_of_time(&lim); ++t) {
       int a = jl_gap_seqs[s][t];
-      if ((rc = jl_gap_compact(&m, occ, h, &trial, a / 2, a % 2 ? 1 : -1, err))) goto done;
+      if ((rc = jl_gap_compact(&m, occ, h, &trial, a / 2, a % 2 ? 1 : -1, &lim, err))) goto done;
     }
     double worst = 0.0;
     if (jl_gap_out_of_time(&lim)) break;
@@ -708,7 +732,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
       p.iters = it;
     }
     int improved = 0;
-    if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, &improved, err))) goto done;
+    if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, deadline, stop, &improved, err))) goto done;
     double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
     if (improved && !cfg->no_gap_fill && best->count < cap && (deadline <= 0.0 || left > 0.0) &&
         !(stop && *stop)) {

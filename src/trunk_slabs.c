@@ -46,10 +46,13 @@ typedef struct jl_slab_shared {
   int *value;              /* (m + 1)^2: blocks in the slab [P_j, P_k] of the zone */
   atomic_int next;
   atomic_llong tested;
-  double deadline;
-  const volatile sig_atomic_t *stop;
+  jl_trunk_limits lim;     /* the search's; placing runs within its own */
+  double since;            /* start of the work lim.grace counts from */
   atomic_int cut;
 } jl_slab_shared;
+
+/* Row positions between polls of the limits (a box test costs about a microsecond). */
+#define JL_SLAB_POLL 64
 
 static int jl_slab_cmp(const void *a, const void *b) {
   double u = *(const double *)a, w = *(const double *)b;
@@ -60,7 +63,7 @@ static double jl_slab_edge(const jl_block_size *b, int e) { return e == 0 ? b->x
 
 static int jl_slab_stopped(jl_slab_shared *s) {
   if (atomic_load(&s->cut)) return 1;
-  if ((s->stop && *s->stop) || (s->deadline > 0.0 && jl_time_now() >= s->deadline)) {
+  if (jl_trunk_limits_hit(&s->lim, s->since)) {
     atomic_store(&s->cut, 1);
     return 1;
   }
@@ -93,8 +96,9 @@ static int jl_slab_span(const jl_slab_shared *s, int k) {
  * first fine position past the previous one where it crosses no triangle
  * and lies inside. Leftmost first is optimal for equal blocks on a line,
  * so a row holds at least as many as any lattice offset on that grid.
- * Counted, and pushed onto out when out != NULL. */
-static int jl_slab_row(const jl_slab_shared *s, int i, int k, int g, long long *tested,
+ * Counted, and pushed onto out when out != NULL (placing: every test is
+ * cached then). -1: out of memory; -2 (counting only): the limits stopped it. */
+static int jl_slab_row(jl_slab_shared *s, int i, int k, int g, long long *tested,
                        jl_block_packing *out) {
   const jl_trunk_geom *geo = s->g;
   int e[3];
@@ -112,7 +116,9 @@ static int jl_slab_row(const jl_slab_shared *s, int i, int k, int g, long long *
   double q[4];
   jl_trunk_axis_quat(e, q);
   int count = 0;
+  long long polled = 0;
   for (; t <= t_end;) {
+    if (!out && ++polled % JL_SLAB_POLL == 0 && jl_slab_stopped(s)) return -2;
     double c[3];
     c[s->a] = a0 + 0.5 * ea;
     c[s->b] = s->lo[s->b] + t * s->fine + 0.5 * eb;
@@ -144,7 +150,10 @@ static void *jl_slab_row_worker(void *arg) {
     int u = atomic_fetch_add(&s->next, 1);
     if (u >= s->n_z * JL_SLAB_KINDS || jl_slab_stopped(s)) break;
     int i = u / JL_SLAB_KINDS, k = u % JL_SLAB_KINDS;
-    for (int g = 0; g <= s->m; ++g) s->row[jl_slab_row_idx(s, i, k, g)] = jl_slab_row(s, i, k, g, &tested, NULL);
+    for (int g = 0; g <= s->m && !jl_slab_stopped(s); ++g) {
+      int c = jl_slab_row(s, i, k, g, &tested, NULL);
+      s->row[jl_slab_row_idx(s, i, k, g)] = c > 0 ? c : 0;  /* a cut zone is not used */
+    }
   }
   atomic_fetch_add(&s->tested, tested);
   return NULL;
@@ -227,6 +236,7 @@ static void *jl_slab_value_worker(void *arg) {
     if (j >= s->m || jl_slab_stopped(s)) break;
     memset(L, 0, nl * sizeof *L);
     for (int kk = j + 1; kk <= s->m; ++kk) {
+      if ((kk - j) % JL_SLAB_POLL == 0 && jl_slab_stopped(s)) break;
       /* each layer's row DP one step further (jl_slab_layer_dp) */
       int *Lk = L + (size_t)(kk - j) * nl, *Lp = L + (size_t)(kk - 1 - j) * nl;
       int changed = 0;
@@ -265,7 +275,8 @@ static void jl_slab_run_threads(void *(*fn)(void *), void *arg, int threads) {
 /* The zone [zlo, zhi] along b: rows, slab values and the cuts along a by
  * dynamic programming (F[k]: most blocks below P_k; from[k]: the start of
  * the slab ending at P_k, -1: the step before P_k left empty). Returns the
- * zone's count, or -1 when out of memory. */
+ * zone's count, or -1 when out of memory; when the limits stopped it
+ * (jl_slab_stopped) the count is not to be used. */
 static int jl_slab_zone(jl_slab_shared *s, double zlo, double zhi, int threads, int *F, int *from) {
   s->zlo = zlo;
   s->zhi = zhi;
@@ -337,8 +348,7 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
   s.g = g;
   s.a = axis;
   s.b = 1 - axis;
-  s.deadline = deadline;
-  s.stop = stop;
+  s.lim = (jl_trunk_limits){deadline, stop, 0.0};
   jl_mesh_bounds(g->mesh, s.lo, s.hi);
   double shortest = fmin(g->block.x, fmin(g->block.y, g->block.z));
   s.step = step > 0.0 ? step : shortest / JL_SLAB_STEPS_PER_EDGE;
@@ -441,10 +451,11 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
   int slabs = 0, n_zones = 0;
   /* Zones not evaluated before a cut count 0, so G is still a legal plan.
    * Placing recomputes its zones from the cache (all their box tests are
-   * there), so it runs without the limits. */
+   * there); it and the exact check get JL_TRUNK_FINISH_S past the limits.
+   * A zone cut short is not placed; the zones placed stay. */
   int cut = atomic_load(&s.cut);
-  s.deadline = 0.0;
-  s.stop = NULL;
+  s.lim.grace = JL_TRUNK_FINISH_S;
+  s.since = jl_time_now();
   atomic_store(&s.cut, 0);
   for (int q = nQ - 1; q > 0 && rc == JL_OK && usable;) {
     int p = zfrom[q];
@@ -452,12 +463,14 @@ int jl_trunk_slab_fill(const jl_trunk_geom *g, int axis, int zones, double step,
     /* recompute the zone (the cache makes this cheap) and place it */
     int v = jl_slab_zone(&s, Q[p], Q[q], threads, F, from);
     if (v < 0) rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the slab fill");
+    else if (jl_slab_stopped(&s)) break;
     else rc = jl_slab_zone_place(&s, from, cnt, L, choice, total, next, out, &slabs, err);
     if (rc == JL_OK && v > 0) ++n_zones;
     q = p;
   }
+  if (atomic_load(&s.cut)) cut = 1;
   if (!usable) out->count = 0;
-  if (rc == JL_OK) rc = jl_trunk_require_legal(g, out, "the slab fill", err);
+  if (rc == JL_OK) rc = jl_trunk_require_legal(g, out, "the slab fill", &s.lim, &cut, err);
   if (info && rc == JL_OK) {
     info->count = out->count;
     info->axis = axis;

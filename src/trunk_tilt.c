@@ -43,9 +43,15 @@ static int jl_tilt_plane_cmp(const void *pa, const void *pb) {
   return (a->d > b->d) - (a->d < b->d);
 }
 
-int jl_trunk_tilt_planes(const jl_mesh *m, double min_frac, jl_tilt_plane *planes, int cap, int *n,
-                         jl_error *err) {
+/* Triangles between polls of the limits: each is compared with every group
+ * so far, so a mesh of many small faces costs T^2 / 2 comparisons. */
+#define JL_TILT_POLL 16
+
+/* jl_trunk_tilt_planes, giving up (no planes, *cut = 1) when lim (may be NULL) is hit. */
+static int jl_tilt_planes_until(const jl_mesh *m, double min_frac, jl_tilt_plane *planes, int cap, int *n,
+                                const jl_trunk_limits *lim, int *cut, jl_error *err) {
   *n = 0;
+  double since = jl_time_now();
   double lo[3], hi[3];
   jl_mesh_bounds(m, lo, hi);
   double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
@@ -56,6 +62,11 @@ int jl_trunk_tilt_planes(const jl_mesh *m, double min_frac, jl_tilt_plane *plane
   int ng = 0;
   double total = 0.0;
   for (int t = 0; t < m->n_triangles; ++t) {
+    if (t % JL_TILT_POLL == 0 && jl_trunk_limits_hit(lim, since)) {
+      *cut = 1;
+      free(grp);
+      return JL_OK;
+    }
     double nt[3], area;
     jl_tilt_normal(m, t, nt, &area);
     total += area;
@@ -84,6 +95,12 @@ int jl_trunk_tilt_planes(const jl_mesh *m, double min_frac, jl_tilt_plane *plane
   for (int k = 0; k < kept && k < cap; ++k) planes[(*n)++] = grp[k];
   free(grp);
   return JL_OK;
+}
+
+int jl_trunk_tilt_planes(const jl_mesh *m, double min_frac, jl_tilt_plane *planes, int cap, int *n,
+                         jl_error *err) {
+  int cut = 0;
+  return jl_tilt_planes_until(m, min_frac, planes, cap, n, NULL, &cut, err);
 }
 
 void jl_trunk_tilt_frame(const double n[3], double rows[3][3]) {
@@ -432,9 +449,6 @@ static double jl_tilt_width(const jl_mesh *m, const double n[3]) {
   return m->n_vertices ? hi - lo : 0.0;
 }
 
-static int jl_tilt_stopped(double deadline, const volatile sig_atomic_t *stop) {
-  return (stop && *stop) || (deadline > 0.0 && jl_time_now() >= deadline);
-}
 
 int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threads, double deadline,
                        const volatile sig_atomic_t *stop, jl_block_packing *out, jl_tilt_info *info,
@@ -446,9 +460,13 @@ int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threa
   inf.complete = 1;
   out->count = 0;
   jl_tilt_plane planes[JL_TILT_MAX_PLANES];
-  int np = 0;
-  int rc = jl_trunk_tilt_planes(g->mesh, JL_TILT_MIN_AREA_FRAC, planes, JL_TILT_MAX_PLANES, &np, err);
+  int np = 0, cut = 0;
+  jl_trunk_limits lim = {deadline, stop, 0.0};
+  /* the combined packing's exact check may finish past the limits */
+  jl_trunk_limits fin = {deadline, stop, JL_TRUNK_FINISH_S};
+  int rc = jl_tilt_planes_until(g->mesh, JL_TILT_MIN_AREA_FRAC, planes, JL_TILT_MAX_PLANES, &np, &lim, &cut, err);
   if (rc != JL_OK) return rc;
+  if (np > JL_TILT_MAX_PLANES) np = JL_TILT_MAX_PLANES;  /* already so; the bound keeps -Wstringop-overread quiet */
   inf.planes = np;
   const jl_block_size *bs = &g->block;
   double shortest = fmin(bs->x, fmin(bs->y, bs->z)), longest = fmax(bs->x, fmax(bs->y, bs->z));
@@ -459,7 +477,6 @@ int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threa
   if ((rc = jl_block_packing_init(&band, 64, err)) != JL_OK || (rc = jl_block_packing_init(&rem, 256, err)) != JL_OK ||
       (rc = jl_block_packing_init(&tmp, 256, err)) != JL_OK || (rc = jl_block_packing_init(&cand, 256, err)) != JL_OK)
     goto done;
-  int cut = 0;
   for (int p = 0; p < np && rc == JL_OK && !cut; ++p) {
     const jl_tilt_plane *pl = &planes[p];
     double R[3][3];
@@ -467,7 +484,7 @@ int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threa
     double qR[4];
     jl_quat_from_axes(R, qR);  /* columns of R^T: the face frame's axes in the world */
     for (int k = 1; k <= n_t && rc == JL_OK && !cut; ++k) {
-      if (jl_tilt_stopped(deadline, stop)) {
+      if (jl_trunk_limits_hit(&lim, 0.0)) {
         cut = 1;
         break;
       }
@@ -535,7 +552,11 @@ int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threa
         rc = jl_block_packing_push(&cand, rem.centre + 3 * i, rem.quat + 4 * i, err);
       if (rc != JL_OK) break;
       jl_trunk_report rep;
-      if ((rc = jl_trunk_check_packing(g, &cand, &rep, err)) != JL_OK) break;
+      if ((rc = jl_trunk_check_packing_until(g, &cand, &fin, &rep, err)) != JL_OK) break;
+      if (!rep.complete) {  /* not checked: never kept */
+        cut = 1;
+        break;
+      }
       if (!rep.legal) {  /* never kept */
         ++inf.rejected;
         continue;

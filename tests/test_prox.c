@@ -16,6 +16,7 @@
 #include "prox_math.h"
 #include "prox_solver.h"
 #include "scene.h"
+#include "timer.h"
 
 static void test_prox_projection(void **state) {
   (void)state;
@@ -394,6 +395,44 @@ static void test_apgd_tall_stack(void **state) {
   free(gp);
 }
 
+/* A set stop flag ends every method's solve after one iteration, not
+ * converged; a deadline in the past does the same; without them the solve
+ * runs on (tolerance 0: many iterations). */
+static void test_solve_stops(void **state) {
+  (void)state;
+  grid_problem *gp = calloc(1, sizeof *gp);
+  make_box_stack(gp, 20);
+  double *lam = calloc(3 * 4 * 20, sizeof *lam);
+  const jl_solver_kind kinds[3] = {JL_SOLVER_JOR, JL_SOLVER_SOR, JL_SOLVER_APGD};
+  for (int k = 0; k < 3; ++k)
+    for (int how = 0; how < 3; ++how) {
+      jl_prox_opts o;
+      jl_prox_opts_default(&o);
+      jl_prox_opts_set_kind(&o, kinds[k]);
+      o.matrix_free = 1;
+      o.tol_abs = o.tol_rel = 0.0;
+      o.max_iter = 50000;
+      volatile sig_atomic_t stop = how == 1;
+      o.stop = &stop;
+      if (how == 2) o.deadline = jl_time_now() - 1.0;
+      jl_prox_ws ws = {0};
+      jl_error err = {0};
+      jl_prox_stats st;
+      memset(lam, 0, 3 * 4 * 20 * sizeof *lam);
+      assert_int_equal(jl_prox_solve(&gp->p, &o, lam, &ws, &st, &err), JL_OK);
+      if (how) {
+        assert_false(st.converged);
+        assert_int_equal(st.iterations, 1);
+      } else {
+        assert_true(st.iterations > 10);
+      }
+      jl_prox_ws_free(&ws);
+    }
+  free(lam);
+  free_grid(gp);
+  free(gp);
+}
+
 static void test_colouring_proper(void **state) {
   (void)state;
   grid_problem *gp = calloc(1, sizeof *gp);
@@ -428,6 +467,7 @@ int main(void) {
     cmocka_unit_test(test_apgd_momentum_sequence),
     cmocka_unit_test(test_apgd_tall_stack),
     cmocka_unit_test(test_colouring_proper),
+    cmocka_unit_test(test_solve_stops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 #include "fclib_export.h"
 #include "math3d.h"
 #include "rigid_body.h"
+#include "timer.h"
 #include "trajectory.h"
 
 #ifdef JL_HAVE_FCLIB
@@ -248,10 +249,57 @@ static void test_fclib_roundtrip(void **state) {
 }
 #endif
 
+/* 8,000 moving spheres over 31 frames: written in well under a second and
+ * read back whole (assimp's exporter took 67 s: a copy of its whole buffer
+ * per animation channel). */
+static void test_trajectory_glb_many(void **state) {
+  (void)state;
+  jl_error err;
+  jl_bodies b;
+  const int n = 8000, F = 31;
+  assert_int_equal(jl_bodies_init(&b, n, &err), JL_OK);
+  b.count = n;
+  for (int i = 0; i < n; ++i)
+    set_body(&b, i, JL_SHAPE_SPHERE, 0, jl_v3(0.2 * (i % 20), 0.2 * (i / 20 % 20), 0.2 * (i / 400)),
+             jl_quat_identity(), jl_v3(0.05, 0.05, 0.05));
+  jl_trajectory t;
+  assert_int_equal(jl_trajectory_init(&t, &b, &err), JL_OK);
+  for (int f = 0; f < F; ++f) {
+    for (int i = 0; i < n; ++i) b.pos[3 * i + 2] -= 0.01;
+    assert_int_equal(jl_trajectory_add_frame(&t, &b, 0.01 * f, &err), JL_OK);
+  }
+  char path[512];
+  tmp_path(path, sizeof path, "many.glb");
+  double t0 = jl_time_now();
+  assert_int_equal(jl_trajectory_write_glb(&t, path, &err), JL_OK);
+  double took = jl_time_now() - t0;
+  print_message("8,000 bodies x 31 frames: .glb in %.2f s\n", took);
+  assert_true(took < 5.0);
+  const struct aiScene *s = aiImportFile(path, 0);
+  if (!s) fail_msg("assimp cannot read %s: %s", path, aiGetErrorString());
+  assert_int_equal(s->mRootNode->mNumChildren, n);
+  assert_int_equal(s->mNumMeshes, 1);
+  assert_int_equal(s->mNumAnimations, 1);
+  assert_int_equal(s->mAnimations[0]->mNumChannels, n);
+  for (int c = 0; c < n; c += 997) {
+    const struct aiNodeAnim *ch = s->mAnimations[0]->mChannels[c];
+    int i = -1;
+    assert_int_equal(sscanf(ch->mNodeName.data, "body_%d", &i), 1);
+    assert_int_equal(ch->mNumPositionKeys, F);
+    assert_true(fabs(ch->mPositionKeys[F - 1].mValue.x - 0.2 * (i % 20)) < 1e-5);
+    assert_true(fabs(ch->mPositionKeys[F - 1].mValue.z - (0.2 * (i / 400) - 0.01 * F)) < 1e-5);
+  }
+  aiReleaseImport(s);
+  unlink(path);
+  jl_trajectory_free(&t);
+  jl_bodies_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_json_non_finite),
     cmocka_unit_test(test_trajectory_glb),
+    cmocka_unit_test(test_trajectory_glb_many),
 #ifdef JL_HAVE_FCLIB
     cmocka_unit_test(test_fclib_roundtrip),
 #endif

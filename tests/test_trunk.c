@@ -15,6 +15,7 @@
 #include "file_util.h"
 #include "math3d.h"
 #include "mesh.h"
+#include "timer.h"
 #include "trunk_baseline.h"
 #include "trunk_check.h"
 #include "trunk_io.h"
@@ -390,6 +391,156 @@ static void test_check_outside_found(void **state) {
   jl_block_packing_free(&p);
 }
 
+/* Blocks clear of the surface take their side from the previous such block
+ * when the segment between their centres meets no triangle: through the
+ * obstacle of a trunk with a cavity, the sides must still come out right. */
+static void test_check_sides_across_cavity(void **state) {
+  (void)state;
+  double v[48];
+  int t[72];
+  box_arrays(0, 0, 0, 1000, 500, 400, 0, v, t);
+  box_arrays(400, 100, 100, 800, 400, 300, 8, v + 24, t + 36);
+  jl_mesh m;
+  jl_error err = {0};
+  assert_int_equal(jl_mesh_from_arrays(&m, v, 16, t, 24, &err), JL_OK);
+  assert_int_equal(jl_mesh_validate(&m, "cavity", NULL, &err), JL_OK);
+  jl_trunk_geom g;
+  assert_int_equal(jl_trunk_geom_init(&g, &m, din, &err), JL_OK);
+  /* free corner; free, the segment from the first through the obstacle;
+   * in the obstacle; in the obstacle again, the segment staying inside it */
+  double c[4][3] = {{100, 50, 25}, {890, 450, 370}, {550, 250, 200}, {650, 300, 130}};
+  jl_block_packing p;
+  packing_of(&p, 4, c, NULL);
+  jl_trunk_report r;
+  assert_int_equal(jl_trunk_check_packing(&g, &p, &r, &err), JL_OK);
+  assert_false(r.legal);
+  assert_true(r.complete);
+  assert_int_equal(r.outside_blocks, 2);
+  assert_int_equal(r.outside_block, 2);
+  assert_true(fabs(r.outside_distance - 100.0) < 1e-9);
+  for (int i = 0; i < 4; ++i)
+    assert_int_equal(jl_mesh_winding_number(&m, c[i]) > 0.5, i < 2);
+  /* the two free blocks alone are legal */
+  p.count = 2;
+  assert_int_equal(jl_trunk_check_packing(&g, &p, &r, &err), JL_OK);
+  assert_true(r.legal);
+  jl_block_packing_free(&p);
+  jl_trunk_geom_free(&g);
+  jl_mesh_free(&m);
+}
+
+/* The box [0, x] x [0, y] x [0, z] with each face cut into k x k squares
+ * (12 k^2 triangles, outward). */
+static void make_fine_box(jl_mesh *m, double x, double y, double z, int k) {
+  int nt = 12 * k * k;
+  double *v = malloc((size_t)nt * 9 * sizeof *v);
+  int *t = malloc((size_t)nt * 3 * sizeof *t);
+  assert_non_null(v);
+  assert_non_null(t);
+  double ext[3] = {x, y, z};
+  int nv = 0, ti = 0;
+  for (int ax = 0; ax < 3; ++ax)
+    for (int side = 0; side < 2; ++side) {
+      int u = (ax + 1) % 3, w = (ax + 2) % 3;  /* (u, w, ax) right-handed */
+      for (int i = 0; i < k; ++i)
+        for (int j = 0; j < k; ++j) {
+          double q[4][3];
+          for (int c = 0; c < 4; ++c) {
+            int di = c == 1 || c == 2, dj = c >= 2;
+            q[c][ax] = side ? ext[ax] : 0.0;
+            q[c][u] = ext[u] * (i + di) / k;
+            q[c][w] = ext[w] * (j + dj) / k;
+          }
+          /* corners 0, 1, 2, 3 run counter-clockwise seen from +ax */
+          static const int up[2][3] = {{0, 1, 2}, {0, 2, 3}}, down[2][3] = {{0, 2, 1}, {0, 3, 2}};
+          for (int h = 0; h < 2; ++h) {
+            for (int c = 0; c < 3; ++c) {
+              int src = side ? up[h][c] : down[h][c];
+              memcpy(v + 3 * nv, q[src], sizeof q[0]);
+              t[ti++] = nv++;
+            }
+          }
+        }
+    }
+  jl_error err = {0};
+  assert_int_equal(jl_mesh_from_arrays(m, v, nv, t, nt, &err), JL_OK);
+  free(v);
+  free(t);
+}
+
+/* The exact check of 1,600 blocks in a trunk of 120,000 triangles: a
+ * winding number over every triangle for every block took seconds. */
+static void test_check_many_triangles_fast(void **state) {
+  (void)state;
+  jl_mesh m;
+  make_fine_box(&m, 1000, 500, 400, 100);
+  assert_true(fabs(jl_mesh_volume(&m) / 2e8 - 1) < 1e-9);
+  jl_block_size small = {100, 50, 25};
+  jl_trunk_geom g;
+  jl_error err = {0};
+  assert_int_equal(jl_trunk_geom_init(&g, &m, small, &err), JL_OK);
+  jl_block_packing p;
+  assert_int_equal(jl_block_packing_init(&p, 1600, &err), JL_OK);
+  for (int i = 0; i < 1600; ++i) {
+    double c[3] = {50 + 100 * (i % 10), 25 + 50 * (i / 10 % 10), 12.5 + 25 * (i / 100)};
+    assert_int_equal(jl_block_packing_push(&p, c, q_id, &err), JL_OK);
+  }
+  double t0 = jl_time_now();
+  jl_trunk_report r;
+  assert_int_equal(jl_trunk_check_packing(&g, &p, &r, &err), JL_OK);
+  double took = jl_time_now() - t0;
+  print_message("1,600 blocks, 120,000 triangles: checked in %.3f s\n", took);
+  assert_true(r.legal);
+  assert_true(took < 2.0);
+  /* one block moved out through the floor still counts as outside */
+  p.centre[3 * 800 + 2] = -100;
+  assert_int_equal(jl_trunk_check_packing(&g, &p, &r, &err), JL_OK);
+  assert_false(r.legal);
+  assert_int_equal(r.outside_blocks, 1);
+  assert_int_equal(r.outside_block, 800);
+  jl_block_packing_free(&p);
+  jl_trunk_geom_free(&g);
+  jl_mesh_free(&m);
+}
+
+/* Limits: a set stop flag ends the check at once (not legal, not complete)
+ * unless its grace has not passed; a fill's check that is cut says so and
+ * keeps the packing; the search's check reports a cut one as NaN. */
+static void test_check_limits(void **state) {
+  cuboid_fixture *f = *state;
+  double c[2][3] = {{100, 50, 25}, {300, 50, 25}};
+  jl_block_packing p;
+  packing_of(&p, 2, c, NULL);
+  volatile sig_atomic_t stop = 1;
+  jl_trunk_limits now = {0.0, &stop, 0.0}, grace = {0.0, &stop, 60.0};
+  jl_trunk_report r;
+  jl_error err = {0};
+  assert_int_equal(jl_trunk_check_packing_until(&f->geom, &p, &now, &r, &err), JL_OK);
+  assert_false(r.complete);
+  assert_false(r.legal);
+  char why[256];
+  jl_trunk_report_describe(&r, why, sizeof why);
+  assert_non_null(strstr(why, "not checked"));
+  assert_int_equal(jl_trunk_check_packing_until(&f->geom, &p, &grace, &r, &err), JL_OK);
+  assert_true(r.complete);
+  assert_true(r.legal);
+  jl_trunk_limits past = {jl_time_now() - 1.0, NULL, 0.0};
+  assert_int_equal(jl_trunk_check_packing_until(&f->geom, &p, &past, &r, &err), JL_OK);
+  assert_false(r.complete);
+  int cut = 0;
+  assert_int_equal(jl_trunk_require_legal(&f->geom, &p, "a test", &now, &cut, &err), JL_OK);
+  assert_int_equal(cut, 1);
+  assert_int_equal(p.count, 2);
+  f->geom.lim = now;
+  double worst = 0.0;
+  assert_int_equal(jl_trunk_check(&f->geom, &p, &worst), 0);
+  assert_true(isnan(worst));
+  f->geom.lim = grace;
+  assert_int_equal(jl_trunk_check(&f->geom, &p, &worst), 1);
+  assert_true(worst == 0.0);
+  jl_block_packing_free(&p);
+}
+
 static void test_inside_tests_agree(void **state) {
   cuboid_fixture *f = *state;
   double pts[5][3] = {{500, 250, 200}, {1, 1, 1}, {999, 499, 399}, {-1, 250, 200}, {500, 250, 401}};
@@ -427,6 +578,48 @@ static int baseline_count(double x, double y, double z, int threads, jl_block_pa
   jl_trunk_geom_free(&g);
   jl_mesh_free(&m);
   return n;
+}
+
+/* --time within a lattice or a layer: in a 10 x 5 x 4 m box one lattice has
+ * 200,000 cells (seconds on 2 loaded threads; before, the deadline was read
+ * only between lattices and layer slots, and the 200,000-block packing was
+ * then placed and checked in full). The grid fill and the layered fill
+ * return within their finishing allowance of a deadline 0.3 s away (or of a
+ * set stop flag), cut short, with a legal packing. */
+static void test_fills_stop_within_lattice(void **state) {
+  (void)state;
+  jl_mesh m;
+  make_box(&m, 10000, 5000, 4000);
+  jl_error err = {0};
+  jl_trunk_geom g;
+  assert_int_equal(jl_trunk_geom_init(&g, &m, din, &err), JL_OK);
+  for (int how = 0; how < 4; ++how) {
+    jl_block_packing out;
+    assert_int_equal(jl_block_packing_init(&out, 16, &err), JL_OK);
+    volatile sig_atomic_t stop = how >= 2;
+    double t0 = jl_time_now(), deadline = how >= 2 ? 0.0 : t0 + 0.3;
+    int complete;
+    if (how % 2 == 0) {
+      jl_grid_info gi;
+      assert_int_equal(jl_trunk_grid_fill(&g, 2, 0, deadline, &stop, &out, &gi, &err), JL_OK);
+      complete = gi.complete;
+    } else {
+      jl_baseline_info bi;
+      assert_int_equal(jl_trunk_baseline_until(&g, 2, 0, deadline, &stop, &out, &bi, &err), JL_OK);
+      complete = bi.complete;
+    }
+    double took = jl_time_now() - t0;
+    print_message("%s fill, %s: %d blocks in %.2f s\n", how % 2 ? "layered" : "grid",
+                  how >= 2 ? "stop flag" : "deadline 0.3 s", out.count, took);
+    assert_false(complete);
+    assert_true(took < 0.3 + 2 * JL_TRUNK_FINISH_S + 1.0);
+    jl_trunk_report rep;
+    assert_int_equal(jl_trunk_check_packing(&g, &out, &rep, &err), JL_OK);
+    assert_true(rep.legal);
+    jl_block_packing_free(&out);
+  }
+  jl_trunk_geom_free(&g);
+  jl_mesh_free(&m);
 }
 
 static void test_baseline_cuboid_200(void **state) {
@@ -541,6 +734,35 @@ static void test_glb_reads_back(void **state) {
   assert_true(fabs(rep.hi[1] - rep.lo[1] - 400) < 1e-3);
   assert_true(fabs(rep.hi[2] - rep.lo[2] - 500) < 1e-3);
   jl_mesh_free(&m);
+  /* A block's node places a shared box by its transform: one turned 90
+   * degrees about z beside the trunk reads back 100 mm wide along x. */
+  jl_quat r = jl_quat_axis_angle(jl_v3(0, 0, 1), JL_PI / 2);
+  double c[1][3] = {{1200, 100, 25}}, q[1][4] = {{r.w, r.x, r.y, r.z}};
+  jl_block_packing one;
+  packing_of(&one, 1, c, q);
+  assert_int_equal(jl_trunk_write_glb(glb, &f->mesh, &din, &one, &err), JL_OK);
+  assert_int_equal(jl_mesh_load(&m, glb, jl_units_scale("m"), &rep, &err), JL_OK);
+  assert_int_equal(m.n_triangles, 24);
+  assert_true(fabs(rep.volume / (2e8 + 1e6) - 1) < 1e-6);
+  assert_true(fabs(rep.hi[0] - rep.lo[0] - 1250) < 1e-3);
+  assert_true(fabs(rep.hi[1] - rep.lo[1] - 400) < 1e-3);
+  assert_true(fabs(rep.hi[2] - rep.lo[2] - 500) < 1e-3);
+  jl_mesh_free(&m);
+  jl_block_packing_free(&one);
+  /* many blocks export in linear time: 20,000 in well under a second
+   * (a mesh per block took minutes) */
+  jl_block_packing many;
+  assert_int_equal(jl_block_packing_init(&many, 20000, &err), JL_OK);
+  for (int i = 0; i < 20000; ++i) {
+    double ci[3] = {100 + 200 * (i % 5), 50 + 100 * ((i / 5) % 5), 25 + 50 * (i / 25 % 8)};
+    assert_int_equal(jl_block_packing_push(&many, ci, q_id, &err), JL_OK);
+  }
+  double t0 = jl_time_now();
+  assert_int_equal(jl_trunk_write_glb(glb, &f->mesh, &din, &many, &err), JL_OK);
+  double took = jl_time_now() - t0;
+  print_message("20,000 blocks: .glb in %.2f s\n", took);
+  assert_true(took < 10.0);
+  jl_block_packing_free(&many);
   jl_block_packing_free(&none);
   unlink(glb);
   rmdir(dir);
@@ -559,6 +781,15 @@ static void test_block_size_parse(void **state) {
     assert_int_equal(jl_block_size_parse("--block", bad[i], &b, &err), JL_ERR_INPUT);
     assert_non_null(strstr(err.msg, "--block"));
   }
+  /* the edges' range and ratio (JL_BLOCK_EDGE_MIN/MAX, JL_BLOCK_ASPECT_MAX) */
+  assert_int_equal(jl_block_size_parse("--block", "0.01x0.01x10", &b, &err), JL_OK);
+  assert_int_equal(jl_block_size_parse("--block", "1e7x1e7x1e7", &b, &err), JL_OK);
+  assert_int_equal(jl_block_size_parse("--block", "1e-300x1x1", &b, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "edge 1 is 1e-300 mm, not within [0.01, 1e+07] mm"));
+  assert_int_equal(jl_block_size_parse("--block", "1x1x2e7", &b, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "edge 3 is 2e+07 mm"));
+  assert_int_equal(jl_block_size_parse("--block", "1x1x1001", &b, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "the longest edge (1001 mm) is more than 1000 times the shortest (1 mm)"));
 }
 
 int main(void) {
@@ -576,6 +807,10 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_check_protrusion_found, cuboid_setup, cuboid_teardown),
     cmocka_unit_test_setup_teardown(test_check_outside_found, cuboid_setup, cuboid_teardown),
     cmocka_unit_test_setup_teardown(test_inside_tests_agree, cuboid_setup, cuboid_teardown),
+    cmocka_unit_test(test_check_sides_across_cavity),
+    cmocka_unit_test(test_check_many_triangles_fast),
+    cmocka_unit_test_setup_teardown(test_check_limits, cuboid_setup, cuboid_teardown),
+    cmocka_unit_test(test_fills_stop_within_lattice),
     cmocka_unit_test(test_baseline_cuboid_200),
     cmocka_unit_test(test_baseline_cuboid_399_fewer),
     cmocka_unit_test(test_baseline_threads_agree),

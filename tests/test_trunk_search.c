@@ -12,7 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "block_batch.h"
 #include "surface_grid.h"
+#include "timer.h"
 #include "trunk_search.h"
 #include "trunk_test_check.h"
 
@@ -138,6 +140,52 @@ static void test_search_stop_flag(void **state) {
   jl_cuboid_mesh_free(&m);
 }
 
+/* Legal when it holds at most the lattice start's blocks (the start is a
+ * lattice of touching blocks): enough for a test of time, not of packing. */
+static int at_most_start(void *ctx, const jl_block_packing *p, double *worst) {
+  *worst = 0.0;
+  return p->count <= *(const int *)ctx;
+}
+
+/* --time holds with 20,000 blocks: a relaxation step is 4e8 pair tests
+ * (seconds), 24 of them after the first move, and the CPU twin ends the
+ * launch within a step at the deadline (before, the first launch ran for
+ * minutes). */
+static void test_search_time_many_blocks(void **state) {
+  (void)state;
+  double lo[3] = {0, 0, 0}, hi[3] = {1000, 500, 400};
+  jl_mesh m;
+  jl_error err = {0};
+  assert_int_equal(jl_cuboid_mesh(&m, lo, hi, &err), JL_OK);
+  jl_block_size size = {20, 10, 10};
+  jl_block_packing start = {0}, best = {0};
+  int n = 20000;
+  assert_int_equal(jl_block_demo_packing(&start, lo, hi, &size, n, 0.0, 0.0, 1, &err), JL_OK);
+  assert_int_equal(start.count, n);
+  jl_trunk_search_config cfg;
+  jl_trunk_search_config_default(&cfg);
+  cfg.device = "cpu";
+  cfg.threads = 2;
+  cfg.batch = 2;
+  cfg.block = size;
+  cfg.spacing = 10.0;
+  cfg.no_gap_fill = 1;
+  cfg.time_s = 2.0;
+  jl_trunk_run_info info;
+  double t0 = jl_time_now();
+  assert_int_equal(jl_trunk_search_run(&cfg, &m, &start, at_most_start, &n, NULL, NULL, NULL, &best, &info,
+                                       &err), JL_OK);
+  double took = jl_time_now() - t0;
+  print_message("20,000 blocks, --time 2: %.2f s, %ld launches\n", took, info.rounds);
+  assert_true(info.rounds >= 1);
+  assert_int_equal(info.stopped_by, JL_TRUNK_STOP_TIME);
+  assert_int_equal(best.count, n);
+  assert_true(took < cfg.time_s + 1.5);
+  jl_block_packing_free(&best);
+  jl_block_packing_free(&start);
+  jl_cuboid_mesh_free(&m);
+}
+
 /* Bad input is an error, not a crash. */
 static void test_search_bad_input(void **state) {
   (void)state;
@@ -258,6 +306,7 @@ int main(void) {
     cmocka_unit_test(test_search_reaches_optimum),
     cmocka_unit_test(test_search_six_from_one),
     cmocka_unit_test(test_search_stop_flag),
+    cmocka_unit_test(test_search_time_many_blocks),
     cmocka_unit_test(test_search_bad_input),
     cmocka_unit_test(test_gap_fill_turned_block),
     cmocka_unit_test(test_search_gap_fill),

@@ -45,6 +45,30 @@ bad missing    'nope\.json'             "the file nope.json" --problem "$in/nope
 bad time_neg   'time'                   "the option --time" --n 5 --device cpu --time -1
 bad unknown_opt 'frobnicate'            "the option --frobnicate" --n 5 --device cpu --time 2 --frobnicate
 
+# Radii the arithmetic cannot hold: refused when the file is read (before, 1e200 ran forever
+# and ignored SIGINT, 1e154 failed after the search naming no file), with the field and the limit.
+rd=$W/radii
+mkdir -p "$rd"
+printf '%s\n' '{"kind": "circles", "radii": [1, 1e200, 3]}' > "$rd/r200.json"
+printf '%s\n' '{"kind": "circles", "radii": [1, 1e154, 3]}' > "$rd/r154.json"
+printf '%s\n' '{"kind": "circles", "radii": [1e-120, 1e-120]}' > "$rd/tiny.json"
+printf '%s\n' '{"kind": "circles", "radii": [1, 1e7, 3]}' > "$rd/wide.json"
+printf '%s\n' '{"kind": "circles", "radii": [1e-3, 1e3, 2]}' > "$rd/ok.json"
+JL_TIMEOUT=20 bad r200 'r200\.json: radii\[1\]: 1e\+200 is outside \[1e-100, 1e\+100\]' "the radius and its limits" --problem "$rd/r200.json" --device cpu --time 2
+JL_TIMEOUT=20 bad r154 'r154\.json: radii\[1\]: 1e\+154 is outside' "the radius" --problem "$rd/r154.json" --device cpu --time 2
+JL_TIMEOUT=20 bad tiny 'tiny\.json: radii\[0\]: 1e-120 is outside' "the radius" --problem "$rd/tiny.json" --device cpu --time 2
+JL_TIMEOUT=20 bad wide 'wide\.json: radii\[1\] = 1e\+07 is more than 1e\+06 times radii\[0\] = 1' "the ratio" --problem "$rd/wide.json" --device cpu --time 2
+# a ratio of 1e6 is within the limits: it runs and gives a legal packing
+jrun ratio_ok circles --problem "$rd/ok.json" --device cpu --time 1 --out "$rd/ok-out.json" --quiet
+expect_rc 0
+check_result "$rd/ok-out.json" 3
+# the same limits for the radii of a result file (verify, --resume)
+printf '%s\n' '{"format": "jostle-result", "kind": "circles", "circles": [{"x": 0, "y": 0, "r": 1}, {"x": 2e200, "y": 0, "r": 1e200}]}' > "$rd/res.json"
+jrun verify_r200 verify "$rd/res.json"
+expect_rc 2
+expect_err 'res\.json: circles\[1\]\.r: 1e\+200 is outside' "the result's radius"
+JL_TIMEOUT=20 bad resume_r200 'res\.json: circles\[1\]\.r: 1e\+200 is outside' "the resumed radius" --resume "$rd/res.json" --device cpu --time 2
+
 # --out naming the --problem input: refused, input unchanged, nothing beside it.
 before=$(cksum < "$in/p.json")
 for out in "$in/p.json" "$in/./p.json"; do

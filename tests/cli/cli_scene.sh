@@ -87,6 +87,8 @@ printf '{"dt": 0.01, "bodies": [{"shape": "sphere", "radius": 1, "material": "st
 printf '{"dt": 0.01, "bodies": [{"shape": "cone", "radius": 1}]}\n' > "$in/shape.json"
 printf '{"dt": 0.01, "generators": [{"type": "box_stack", "count": 3, "half_extents": [1, 1, 0]}]}\n' > "$in/gen.json"
 printf '{"dt": 0.01, "bodies": [{"shape": "sphere", "radius": 1,}]}\n' > "$in/syntax.json"
+printf '{"dt": 0.01, "bodies": [{"shape": "sphere", "radius": 1e-100, "density": 1e12}]}\n' > "$in/tiny.json"
+printf '{"dt": 0.01, "bodies": [{"shape": "sphere", "radius": 1, "mass": 1e-300}]}\n' > "$in/light.json"
 
 bad() {  # bad NAME PATTERN WHAT
   jrun "$1" scene "$in/$1.json" --out "$o/$1-out.json" --csv "$o/$1.csv" --quiet
@@ -106,6 +108,9 @@ bad mat     'bodies\[0\]\.material: unknown material' "the unknown material"
 bad shape   'bodies\[0\]\.shape: expected sphere, box or plane' "the shape"
 bad gen     'generators\[0\]\.half_extents\[2\]: must be in' "the generator key"
 bad syntax  'invalid JSON at line 1'                 "the syntax error"
+# sizes and masses whose mass or inertia would underflow (before: "contact 0 has no dynamic body", exit 5)
+bad tiny    'bodies\[0\]\.radius: must be in \[1e-09, 1e\+12\], got 1e-100' "the radius and its range"
+bad light   'bodies\[0\]\.mass: must be in \[1e-30, 1e\+12\], got 1e-300' "the mass and its range"
 
 jrun noopt scene "$in/unknown.json" --frobnicate --quiet
 expect_rc 2
@@ -172,5 +177,39 @@ if len(rows) != n + 2:
 ' "$o/sig.json" "$o/sig.csv"
 left=$(cd "$o" && ls -A | grep -v -x -e sig.json -e sig.csv)
 [ -z "$left" ] || fail "expected only sig.json and sig.csv, found also: $left"
+
+# --- a step whose solve runs long (tolerance 0, 1e8 iterations): SIGINT and --time end
+# the solve under way (before, only the next step boundary looked at them) ---
+cat > "$in/long.json" <<'EOF'
+{"name": "long", "dt": 0.01, "steps": 5,
+ "solver": {"method": "jor", "tol_abs": 0, "tol_rel": 0, "max_iterations": 100000000},
+ "generators": [{"type": "container", "min": [0, 0, 0], "max": [1, 1, 2]},
+   {"type": "sphere_grid", "counts": [8, 8, 8], "radius": 0.06, "spacing": 0.119,
+    "origin": [0.07, 0.07, 0.06], "velocity": [0.3, -0.2, 0]}]}
+EOF
+slow=1
+ldd "$JOSTLE" 2>/dev/null | grep -q libasan && slow=5
+jbg long_sig scene "$in/long.json" --device cpu --threads 2 --out "$o/long.json" --quiet
+sleep 2
+kill -0 "$BG_PID" 2>/dev/null || { wait "$BG_PID"; RC=$?; fail "jostle $CMD: exited (status $RC) before SIGINT"; }
+kill -INT "$BG_PID"
+jwait $((3 * slow))
+expect_rc 0
+jpy '
+d = load(sys.argv[1])
+if d["run"]["stopped_by"] != "signal" or not d["run"]["steps"] < 5:
+    fail("expected stopped_by signal before step 5, got %r" % d["run"])
+' "$o/long.json"
+jbg long_time scene "$in/long.json" --device cpu --threads 2 --time 2 --out "$o/long-time.json" --quiet
+jwait $((4 * slow))
+expect_rc 0
+jpy '
+d = load(sys.argv[1])
+if d["run"]["stopped_by"] != "time" or not d["run"]["steps"] < 5:
+    fail("expected stopped_by time before step 5, got %r" % d["run"])
+' "$o/long-time.json"
+jrun time_zero scene "$in/long.json" --time 0 --out "$o/t0.json"
+expect_rc 2
+expect_err '--time: must be > 0' "the option --time"
 
 echo "PASS: cli_scene"

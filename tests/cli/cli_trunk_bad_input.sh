@@ -74,6 +74,9 @@ bad small_units 'tiny\.stl: trunk too small'        "a trunk too small in cm" "$
 bad big_block   'ok\.stl: trunk too small'          "a block larger than the trunk" "$in/ok.stl" --block 1100x1100x1100
 bad block       '--block: expected LxWxH'           "the option --block"    "$cube" --block 200x100
 bad block_zero  '--block: expected LxWxH'           "the option --block"    "$cube" --block 200x0x50
+bad block_tiny  '--block: 1e-300x1x1: edge 1 is 1e-300 mm, not within \[0.01, 1e\+07\] mm' "the edge range" "$cube" --block 1e-300x1x1
+bad block_thin  '--block: 1x1x2000: the longest edge \(2000 mm\) is more than 1000 times the shortest' "the edge ratio" "$cube" --block 1x1x2000
+bad block_many  'its volume could hold 2e\+08 blocks of 1x1x1 mm, more than 100000 \(--max-blocks\)' "the block count" "$cube" --block 1x1x1
 bad units       "--units: expected mm, cm, m or in, got 'ft'" "the option --units" "$cube" --units ft
 bad no_mesh     'give a MESH'                       "the missing argument"
 # The same writer on a good mesh does write (so the checks above are not vacuous).
