@@ -4,7 +4,7 @@
  * neighbours in memory those gathers share cache lines. A generated pile is
  * numbered in draw order, so without this every gather is random: on an
  * H200 the million-sphere pile took 52 ms per step in draw order and 35 ms
- * in cell order (docs/benchmarks.md, session 10).
+ * in cell order (docs/benchmarks.md).
  *
  * The order: planes first (they have no place), in their given order, then
  * the other bodies along a Z-order (Morton) curve through their centres,

@@ -20,7 +20,7 @@
 /* Restarts adopt one of this many best distinct polished packings, so the
  * adopters spread over several basins instead of crowding one. An elite of
  * distinct shapes (distances of the circles from the centre) of 4, 16 or 64
- * did no better at n = 30 (docs/benchmarks.md, session 9). */
+ * did no better at n = 30 (docs/benchmarks.md). */
 #define JL_ELITE_DEFAULT 4
 /* Polished packings whose R agree this closely (relative) count as one. */
 #define JL_ELITE_SAME 1e-9
@@ -84,7 +84,7 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->band_levels = 2;
   p->band_ratio = 10.0 / 3.0;
   /* The fixed-container walk (jl_relax_walk_step); off here, the search
-   * turns it on. Measured at n = 30 on H200s (docs/benchmarks.md, session 11):
+   * turns it on. Measured at n = 30 on H200s (docs/benchmarks.md):
    * moving to the best of 8 neighbours always (tabu search) did far better
    * than moving only downhill (3.7e-4 against 1.7e-3 above the record, seed 1);
    * a ladder from 1e-4 instead of 2e-4 below the record did no better. */

@@ -27,7 +27,7 @@ typedef enum jl_search_mode {
 /* Share of the walk's jumps that move a circle drawn by its overlap energy
  * (jl_walk_aimed_circle). On one H200 at n = 30, 0.5 brought 6 of 10 seeds
  * within 1e-4 of the record in about 3 minutes, 0 brought 2 of 4 and 1 left
- * seed 1 5.1e-4 above (docs/benchmarks.md, session 12). */
+ * seed 1 5.1e-4 above (docs/benchmarks.md). */
 #define JL_WALK_AIM_DEFAULT 0.5
 
 /* The most circles a search takes: a relaxation step costs n^2 pair
