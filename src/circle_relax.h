@@ -183,10 +183,12 @@ typedef struct jl_relax_ws {
 JL_RELAX_FN void jl_relax_poll_cut(jl_relax_ws *w, int s) {
   if (!JL_LEADER || !w->cut_src || w->cut || s % w->cut_every != 0) return;
 #ifdef __CUDA_ARCH__
-  w->cut = *(volatile int *)&w->cut_src->flag;
+  int raised = *(volatile int *)&w->cut_src->flag;
 #else
-  w->cut = jl_circle_cut_check(w->cut_src);
+  int raised = jl_circle_cut_check(w->cut_src);
 #endif
+  /* written once, when raised: no store while the others may read it */
+  if (raised) w->cut = 1;
 }
 
 /* Max over the block of each thread's v. On the CPU the JL_FOR loop has

@@ -10,12 +10,6 @@ printf '%s\n' '{"kind": "circles", "name": "neg", "radii": [1, -2, 3]}' > "$in/n
 printf '%s\n' '{"kind": "circles", "name": "unk", "radii": [1, 2, 3], "bogus_key": 1}' > "$in/unknown.json"
 printf '%s\n' '{"kind": "circles", "name": "bad", "radii": [1, 2,' > "$in/malformed.json"
 
-no_output() {  # the output folder must stay empty: no result, svg, txt or temp file
-  local left
-  left=$(ls -A "$o")
-  [ -z "$left" ] || fail "jostle $CMD: expected no output file, found: $left"
-}
-
 # bad NAME PATTERN WHAT ARGS...: jostle circles ARGS --out $o/NAME.json must exit 2
 # with stderr matching PATTERN and write nothing.
 bad() {

@@ -18,12 +18,6 @@ in=$W/in
 o=$W/o
 mkdir -p "$in" "$o"
 
-no_output() {
-  local left
-  left=$(ls -A "$o")
-  [ -z "$left" ] || fail "jostle $CMD: expected no output file, found: $left"
-}
-
 # bad NAME PATTERN WHAT ARGS...: jostle ARGS exits 2 with PATTERN on stderr, writes nothing.
 bad() {
   local name=$1 pat=$2 what=$3

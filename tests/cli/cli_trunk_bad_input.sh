@@ -48,12 +48,6 @@ for line in sys.stdin:
 '; } > "$in/cross.stl"
 : > "$in/empty.stl"
 
-no_output() {
-  local left
-  left=$(ls -A "$o")
-  [ -z "$left" ] || fail "jostle $CMD: expected no output file, found: $left"
-}
-
 # bad NAME PATTERN WHAT ARGS...
 bad() {
   local name=$1 pat=$2 what=$3

@@ -92,6 +92,14 @@ jwait() {
   TOOK=$("$PY" -c 'import sys, time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$start")
 }
 
+# no_output: the test's output folder $o must stay empty (no result, picture,
+# text or temporary file).
+no_output() {
+  local left
+  left=$(ls -A "$o")
+  [ -z "$left" ] || fail "jostle $CMD: expected no output file, found: $left"
+}
+
 expect_rc() {
   [ "$RC" -eq "$1" ] || fail "jostle $CMD: expected exit status $1, got $RC"
 }
