@@ -174,14 +174,19 @@ typedef struct jl_relax_ws {
   int since, iter;         /* walk steps since E_best fell; walk steps this launch */
   jl_circle_cut *cut_src;  /* the batch's cut (NULL: none) */
   int cut_every;           /* steps between polls (JL_CUT_POLL_PAIRS) */
+  int cut_wait;            /* steps until the next poll (leader only) */
   int cut;                 /* 1: the launch was cut; every loop ends */
 } jl_relax_ws;
 
-/* The leader polls the cut every cut_every steps of a relaxation; the block
- * reads w->cut only after the step's closing barrier, so all threads leave
- * the loop at the same step. Called after the step's reductions. */
-JL_RELAX_FN void jl_relax_poll_cut(jl_relax_ws *w, int s) {
-  if (!JL_LEADER || !w->cut_src || w->cut || s % w->cut_every != 0) return;
+/* The leader polls the cut every cut_every relaxation steps of the launch
+ * (counted across calls: most relaxations end within a few dozen steps, and
+ * a poll per call would read host memory thousands of times a launch), the
+ * first at the launch's first step; the block reads w->cut only after the
+ * step's closing barrier, so all threads leave the loop at the same step.
+ * Called after the step's reductions. */
+JL_RELAX_FN void jl_relax_poll_cut(jl_relax_ws *w) {
+  if (!JL_LEADER || !w->cut_src || w->cut || --w->cut_wait > 0) return;
+  w->cut_wait = w->cut_every;
 #ifdef __CUDA_ARCH__
   int raised = *(volatile int *)&w->cut_src->flag;
 #else
@@ -334,7 +339,7 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
       if (worst > p->stall_ratio * checkpoint) return 0;
       checkpoint = worst;
     }
-    jl_relax_poll_cut(w, s);
+    jl_relax_poll_cut(w);
     if (JL_LEADER) w->steps++;
     JL_FOR(i, n) {
       x[i] += w->dx[i];
@@ -506,7 +511,7 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
       if (worst > p->stall_ratio * checkpoint) return 0;
       checkpoint = worst;
     }
-    jl_relax_poll_cut(w, s);
+    jl_relax_poll_cut(w);
     if (JL_LEADER) w->steps++;
     double keep = 1.0, back = 0.0;
     if (P > 0.0) {
@@ -932,6 +937,7 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     w->cut = 0;
     double every = (double)JL_CUT_POLL_PAIRS / ((double)n * (double)n);
     w->cut_every = every > 1.0 ? (int)every : 1;
+    w->cut_wait = 1;
     double band = p->accept_worse;
     for (int l = 0; p->band_levels > 1 && l < c % p->band_levels; ++l) band *= p->band_ratio;
     w->band = band;
