@@ -185,15 +185,20 @@ typedef struct jl_relax_ws {
  * step's closing barrier, so all threads leave the loop at the same step.
  * Called after the step's reductions. */
 JL_RELAX_FN void jl_relax_poll_cut(jl_relax_ws *w) {
-  if (!JL_LEADER || !w->cut_src || w->cut || --w->cut_wait > 0) return;
-  w->cut_wait = w->cut_every;
+  if (!JL_LEADER) return;
+  /* volatile: the other threads of the leader's warp must not load w->cut
+   * here (nvcc turned the || chain into loads by every lane, which
+   * racecheck reports against the leader's store) */
+  volatile jl_relax_ws *v = w;
+  if (!v->cut_src || v->cut || --v->cut_wait > 0) return;
+  v->cut_wait = v->cut_every;
 #ifdef __CUDA_ARCH__
-  int raised = *(volatile int *)&w->cut_src->flag;
+  int raised = *(volatile int *)&v->cut_src->flag;
 #else
-  int raised = jl_circle_cut_check(w->cut_src);
+  int raised = jl_circle_cut_check(v->cut_src);
 #endif
   /* written once, when raised: no store while the others may read it */
-  if (raised) w->cut = 1;
+  if (raised) v->cut = 1;
 }
 
 /* Max over the block of each thread's v. On the CPU the JL_FOR loop has
