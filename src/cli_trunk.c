@@ -248,8 +248,8 @@ static void jl_trunk_mesh_notices(const jl_log *log, const char *path, const jl_
                   path, r->flipped_triangles, r->triangles);
   if (r->welded_vertices || r->doubled_removed || r->slivers_removed || r->overlaps_accepted)
     jl_log_printf(log, JL_LOG_NOTICE,
-                  "%s: repaired within %.3g mm (%g of the bounding box diagonal): welded %d vertices, "
-                  "removed %d doubled triangles, flipped away %d slivers, accepted %d triangle pairs "
+                  "%s: repaired within %.3g mm (%g of the bounding box diagonal): welded %d vertex(es), "
+                  "removed %d doubled triangle(s), flipped away %d sliver(s), accepted %d triangle pair(s) "
                   "crossing by at most that (deepest %.3g mm)",
                   path, r->repair_tol, JL_MESH_REPAIR_TOL, r->welded_vertices, r->doubled_removed,
                   r->slivers_removed, r->overlaps_accepted, r->max_overlap);

@@ -12,7 +12,7 @@ mkdir -p "$d"
   || fail "scripts/make-trunk-meshes --cad-export failed"
 jrun cad trunk "$W/cad.stl" --device cpu --threads 2 --time 2 --out "$d/cad.json"
 expect_rc 0
-expect_err "cad\.stl: repaired within 0\.0[0-9]+ mm \(1e-05 of the bounding box diagonal\): welded [0-9]+ vertices, removed [0-9]+ doubled triangles, flipped away [1-9][0-9]* slivers" \
+expect_err "cad\.stl: repaired within 0\.0[0-9]+ mm \(1e-05 of the bounding box diagonal\): welded [0-9]+ vertex\(es\), removed [0-9]+ doubled triangle\(s\), flipped away [1-9][0-9]* sliver\(s\)" \
   "the repairs"
 grep -Eq '^cad: [0-9]+ blocks = .* legal' "$W/cad.out" || fail "jostle $CMD: expected 'cad: N blocks = ... legal'"
 jpy '
