@@ -245,7 +245,14 @@ static void jl_trunk_mesh_notices(const jl_log *log, const char *path, const jl_
     jl_log_printf(log, JL_LOG_NOTICE, "%s: dropped %d degenerate triangle(s)", path, r->degenerate_dropped);
   if (r->flipped_triangles)
     jl_log_printf(log, JL_LOG_NOTICE, "%s: fixed orientation: flipped %d of %d triangles to face outward",
-                  path, r->flipped_triangles, r->input_triangles - r->degenerate_dropped);
+                  path, r->flipped_triangles, r->triangles);
+  if (r->welded_vertices || r->doubled_removed || r->slivers_removed || r->overlaps_accepted)
+    jl_log_printf(log, JL_LOG_NOTICE,
+                  "%s: repaired within %.3g mm (%g of the bounding box diagonal): welded %d vertex(es), "
+                  "removed %d doubled triangle(s), flipped away %d sliver(s), accepted %d triangle pair(s) "
+                  "crossing by at most that (deepest %.3g mm)",
+                  path, r->repair_tol, JL_MESH_REPAIR_TOL, r->welded_vertices, r->doubled_removed,
+                  r->slivers_removed, r->overlaps_accepted, r->max_overlap);
 }
 
 int jl_cli_trunk(int argc, char **argv) {
@@ -312,7 +319,7 @@ int jl_cli_trunk(int argc, char **argv) {
     }
   }
   jl_log_printf(&log, JL_LOG_INFO, "%s: %s, %d triangles, %.3f L, bounding box %.0f x %.0f x %.0f mm, upper bound %ld blocks",
-                prob.name, prob.mesh, rep.input_triangles - rep.degenerate_dropped, rep.volume / 1e6,
+                prob.name, prob.mesh, rep.triangles, rep.volume / 1e6,
                 rep.hi[0] - rep.lo[0], rep.hi[1] - rep.lo[1], rep.hi[2] - rep.lo[2], bound);
   if (jl_trunk_geom_init(&geom, &mesh, prob.block, &err) != JL_OK) goto fail;
 

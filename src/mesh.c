@@ -5,11 +5,13 @@
 #include <assimp/scene.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bvh.h"
 #include "file_util.h"
+#include "mesh_repair.h"
 #include "mesh_scan.h"
 
 /* Relative sizes, against the bounding box diagonal or a triangle's longest
@@ -223,7 +225,7 @@ int jl_mesh_load(jl_mesh *m, const char *path, double scale, jl_mesh_report *rep
   m->n_vertices = (int)nv;
   m->n_triangles = (int)nt;
   rc = jl_weld(m, err);
-  if (!rc) rc = jl_mesh_validate(m, path, rep, err);
+  if (!rc) rc = jl_mesh_validate_repair(m, path, JL_MESH_REPAIR_TOL, rep, err);
   if (rc) jl_mesh_free(m);
   return rc;
 }
@@ -290,23 +292,58 @@ static void jl_cross3(const double *a, const double *b, double *o) {
 }
 static double jl_dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
-static int jl_drop_degenerate(jl_mesh *m) {
+static int jl_zero_area(const jl_mesh *m, const int *tr) {
+  const double *a = m->vertices + 3 * tr[0], *b = m->vertices + 3 * tr[1], *c = m->vertices + 3 * tr[2];
+  double e0[3], e1[3], e2[3], n[3];
+  jl_sub3(b, a, e0);
+  jl_sub3(c, a, e1);
+  jl_sub3(c, b, e2);
+  jl_cross3(e0, e1, n);
+  double l = fmax(jl_dot3(e0, e0), fmax(jl_dot3(e1, e1), jl_dot3(e2, e2)));
+  return sqrt(jl_dot3(n, n)) <= JL_MESH_AREA_EPS * l;
+}
+
+/* Triangles with no area whose removal would leave one of their edges with
+ * a single triangle: with repairs they stay, to be flipped away as slivers
+ * (a vertex on its neighbour's edge, as rounding leaves it). */
+static int jl_needed_zero_area(const jl_mesh *m, char *need, jl_error *err) {
+  int n = m->n_triangles, ne = 0;
+  jl_half_edge *e = malloc((size_t)(3 * n > 0 ? 3 * n : 1) * sizeof *e);
+  if (!e) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d edges", 3 * n);
+  for (int t = 0; t < n; ++t) {
+    const int *tr = m->triangles + 3 * t;
+    need[t] = 0;
+    if (tr[0] == tr[1] || tr[1] == tr[2] || tr[0] == tr[2]) continue;
+    for (int k = 0; k < 3; ++k) {
+      int a = tr[k], b = tr[(k + 1) % 3];
+      e[ne++] = (jl_half_edge){a < b ? a : b, a < b ? b : a, t, a < b};
+    }
+  }
+  qsort(e, (size_t)ne, sizeof *e, jl_cmp_edge);
+  for (int i = 0; i < ne;) {
+    int j = i + 1;
+    while (j < ne && e[j].lo == e[i].lo && e[j].hi == e[i].hi) ++j;
+    if (j - i == 2)
+      for (int s = i; s < j; ++s) need[e[s].tri] = 1;
+    i = j;
+  }
+  for (int t = 0; t < n; ++t)
+    if (need[t]) need[t] = (char)jl_zero_area(m, m->triangles + 3 * t);
+  free(e);
+  return JL_OK;
+}
+
+/* Drops triangles with a repeated vertex or no area (but those in need, if
+ * given); orig (may be NULL) follows the triangles. */
+static int jl_drop_degenerate(jl_mesh *m, int *orig, const char *need) {
   int kept = 0;
   for (int t = 0; t < m->n_triangles; ++t) {
     const int *tr = m->triangles + 3 * t;
     int bad = tr[0] == tr[1] || tr[1] == tr[2] || tr[0] == tr[2];
-    if (!bad) {
-      const double *a = m->vertices + 3 * tr[0], *b = m->vertices + 3 * tr[1], *c = m->vertices + 3 * tr[2];
-      double e0[3], e1[3], e2[3], n[3];
-      jl_sub3(b, a, e0);
-      jl_sub3(c, a, e1);
-      jl_sub3(c, b, e2);
-      jl_cross3(e0, e1, n);
-      double l = fmax(jl_dot3(e0, e0), fmax(jl_dot3(e1, e1), jl_dot3(e2, e2)));
-      bad = sqrt(jl_dot3(n, n)) <= JL_MESH_AREA_EPS * l;
-    }
+    if (!bad && !(need && need[t])) bad = jl_zero_area(m, tr);
     if (!bad) {
       memmove(m->triangles + 3 * kept, tr, 3 * sizeof *tr);
+      if (orig) orig[kept] = orig[t];
       ++kept;
     }
   }
@@ -428,7 +465,7 @@ static int jl_orient_nested(const jl_mesh *m, const char *name, const int *comp,
 /* Breadth-first over each component: neighbours get the flip that makes
  * shared edges run opposite ways; then a component enclosing negative
  * volume is turned inside out. */
-static int jl_orient(jl_mesh *m, const char *name, const int *nbr, const char *same,
+static int jl_orient(jl_mesh *m, const char *name, const int *nbr, const char *same, const int *orig,
                      jl_mesh_report *rep, jl_error *err) {
   int n = m->n_triangles;
   int *comp = malloc((size_t)n * sizeof *comp), *queue = malloc((size_t)n * sizeof *queue);
@@ -459,9 +496,11 @@ static int jl_orient(jl_mesh *m, const char *name, const int *nbr, const char *s
           flip[u] = want;
           queue[tail++] = u;
         } else if (flip[u] != want) {
+          const double *p = m->vertices + 3 * m->triangles[3 * t];
           rc = jl_error_set(err, JL_ERR_INPUT,
-                            "%s: the surface cannot be oriented consistently (triangles %d and %d)",
-                            name, t, u);
+                            "%s: the surface cannot be oriented consistently (triangles %d and %d, "
+                            "near %g, %g, %g)",
+                            name, orig ? orig[t] : t, orig ? orig[u] : u, p[0], p[1], p[2]);
         }
       }
     }
@@ -500,9 +539,11 @@ static void jl_project(const double *const p[3], const double *ax, double *lo, d
 }
 
 /* Separating axes of two triangles: both normals, the nine edge crosses and
- * the six in-plane edge normals (for coplanar pairs). They cross when every
- * axis shows an overlap deeper than eps. */
-static int jl_tri_tri_cross(const double *const p[3], const double *const q[3], double eps) {
+ * the six in-plane edge normals (for coplanar pairs). The depth of their
+ * crossing is the smallest overlap over the axes (the shortest move that
+ * separates them); 0 when some axis shows a gap or an overlap no deeper
+ * than eps. */
+static double jl_tri_tri_depth(const double *const p[3], const double *const q[3], double eps) {
   double ep[3][3], eq[3][3], np[3], nq[3];
   for (int i = 0; i < 3; ++i) {
     jl_sub3(p[(i + 1) % 3], p[i], ep[i]);
@@ -519,6 +560,7 @@ static int jl_tri_tri_cross(const double *const p[3], const double *const q[3], 
     jl_cross3(np, ep[i], axes[na++]);
     jl_cross3(nq, eq[i], axes[na++]);
   }
+  double depth = DBL_MAX;
   for (int a = 0; a < na; ++a) {
     double l = sqrt(jl_dot3(axes[a], axes[a]));
     if (!(l > 1e-300)) continue;
@@ -526,25 +568,32 @@ static int jl_tri_tri_cross(const double *const p[3], const double *const q[3], 
     double plo, phi, qlo, qhi;
     jl_project(p, ax, &plo, &phi);
     jl_project(q, ax, &qlo, &qhi);
-    if (fmin(phi - qlo, qhi - plo) <= eps) return 0;
+    double o = fmin(phi - qlo, qhi - plo);
+    if (!(o > eps)) return 0.0;
+    depth = fmin(depth, o);
   }
-  return 1;
+  return depth < DBL_MAX ? depth : 0.0;
 }
 
-/* Segment s0-s1 passes through the inside of triangle p (not near its rim). */
-static int jl_seg_tri_cross(const double *s0, const double *s1, const double *const p[3], double eps) {
+/* How deep segment s0-s1 passes through the inside of triangle p: the least
+ * of its ends' distances from the plane and the crossing point's distances
+ * inside the edges; 0 when not deeper than eps (a pass near the rim).
+ * x: the crossing point. */
+static double jl_seg_tri_depth(const double *s0, const double *s1, const double *const p[3], double eps,
+                               double *x) {
   double e0[3], e1[3], n[3];
   jl_sub3(p[1], p[0], e0);
   jl_sub3(p[2], p[0], e1);
   jl_cross3(e0, e1, n);
   double ln = sqrt(jl_dot3(n, n));
-  if (!(ln > 0)) return 0;
+  if (!(ln > 0)) return 0.0;
   double w0[3], w1[3];
   jl_sub3(s0, p[0], w0);
   jl_sub3(s1, p[0], w1);
   double d0 = jl_dot3(w0, n) / ln, d1 = jl_dot3(w1, n) / ln;
-  if (!((d0 > eps && d1 < -eps) || (d0 < -eps && d1 > eps))) return 0;
-  double t = d0 / (d0 - d1), x[3];
+  if (!((d0 > eps && d1 < -eps) || (d0 < -eps && d1 > eps))) return 0.0;
+  double depth = fmin(fabs(d0), fabs(d1));
+  double t = d0 / (d0 - d1);
   for (int k = 0; k < 3; ++k) x[k] = s0[k] + t * (s1[k] - s0[k]);
   for (int i = 0; i < 3; ++i) {
     double e[3], w[3], c[3];
@@ -552,16 +601,35 @@ static int jl_seg_tri_cross(const double *s0, const double *s1, const double *co
     jl_sub3(x, p[i], w);
     jl_cross3(e, w, c);
     /* distance of x from edge i, signed inward */
-    if (jl_dot3(c, n) / ln / sqrt(jl_dot3(e, e)) <= eps) return 0;
+    double inside = jl_dot3(c, n) / ln / sqrt(jl_dot3(e, e));
+    if (!(inside > eps)) return 0.0;
+    depth = fmin(depth, inside);
   }
-  return 1;
+  return depth;
+}
+
+/* A point where two crossing triangles meet: the mean of the points where an
+ * edge of one passes through the other (no margin); the centroid of p when
+ * none does (a coplanar overlap). */
+static void jl_crossing_point(const double *const p[3], const double *const q[3], double at[3]) {
+  double sum[3] = {0, 0, 0}, x[3];
+  int n = 0;
+  for (int s = 0; s < 2; ++s) {
+    const double *const *a = s ? q : p, *const *b = s ? p : q;
+    for (int i = 0; i < 3; ++i)
+      if (jl_seg_tri_depth(a[i], a[(i + 1) % 3], b, 0.0, x) > 0) {
+        for (int k = 0; k < 3; ++k) sum[k] += x[k];
+        ++n;
+      }
+  }
+  for (int k = 0; k < 3; ++k) at[k] = n ? sum[k] / n : (p[0][k] + p[1][k] + p[2][k]) / 3.0;
 }
 
 typedef struct jl_si_ctx {
   const jl_mesh *m;
   int t;
-  double eps;
-  int hit;
+  double eps, tol;
+  jl_mesh_crossing *x;
 } jl_si_ctx;
 
 static int jl_si_visit(void *vctx, int u) {
@@ -582,17 +650,22 @@ static int jl_si_visit(void *vctx, int u) {
     p[i] = m->vertices + 3 * a[i];
     q[i] = m->vertices + 3 * b[i];
   }
-  int cross = 0;
+  double depth = 0.0, at[3] = {0, 0, 0};
   if (shared == 0) {
-    cross = jl_tri_tri_cross(p, q, c->eps);
+    depth = jl_tri_tri_depth(p, q, c->eps);
+    if (depth > 0) jl_crossing_point(p, q, at);
   } else if (shared == 1) {
     /* They meet at the shared corner; they cross when an edge opposite it
      * pierces the other triangle. */
-    cross = jl_seg_tri_cross(p[(sa + 1) % 3], p[(sa + 2) % 3], q, c->eps) ||
-            jl_seg_tri_cross(q[(sb + 1) % 3], q[(sb + 2) % 3], p, c->eps);
+    double xa[3], xb[3];
+    double da = jl_seg_tri_depth(p[(sa + 1) % 3], p[(sa + 2) % 3], q, c->eps, xa);
+    double db = jl_seg_tri_depth(q[(sb + 1) % 3], q[(sb + 2) % 3], p, c->eps, xb);
+    depth = fmax(da, db);
+    if (depth > 0) memcpy(at, da >= db ? xa : xb, sizeof at);
   } else if (shared == 2) {
     /* Across a shared edge they overlap only when folded flat onto each other:
-     * the far corner of one in the other's plane, on the same side of the edge. */
+     * the far corner of one in the other's plane, on the same side of the
+     * edge; as deep as the lower far corner stands off the edge. */
     int fa = 0, fb = 0;
     for (int i = 0; i < 3; ++i) {
       int in_b = 0;
@@ -615,18 +688,27 @@ static int jl_si_visit(void *vctx, int u) {
     /* the sine of the fold angle is |na x nb| / (|na| |nb|); flat and same side: dot > 0 */
     double x[3];
     jl_cross3(na, nb, x);
-    cross = la > 0 && lb > 0 && jl_dot3(na, nb) > 0 &&
-            sqrt(jl_dot3(x, x)) <= JL_MESH_AREA_EPS * 1e3 * la * lb;
+    if (la > 0 && lb > 0 && jl_dot3(na, nb) > 0 && sqrt(jl_dot3(x, x)) <= JL_MESH_AREA_EPS * 1e3 * la * lb) {
+      depth = fmin(la, lb) / sqrt(jl_dot3(e, e));
+      for (int k = 0; k < 3; ++k) at[k] = 0.5 * (e0[k] + e1[k]);
+    }
   }
-  if (cross) {
-    c->hit = u;
+  if (!(depth > 0)) return 0;
+  jl_mesh_crossing *x = c->x;
+  if (depth > c->tol) {
+    x->b = u;
+    x->depth = depth;
+    memcpy(x->at, at, sizeof at);
     return 1;
   }
+  ++x->accepted;
+  x->max_accepted = fmax(x->max_accepted, depth);
   return 0;
 }
 
-int jl_mesh_find_self_intersection(const jl_mesh *m, int *a, int *b, jl_error *err) {
-  *a = *b = -1;
+int jl_mesh_find_crossing(const jl_mesh *m, double tol, jl_mesh_crossing *x, jl_error *err) {
+  memset(x, 0, sizeof *x);
+  x->a = x->b = -1;
   jl_bvh bvh;
   int rc = jl_bvh_build(&bvh, m->vertices, m->triangles, m->n_triangles, err);
   if (rc) return rc;
@@ -634,19 +716,18 @@ int jl_mesh_find_self_intersection(const jl_mesh *m, int *a, int *b, jl_error *e
   jl_mesh_bounds(m, lo, hi);
   double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
                      (hi[2] - lo[2]) * (hi[2] - lo[2]));
-  jl_si_ctx c = {m, 0, JL_MESH_TOUCH_EPS * diag, -1};
+  jl_si_ctx c = {m, 0, JL_MESH_TOUCH_EPS * diag, fmax(tol, 0.0), x};
   for (int t = 0; t < m->n_triangles; ++t) {
     double tlo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, thi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 3; ++k) {
-        double x = m->vertices[3 * m->triangles[3 * t + j] + k];
-        tlo[k] = fmin(tlo[k], x);
-        thi[k] = fmax(thi[k], x);
+        double v = m->vertices[3 * m->triangles[3 * t + j] + k];
+        tlo[k] = fmin(tlo[k], v);
+        thi[k] = fmax(thi[k], v);
       }
     c.t = t;
     if (jl_bvh_query_box(&bvh, tlo, thi, jl_si_visit, &c)) {
-      *a = t;
-      *b = c.hit;
+      x->a = t;
       break;
     }
   }
@@ -654,7 +735,33 @@ int jl_mesh_find_self_intersection(const jl_mesh *m, int *a, int *b, jl_error *e
   return JL_OK;
 }
 
+int jl_mesh_find_self_intersection(const jl_mesh *m, int *a, int *b, jl_error *err) {
+  jl_mesh_crossing x;
+  int rc = jl_mesh_find_crossing(m, 0.0, &x, err);
+  *a = x.a;
+  *b = x.b;
+  return rc;
+}
+
 int jl_mesh_validate(jl_mesh *m, const char *name, jl_mesh_report *rep, jl_error *err) {
+  return jl_mesh_validate_repair(m, name, 0.0, rep, err);
+}
+
+/* Closed 2-manifold, oriented (jl_adjacency, jl_orient). */
+static int jl_mesh_orient_all(jl_mesh *m, const char *name, const int *orig, jl_mesh_report *rep,
+                              jl_error *err) {
+  int *nbr = malloc((size_t)3 * m->n_triangles * sizeof *nbr);
+  char *same = malloc((size_t)3 * m->n_triangles);
+  int rc = nbr && same ? JL_OK : jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", name);
+  if (!rc) rc = jl_adjacency(m, name, nbr, same, err);
+  if (!rc) rc = jl_orient(m, name, nbr, same, orig, rep, err);
+  free(nbr);
+  free(same);
+  return rc;
+}
+
+int jl_mesh_validate_repair(jl_mesh *m, const char *name, double repair_tol_rel, jl_mesh_report *rep,
+                            jl_error *err) {
   jl_mesh_report own;
   if (!rep) rep = &own;
   memset(rep, 0, sizeof *rep);
@@ -665,31 +772,53 @@ int jl_mesh_validate(jl_mesh *m, const char *name, jl_mesh_report *rep, jl_error
   for (int i = 0; i < 3 * m->n_triangles; ++i)
     if (m->triangles[i] < 0 || m->triangles[i] >= m->n_vertices)
       return jl_error_set(err, JL_ERR_INPUT, "%s: triangle %d has a bad vertex index", name, i / 3);
-  rep->degenerate_dropped = jl_drop_degenerate(m);
-  if (m->n_triangles == 0)
-    return jl_error_set(err, JL_ERR_INPUT, "%s: no triangles with area (%d degenerate dropped)", name,
+  int repair = repair_tol_rel > 0;
+  double tol = 0.0;
+  if (repair) {
+    double lo[3], hi[3];
+    jl_mesh_bounds(m, lo, hi);
+    tol = repair_tol_rel * sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                                (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    rep->repair_tol = tol;
+  }
+  /* orig: each triangle's index in the input, for the messages */
+  int n = m->n_triangles;
+  int *orig = malloc((size_t)(n > 0 ? n : 1) * sizeof *orig);
+  char *need = repair ? malloc((size_t)(n > 0 ? n : 1)) : NULL;
+  int rc = orig && (need || !repair) ? JL_OK : jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", name);
+  for (int t = 0; t < n && !rc; ++t) orig[t] = t;
+  if (!rc && repair) rc = jl_mesh_weld_near(m, tol, &rep->welded_vertices, err);
+  if (!rc && repair) rc = jl_mesh_drop_doubled(m, orig, &rep->doubled_removed, err);
+  if (!rc && repair) rc = jl_needed_zero_area(m, need, err);
+  if (!rc) {
+    rep->degenerate_dropped = jl_drop_degenerate(m, orig, need);
+    if (m->n_triangles == 0)
+      rc = jl_error_set(err, JL_ERR_INPUT, "%s: no triangles with area (%d degenerate dropped)", name,
                         rep->degenerate_dropped);
-  int *nbr = malloc((size_t)3 * m->n_triangles * sizeof *nbr);
-  char *same = malloc((size_t)3 * m->n_triangles);
-  if (!nbr || !same) {
-    free(nbr); free(same);
-    return jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory", name);
   }
-  int rc = jl_adjacency(m, name, nbr, same, err);
-  if (!rc) rc = jl_orient(m, name, nbr, same, rep, err);
-  free(nbr);
-  free(same);
-  if (rc) return rc;
-  int a, b;
-  rc = jl_mesh_find_self_intersection(m, &a, &b, err);
-  if (rc) return rc;
-  if (a >= 0) {
-    const double *p = m->vertices + 3 * m->triangles[3 * a], *q = m->vertices + 3 * m->triangles[3 * b];
-    return jl_error_set(err, JL_ERR_INPUT,
-                        "%s: self-intersecting surface: triangles %d (at %g, %g, %g) and %d "
-                        "(at %g, %g, %g) cross",
-                        name, a, p[0], p[1], p[2], b, q[0], q[1], q[2]);
+  if (!rc) rc = jl_mesh_orient_all(m, name, orig, rep, err);
+  if (!rc && repair) rc = jl_mesh_flip_slivers(m, tol, &rep->slivers_removed, err);
+  jl_mesh_crossing x;
+  if (!rc) rc = jl_mesh_find_crossing(m, tol, &x, err);
+  if (!rc) {
+    rep->overlaps_accepted = x.accepted;
+    rep->max_overlap = x.max_accepted;
+    if (x.a >= 0)
+      rc = jl_error_set(err, JL_ERR_INPUT,
+                        "%s: self-intersecting surface: triangles %d and %d (from 0, in input order) "
+                        "cross at (%g, %g, %g), %.3g mm deep%s",
+                        name, orig[x.a], orig[x.b], x.at[0], x.at[1], x.at[2], x.depth,
+                        repair ? ", more than the repair tolerance" : "");
+    if (rc && repair && err) {
+      size_t len = strlen(err->msg);
+      snprintf(err->msg + len, sizeof err->msg - len, " %.3g mm (%g of the bounding box diagonal)", tol,
+               repair_tol_rel);
+    }
   }
+  free(orig);
+  free(need);
+  if (rc) return rc;
+  rep->triangles = m->n_triangles;
   rep->volume = jl_mesh_volume(m);
   jl_mesh_bounds(m, rep->lo, rep->hi);
   if (!(rep->volume > 0))

@@ -288,9 +288,15 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
     const jl_mesh_report *m = r->mesh;
     jl_buf_printf(&b,
                   "  \"mesh\": {\"triangles\": %d, \"input_triangles\": %d, \"degenerate_dropped\": %d, "
-                  "\"components\": %d, \"cavities\": %d, \"flipped_triangles\": %d, \"bounds_mm\": [",
-                  m->input_triangles - m->degenerate_dropped, m->input_triangles,
-                  m->degenerate_dropped, m->components, m->cavities, m->flipped_triangles);
+                  "\"components\": %d, \"cavities\": %d, \"flipped_triangles\": %d, ",
+                  m->triangles, m->input_triangles, m->degenerate_dropped, m->components, m->cavities,
+                  m->flipped_triangles);
+    jl_buf_printf(&b, "\"repairs\": {");
+    jl_json_key_number(&b, "tol_mm", m->repair_tol, ", ");
+    jl_buf_printf(&b, "\"welded_vertices\": %d, \"doubled_removed\": %d, \"slivers_removed\": %d, "
+                  "\"overlaps_accepted\": %d, ", m->welded_vertices, m->doubled_removed, m->slivers_removed,
+                  m->overlaps_accepted);
+    jl_json_key_number(&b, "max_overlap_mm", m->max_overlap, "}, \"bounds_mm\": [");
     jl_buf_json_vec(&b, m->lo, 3);
     jl_buf_printf(&b, ", ");
     jl_buf_json_vec(&b, m->hi, 3);

@@ -63,7 +63,8 @@ bad empty       'empty\.stl: empty file'            "the empty file"        "$in
 bad open        'open\.stl: open surface'           "the open surface"      "$in/open.stl"
 bad nonfinite   'nonfinite\.stl: .*non-finite'      "the non-finite vertex" "$in/nonfinite.stl"
 bad small       'small\.stl: trunk too small'       "a trunk too small"     "$in/small.stl"
-bad cross       'cross\.stl: self-intersecting'     "the crossing surfaces" "$in/cross.stl"
+bad cross       'cross\.stl: self-intersecting surface: triangles 1[01] and (1[2-9]|2[0-3]) \(from 0, in input order\) cross at \(1000, [0-9.]+, [0-9.]+\), [0-9.]+ mm deep, more than the repair tolerance' \
+  "the crossing surfaces, where and how deep" "$in/cross.stl"
 bad small_units 'tiny\.stl: trunk too small'        "a trunk too small in cm" "$in/tiny.stl" --units cm
 bad big_block   'ok\.stl: trunk too small'          "a block larger than the trunk" "$in/ok.stl" --block 1100x1100x1100
 bad block       '--block: expected LxWxH'           "the option --block"    "$cube" --block 200x100
