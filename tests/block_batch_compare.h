@@ -10,7 +10,7 @@
 
 #include "block_batch.h"
 
-static void block_batch_compare(const jl_block_batch *a, const jl_block_batch *b) {
+static inline void block_batch_compare(const jl_block_batch *a, const jl_block_batch *b) {
   size_t nc = (size_t)a->count * (size_t)a->cap, k = (size_t)a->count;
   const double *x[14] = {a->cx, a->cy, a->cz, a->qw, a->qx, a->qy, a->qz,
                          a->bx, a->by, a->bz, a->bqw, a->bqx, a->bqy, a->bqz};

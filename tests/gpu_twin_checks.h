@@ -10,7 +10,7 @@
 
 /* The device step's summary equals the twin's: the same contacts,
  * iterations, stop and restarts, and the same deepest penetration. */
-static void gtc_stats_equal(const jl_step_twin_stats *t, const jl_gpu_step_stats *b) {
+static inline void gtc_stats_equal(const jl_step_twin_stats *t, const jl_gpu_step_stats *b) {
   assert_int_equal(t->contacts, b->contacts);
   assert_int_equal(t->iterations, b->iterations);
   assert_int_equal(t->converged, b->converged);
@@ -19,7 +19,7 @@ static void gtc_stats_equal(const jl_step_twin_stats *t, const jl_gpu_step_stats
 }
 
 /* Two body sets equal byte for byte: positions, orientations, velocities. */
-static void gtc_bodies_equal(const jl_bodies *a, const jl_bodies *b) {
+static inline void gtc_bodies_equal(const jl_bodies *a, const jl_bodies *b) {
   assert_int_equal(a->count, b->count);
   size_t n = (size_t)a->count;
   assert_memory_equal(a->pos, b->pos, 3 * n * sizeof(double));
