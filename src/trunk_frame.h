@@ -69,6 +69,7 @@ typedef struct jl_frame_fills {
   const char *best;        /* which: "grid", "layered", "slabs_x", "slabs_y", "tilt" (NULL: none) */
   int grid, layered, slab[2], tilt;  /* blocks of each fill (slab[0]: cuts across x) */
   double grid_s, layered_s, slab_s[2], tilt_s;  /* seconds of each */
+  double found_s;          /* seconds from the start of the run when count was reached */
   int tilt_ran;            /* the tilted fill ran in this frame */
   int complete;            /* 0: a deadline or the stop flag cut one of its fills short */
   int rejected;            /* 1: its packing, turned back, failed the exact check (not kept) */
