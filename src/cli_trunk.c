@@ -322,7 +322,7 @@ static double jl_frame_fills_time(const jl_frame_fills *f) {
 
 /* The progress line: each frame's fill counts so far and the best. */
 static void jl_fill_progress(jl_fill_run *r) {
-  char line[512];
+  char line[512] = "";
   int n = 0;
   for (int k = 0; k < 2; ++k) {
     const jl_frame_fills *f = &r->rep->fills[k];
@@ -358,7 +358,7 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   if (!gi.complete) {
     ff->complete = 0;
     jl_fill_note(r, JL_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", nm,
-                 *stop ? "a signal" : "--time", gi.count);
+                 *stop ? "a signal" : "the fills' share of --time", gi.count);
   }
   jl_fill_note(r, JL_LOG_INFO,
                "%s: baseline %d blocks (grid: %g x %g x %g mm along x, y, z, offset %g, %g, %g mm), "
@@ -376,7 +376,7 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   if (!base.complete) {
     ff->complete = 0;
     jl_fill_note(r, JL_LOG_NOTICE, "%s: the layered fill was cut short by %s (%d blocks)", nm,
-                 *stop ? "a signal" : "--time", base.count);
+                 *stop ? "a signal" : "the fills' share of --time", base.count);
   }
   char mix[128] = "";
   for (int v = 0, n = 0; v < 3; ++v)
@@ -489,6 +489,7 @@ static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double 
   jl_block_packing inframe = {0}, back = {0};
   int rc = JL_OK;
   if ((rc = jl_block_packing_init(best, 256, err)) != JL_OK || (rc = jl_block_packing_init(&inframe, 256, err)) != JL_OK ||
+      (rc = jl_block_packing_init(&r->grid, 256, err)) != JL_OK ||
       (rc = jl_trunk_frame_detect(geom->mesh, &geom->block, &rep->frame, err)) != JL_OK)
     goto done;
   const jl_trunk_frame *fm = &rep->frame;
