@@ -270,6 +270,7 @@ typedef struct jl_fill_run {
   jl_trunk_fill_report *rep;
   jl_grid_info gi;         /* the mesh frame's grid baseline: the reported baseline */
   jl_baseline_info base;   /* the mesh frame's layered fill */
+  int done[2];             /* per frame, the fills that ran: bit 0 grid, 1 layered, 2 + axis slabs, 4 tilt */
   jl_block_packing grid, found;  /* scratch */
 } jl_fill_run;
 
@@ -323,19 +324,21 @@ static double jl_frame_fills_time(const jl_frame_fills *f) {
 /* The progress line: each frame's fill counts so far and the best. */
 static void jl_fill_progress(jl_fill_run *r) {
   char line[512] = "";
-  int n = 0;
-  for (int k = 0; k < 2; ++k) {
-    const jl_frame_fills *f = &r->rep->fills[k];
-    if (!f->ran || n >= (int)sizeof line) continue;
-    n += snprintf(line + n, sizeof line - (size_t)n, "%s grid %d, layered %d, slabs %d/%d%s", k ? "  | floor frame:" : "",
-                  f->grid, f->layered, f->slab[0], f->slab[1], f->tilt_ran ? ", tilt" : "");
-    if (f->tilt_ran && n < (int)sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, " %d", f->tilt);
-  }
+  size_t n = 0;
   int best = 0;
   for (int k = 0; k < 2; ++k) {
     const jl_frame_fills *f = &r->rep->fills[k];
-    int c[5] = {f->grid, f->layered, f->slab[0], f->slab[1], f->tilt};
-    for (int i = 0; i < 5; ++i) best = c[i] > best ? c[i] : best;
+    if (!f->ran) continue;
+    const char *what[5] = {"grid", "layered", "slabs x", "slabs y", "tilt"};
+    int count[5] = {f->grid, f->layered, f->slab[0], f->slab[1], f->tilt};
+    n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, "%s", k ? "  | floor frame:" : "");
+    for (int i = 0, first = 1; i < 5; ++i) {
+      if (!(r->done[k] & (1 << i))) continue;
+      n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, "%s %s %d", first ? "" : ",", what[i],
+                            count[i]);
+      first = 0;
+      best = count[i] > best ? count[i] : best;
+    }
   }
   double now = jl_time_now();
   jl_progress_update(&r->pr, now, r->pr.tty, "%s: %.1f s  fills:%s  best %d", r->names[0], now - r->t0, line, best);
@@ -368,6 +371,7 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   ff->grid = gi.count;
   ff->grid_s = gi.time_s;
   if (k == 0) r->gi = gi;
+  r->done[k] |= 1;
   jl_fill_progress(r);
   jl_baseline_info base;
   memset(&base, 0, sizeof base);
@@ -394,6 +398,7 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   }
   ff->count = best->count;
   ff->found_s = jl_time_now() - r->t0;
+  r->done[k] |= 2;
   jl_fill_progress(r);
   for (int ax = 1; ax >= 0 && best->count < r->bound; --ax) {
     if (jl_time_now() >= deadline || *stop) {
@@ -414,6 +419,7 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
                  slab.boxes_tested, slab.time_s, slab.complete ? "" : " (cut short)");
     ff->slab[ax] = slab.count;
     ff->slab_s[ax] = slab.time_s;
+    r->done[k] |= 4 << ax;
     if (!slab.complete) ff->complete = 0;
     if (r->found.count > best->count) {
       if (jl_block_packing_copy(best, &r->found, err) != JL_OK) return err->code;
@@ -444,6 +450,7 @@ static int jl_fills_tilt(jl_fill_run *r, int k, const jl_trunk_geom *g, int beat
                  tilt.skipped, tilt.unclean, tilt.rejected, tilt.boxes_tested, tilt.time_s,
                  tilt.complete ? "" : " (cut short)");
   ff->tilt_ran = 1;
+  r->done[k] |= 16;
   ff->tilt = tilt.count;
   ff->tilt_s = tilt.time_s;
   if (!tilt.complete) ff->complete = 0;
