@@ -258,6 +258,10 @@ static void jl_trunk_mesh_notices(const jl_log *log, const char *path, const jl_
 /* Share of --time that the axis-aligned fills leave to the tilted fill:
  * they stop this long before the fills' end, where the tilted fill stops. */
 #define JL_TRUNK_TILT_SHARE 0.1
+/* Share of a frame's time that its grid baseline may take: it is reported,
+ * not kept (the layered fill contains every lattice), so it must not starve
+ * the fills that are (it takes about a tenth of them when nothing cuts). */
+#define JL_TRUNK_GRID_SHARE 0.25
 
 /* The fills of a run, in the mesh's frame (0) and the floor's (1). */
 typedef struct jl_fill_run {
@@ -345,9 +349,10 @@ static void jl_fill_progress(jl_fill_run *r) {
 }
 
 /* The axis-aligned fills of the trunk g in frame k, each stopping at
- * deadline: the grid baseline, the layered fill, the slab fills (slabs
- * across y in zones across x, the sedan's best, then the reverse). best
- * (initialised) gets the largest, in g's coordinates. */
+ * deadline: the grid baseline (within JL_TRUNK_GRID_SHARE of the time to
+ * it), the layered fill, the slab fills (slabs across y in zones across x,
+ * the sedan's best, then the reverse). best (initialised) gets the largest,
+ * in g's coordinates. */
 static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, double deadline,
                             const volatile sig_atomic_t *stop, jl_block_packing *best, jl_error *err) {
   jl_frame_fills *ff = &r->rep->fills[k];
@@ -357,7 +362,8 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   ff->complete = 1;
   jl_grid_info gi;
   r->grid.count = 0;
-  if (jl_trunk_grid_fill(g, r->threads, 0, deadline, stop, &r->grid, &gi, err) != JL_OK) return err->code;
+  double now = jl_time_now(), grid_end = deadline > now ? now + JL_TRUNK_GRID_SHARE * (deadline - now) : deadline;
+  if (jl_trunk_grid_fill(g, r->threads, 0, grid_end, stop, &r->grid, &gi, err) != JL_OK) return err->code;
   if (!gi.complete) {
     ff->complete = 0;
     jl_fill_note(r, JL_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", nm,
