@@ -1,5 +1,6 @@
 /* jostle trunk: trunk volume in liters from a mesh, and verify for trunk results. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "timer.h"
 #include "trunk_baseline.h"
 #include "trunk_check.h"
+#include "trunk_frame.h"
 #include "trunk_io.h"
 #include "trunk_search.h"
 #include "trunk_tilt.h"
@@ -77,9 +79,10 @@ static const char *const jl_trunk_help =
   "  --spacing MM      surface sample spacing (default: fine enough that no block\n"
   "                    can straddle the surface between samples)\n"
   "  --cell MM         surface grid cell size (default 20)\n"
-  "  --time SECONDS    time limit of the whole run: grid baseline, layered\n"
-  "                    fill, slab fill, tilted fill, gap fill and search\n"
-  "                    (default 60)\n"
+  "  --time SECONDS    time limit of the whole run (default 60): the fills\n"
+  "                    (grid baseline, layered, slab and tilted fills, in the\n"
+  "                    mesh's frame and the floor's) stop at 40% of it, the\n"
+  "                    gap fill and search get the rest\n"
   "  --seed S          random seed (default 1)\n"
   "  --resume FILE     start from a trunk result (.json) when it beats the fills\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -255,6 +258,331 @@ static void jl_trunk_mesh_notices(const jl_log *log, const char *path, const jl_
                   r->slivers_removed, r->overlaps_accepted, r->max_overlap);
 }
 
+/* Share of --time that the fills (grid baseline, layered, slab and tilted
+ * fills, in both frames) may take together, counted from the start of the
+ * run: the search after them gets the rest, and whatever they leave. */
+#define JL_TRUNK_FILL_SHARE 0.4
+/* Share of --time that the axis-aligned fills leave to the tilted fill:
+ * they stop this long before the fills' end, where the tilted fill stops. */
+#define JL_TRUNK_TILT_SHARE 0.1
+/* Share of a frame's time that its grid baseline may take: it is reported,
+ * not kept (the layered fill contains every lattice), so it must not starve
+ * the fills that are (it takes about a tenth of them when nothing cuts). */
+#define JL_TRUNK_GRID_SHARE 0.25
+
+/* The fills of a run, in the mesh's frame (0) and the floor's (1). */
+typedef struct jl_fill_run {
+  char names[2][JL_TRUNK_NAME_MAX + 32];  /* message prefixes of the two frames */
+  const jl_log *log;
+  jl_progress pr;
+  double t0;
+  int threads;
+  long bound;
+  jl_trunk_fill_report *rep;
+  jl_grid_info gi;         /* the mesh frame's grid baseline: the reported baseline */
+  jl_baseline_info base;   /* the mesh frame's layered fill */
+  int done[2];             /* per frame, the fills that ran: bit 0 grid, 1 layered, 2 + axis slabs, 4 tilt */
+  jl_block_packing grid, found;  /* scratch */
+} jl_fill_run;
+
+static void jl_fill_run_init(jl_fill_run *r, const char *name, const jl_log *log, int progress, double t0,
+                             int threads, long bound, jl_trunk_fill_report *rep) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->names[0], sizeof r->names[0], "%s", name);
+  snprintf(r->names[1], sizeof r->names[1], "%s, floor frame", name);
+  r->log = log;
+  jl_progress_init(&r->pr, stderr, progress);
+  r->t0 = t0;
+  r->threads = threads;
+  r->bound = bound;
+  r->rep = rep;
+  memset(rep, 0, sizeof *rep);
+}
+
+static void jl_fill_run_free(jl_fill_run *r) {
+  jl_progress_end(&r->pr);
+  jl_block_packing_free(&r->grid);
+  jl_block_packing_free(&r->found);
+}
+
+/* A log line in place of the progress line (redrawn at the next update). */
+static void jl_fill_note(jl_fill_run *r, jl_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
+static void jl_fill_note(jl_fill_run *r, jl_log_level level, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  jl_progress_clear(&r->pr);
+  jl_log_printf(r->log, level, "%s", msg);
+}
+
+/* Degrees of an angle in radians for a message, without a "-0.00". */
+static double jl_fill_deg(double rad) {
+  double d = rad * (180.0 / 3.14159265358979323846);
+  return fabs(d) < 5e-3 ? 0.0 : d;
+}
+
+/* Seconds the fills of one frame took. */
+static double jl_frame_fills_time(const jl_frame_fills *f) {
+  return f->grid_s + f->layered_s + f->slab_s[0] + f->slab_s[1] + f->tilt_s;
+}
+
+/* The progress line: each frame's fill counts so far and the best. */
+static void jl_fill_progress(jl_fill_run *r) {
+  char line[512] = "";
+  size_t n = 0;
+  int best = 0;
+  for (int k = 0; k < 2; ++k) {
+    const jl_frame_fills *f = &r->rep->fills[k];
+    if (!f->ran) continue;
+    const char *what[5] = {"grid", "layered", "slabs x", "slabs y", "tilt"};
+    int count[5] = {f->grid, f->layered, f->slab[0], f->slab[1], f->tilt};
+    n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, "%s", k ? "  | floor frame:" : "");
+    for (int i = 0, first = 1; i < 5; ++i) {
+      if (!(r->done[k] & (1 << i))) continue;
+      n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, "%s %s %d", first ? "" : ",", what[i],
+                            count[i]);
+      first = 0;
+      best = count[i] > best ? count[i] : best;
+    }
+  }
+  double now = jl_time_now();
+  jl_progress_update(&r->pr, now, r->pr.tty, "%s: %.1f s  fills:%s  best %d", r->names[0], now - r->t0, line, best);
+}
+
+/* The axis-aligned fills of the trunk g in frame k, each stopping at
+ * deadline: the grid baseline (within JL_TRUNK_GRID_SHARE of the time to
+ * it), the layered fill, the slab fills (slabs across y in zones across x,
+ * the sedan's best, then the reverse). best (initialised) gets the largest,
+ * in g's coordinates. */
+static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, double deadline,
+                            const volatile sig_atomic_t *stop, jl_block_packing *best, jl_error *err) {
+  jl_frame_fills *ff = &r->rep->fills[k];
+  const char *nm = r->names[k];
+  double edge[3] = {g->block.x, g->block.y, g->block.z};
+  ff->ran = 1;
+  ff->complete = 1;
+  jl_grid_info gi;
+  r->grid.count = 0;
+  double now = jl_time_now(), grid_end = deadline > now ? now + JL_TRUNK_GRID_SHARE * (deadline - now) : deadline;
+  if (jl_trunk_grid_fill(g, r->threads, 0, grid_end, stop, &r->grid, &gi, err) != JL_OK) return err->code;
+  if (!gi.complete) {
+    ff->complete = 0;
+    jl_fill_note(r, JL_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", nm,
+                 *stop ? "a signal" : "the fills' share of --time", gi.count);
+  }
+  jl_fill_note(r, JL_LOG_INFO,
+               "%s: baseline %d blocks (grid: %g x %g x %g mm along x, y, z, offset %g, %g, %g mm), "
+               "%lld positions tested in %.2f s on %d threads",
+               nm, gi.count, edge[gi.edges[0]], edge[gi.edges[1]], edge[gi.edges[2]], gi.offset[0], gi.offset[1],
+               gi.offset[2], gi.boxes_tested, gi.time_s, r->threads);
+  ff->grid = gi.count;
+  ff->grid_s = gi.time_s;
+  if (k == 0) r->gi = gi;
+  r->done[k] |= 1;
+  jl_fill_progress(r);
+  jl_baseline_info base;
+  memset(&base, 0, sizeof base);
+  best->count = 0;
+  if (jl_trunk_baseline_until(g, r->threads, 0, deadline, stop, best, &base, err) != JL_OK) return err->code;
+  if (!base.complete) {
+    ff->complete = 0;
+    jl_fill_note(r, JL_LOG_NOTICE, "%s: the layered fill was cut short by %s (%d blocks)", nm,
+                 *stop ? "a signal" : "the fills' share of --time", base.count);
+  }
+  char mix[128] = "";
+  for (int v = 0, n = 0; v < 3; ++v)
+    if (base.layers_upright[v] > 0)
+      n += snprintf(mix + n, sizeof mix - (size_t)n, "%s%d x %g mm", n ? ", " : "", base.layers_upright[v], edge[v]);
+  jl_fill_note(r, JL_LOG_INFO, "%s: layered fill %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
+               nm, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s, r->threads);
+  ff->layered = base.count;
+  ff->layered_s = base.time_s;
+  if (k == 0) r->base = base;
+  ff->best = "layered";
+  if (r->grid.count > best->count) {  /* only when the layered fill was cut short */
+    if (jl_block_packing_copy(best, &r->grid, err) != JL_OK) return err->code;
+    ff->best = "grid";
+  }
+  ff->count = best->count;
+  ff->found_s = jl_time_now() - r->t0;
+  r->done[k] |= 2;
+  jl_fill_progress(r);
+  for (int ax = 1; ax >= 0 && best->count < r->bound; --ax) {
+    if (jl_time_now() >= deadline || *stop) {
+      ff->complete = 0;
+      break;
+    }
+    jl_slab_info slab;
+    memset(&slab, 0, sizeof slab);
+    int src = jl_trunk_slab_fill(g, ax, 1, 0.0, r->threads, deadline, stop, &r->found, &slab, err);
+    if (src == JL_ERR_INPUT) {  /* a trunk too large for the slab fill: go on without */
+      jl_fill_note(r, JL_LOG_NOTICE, "%s: no slab fill: %s", nm, err->msg);
+      memset(err, 0, sizeof *err);
+      break;
+    }
+    if (src != JL_OK) return src;
+    jl_fill_note(r, JL_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
+                 "%lld positions tested in %.2f s%s", nm, "xy"[ax], "yx"[ax], slab.count, slab.zones, slab.slabs,
+                 slab.boxes_tested, slab.time_s, slab.complete ? "" : " (cut short)");
+    ff->slab[ax] = slab.count;
+    ff->slab_s[ax] = slab.time_s;
+    r->done[k] |= 4 << ax;
+    if (!slab.complete) ff->complete = 0;
+    if (r->found.count > best->count) {
+      if (jl_block_packing_copy(best, &r->found, err) != JL_OK) return err->code;
+      ff->best = ax ? "slabs_y" : "slabs_x";
+      ff->count = best->count;
+      ff->found_s = jl_time_now() - r->t0;
+    }
+    jl_fill_progress(r);
+  }
+  return JL_OK;
+}
+
+/* The tilted fill of the trunk g in frame k (blocks flat against a large
+ * sloped face in a band, the rest axis-aligned across the better slab axis),
+ * filling only splits that could beat beat; stops at deadline keeping the
+ * best split so far. out gets its packing in g's coordinates (0 blocks: none). */
+static int jl_fills_tilt(jl_fill_run *r, int k, const jl_trunk_geom *g, int beat, double deadline,
+                         const volatile sig_atomic_t *stop, jl_block_packing *out, jl_error *err) {
+  jl_frame_fills *ff = &r->rep->fills[k];
+  int axes = ff->slab[0] > ff->slab[1] ? 1 : ff->slab[1] > ff->slab[0] ? 2 : 3;
+  jl_tilt_info tilt;
+  memset(&tilt, 0, sizeof tilt);
+  if (jl_trunk_tilt_fill(g, axes, beat, r->threads, deadline, stop, out, &tilt, err) != JL_OK) return err->code;
+  if (tilt.planes > 0)
+    jl_fill_note(r, JL_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
+                 "%d splits filled, %d could not win, %d not clean, %d failed the exact check, %lld positions tested "
+                 "in %.2f s%s", r->names[k], tilt.planes, tilt.count, tilt.tilted, tilt.thickness, tilt.splits,
+                 tilt.skipped, tilt.unclean, tilt.rejected, tilt.boxes_tested, tilt.time_s,
+                 tilt.complete ? "" : " (cut short)");
+  ff->tilt_ran = 1;
+  r->done[k] |= 16;
+  ff->tilt = tilt.count;
+  ff->tilt_s = tilt.time_s;
+  if (!tilt.complete) ff->complete = 0;
+  return JL_OK;
+}
+
+/* in (the floor frame's packing) turned back into the mesh and exactly
+ * checked against it: *ok = 1 and out holds it when legal. */
+static int jl_fills_turn_back(jl_fill_run *r, const jl_trunk_geom *geom, const jl_block_packing *in,
+                              jl_block_packing *out, int *ok, jl_error *err) {
+  *ok = 0;
+  if (jl_trunk_frame_packing_back(&r->rep->frame, in, out, err) != JL_OK) return err->code;
+  jl_trunk_report chk;
+  if (jl_trunk_check_packing_until(geom, out, &geom->lim, &chk, err) != JL_OK) return err->code;
+  if (!chk.legal) {
+    char why[256];
+    jl_trunk_report_describe(&chk, why, sizeof why);
+    jl_fill_note(r, JL_LOG_NOTICE, "%s: its packing of %d blocks turned back is not kept: %s", r->names[1],
+                 in->count, chk.complete ? why : "its exact check was cut short");
+    r->rep->fills[1].rejected = 1;
+    return JL_OK;
+  }
+  *ok = 1;
+  return JL_OK;
+}
+
+/* All the fills, within their share of --time: the axis-aligned fills in
+ * the mesh's frame and, when the floor's frame is turned from it, in the
+ * floor's (each frame half of what is left until aligned_end), then the
+ * tilted fill in the frame that won, until fill_end. best (uninitialised)
+ * gets the best packing in the mesh's coordinates; *search names the fill,
+ * *time_to_best when it was found. A floor-frame packing is kept only when
+ * it beats the mesh frame's and, turned back, passes the exact check. */
+static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double aligned_end, double fill_end,
+                              const volatile sig_atomic_t *stop, jl_block_packing *best, const char **search,
+                              double *time_to_best, jl_error *err) {
+  jl_trunk_fill_report *rep = r->rep;
+  double start = jl_time_now();
+  rep->budget_s = fill_end - start;
+  jl_mesh turned = {0};
+  jl_trunk_geom tg;
+  memset(&tg, 0, sizeof tg);
+  jl_block_packing inframe = {0}, back = {0};
+  int rc = JL_OK;
+  if ((rc = jl_block_packing_init(best, 256, err)) != JL_OK || (rc = jl_block_packing_init(&inframe, 256, err)) != JL_OK ||
+      (rc = jl_block_packing_init(&r->grid, 256, err)) != JL_OK ||
+      (rc = jl_trunk_frame_detect(geom->mesh, &geom->block, &rep->frame, err)) != JL_OK)
+    goto done;
+  const jl_trunk_frame *fm = &rep->frame;
+  double surf = fm->surface_area > 0 ? 100.0 / fm->surface_area : 0.0;
+  if (fm->turned)
+    jl_fill_note(r, JL_LOG_INFO, "%s: the floor's frame is turned %.2f deg from the mesh's (yaw %.2f, pitch %.2f, "
+                 "roll %.2f deg; floor %.0f%% of the surface, walls %.0f%%): filling in both", r->names[0],
+                 jl_fill_deg(fm->angle), jl_fill_deg(fm->yaw), jl_fill_deg(fm->pitch), jl_fill_deg(fm->roll),
+                 fm->floor_area * surf, fm->wall_area * surf);
+  else
+    jl_fill_note(r, JL_LOG_INFO, "%s: the floor's frame is the mesh's (floor %.0f%% of the surface, walls %.0f%%)",
+                 r->names[0], fm->floor_area * surf, fm->wall_area * surf);
+  int frames = fm->turned ? 2 : 1;
+  double now = jl_time_now();
+  if ((rc = jl_fills_aligned(r, 0, geom, now + (aligned_end - now) / frames, stop, best, err)) != JL_OK) goto done;
+  *search = rep->fills[0].best;
+  *time_to_best = rep->fills[0].found_s;
+  int more = best->count < r->bound && !*stop;
+  if (frames == 2 && more && jl_time_now() < aligned_end) {
+    if ((rc = jl_trunk_frame_turn_mesh(geom->mesh, fm, &turned, err)) != JL_OK ||
+        (rc = jl_trunk_geom_init(&tg, &turned, geom->block, err)) != JL_OK ||
+        (rc = jl_fills_aligned(r, 1, &tg, aligned_end, stop, &inframe, err)) != JL_OK)
+      goto done;
+    int ok = 0;
+    if (inframe.count > best->count) {
+      if ((rc = jl_fills_turn_back(r, geom, &inframe, &back, &ok, err)) != JL_OK) goto done;
+      if (ok) {
+        if ((rc = jl_block_packing_copy(best, &back, err)) != JL_OK) goto done;
+        rep->winner = 1;
+        *search = rep->fills[1].best;
+        *time_to_best = rep->fills[1].found_s;
+      }
+    }
+  }
+  /* the tilted fill in the winning frame, with what is left */
+  if (best->count < r->bound && !*stop && jl_time_now() < fill_end) {
+    int k = rep->winner;
+    if ((rc = jl_fills_tilt(r, k, k ? &tg : geom, best->count, fill_end, stop, &r->found, err)) != JL_OK) goto done;
+    if (r->found.count > best->count) {
+      int ok = 1;
+      if (k == 1) {
+        if ((rc = jl_fills_turn_back(r, geom, &r->found, &back, &ok, err)) != JL_OK) goto done;
+      } else if ((rc = jl_block_packing_copy(&back, &r->found, err)) != JL_OK) {
+        goto done;
+      }
+      if (ok) {
+        if ((rc = jl_block_packing_copy(best, &back, err)) != JL_OK) goto done;
+        rep->fills[k].count = best->count;
+        rep->fills[k].best = "tilt";
+        rep->fills[k].found_s = jl_time_now() - r->t0;
+        *search = "tilt";
+        *time_to_best = rep->fills[k].found_s;
+      }
+    }
+    jl_fill_progress(r);
+  }
+  rep->time_s = jl_time_now() - start;
+  if (rep->fills[1].ran)
+    jl_fill_note(r, JL_LOG_INFO, "%s: fills %d in the mesh's frame (%.1f s), %d in the floor's (%.1f s)%s, "
+                 "%.1f s of their %.1f s", r->names[0], rep->fills[0].count, jl_frame_fills_time(&rep->fills[0]),
+                 rep->fills[1].count, jl_frame_fills_time(&rep->fills[1]), rep->winner ? ": the floor's wins" : "",
+                 rep->time_s, rep->budget_s);
+  else
+    jl_fill_note(r, JL_LOG_INFO, "%s: fills %d in %.1f s of their %.1f s", r->names[0], rep->fills[0].count,
+                 rep->time_s, rep->budget_s);
+done:
+  jl_trunk_geom_free(&tg);
+  jl_mesh_free(&turned);
+  jl_block_packing_free(&inframe);
+  jl_block_packing_free(&back);
+  return rc;
+}
+
 int jl_cli_trunk(int argc, char **argv) {
   jl_error err = {0};
   jl_trunk_args a;
@@ -269,7 +597,7 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_mesh mesh = {0};
   jl_trunk_geom geom;
   memset(&geom, 0, sizeof geom);
-  jl_block_packing best = {0}, resume = {0}, found = {0}, grid = {0};
+  jl_block_packing best = {0}, resume = {0}, found = {0};
   jl_trunk_run_info si;
   memset(&si, 0, sizeof si);
   int status = 0, is_problem = jl_ends_with(a.input, ".json");
@@ -332,87 +660,19 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_trunk_install_signals();
   /* the search's exact checks (and the resumed packing's) end with the run */
   geom.lim = (jl_trunk_limits){deadline, &jl_trunk_stop_flag, JL_TRUNK_FINISH_S};
-  jl_grid_info gi;
-  if (jl_block_packing_init(&grid, 256, &err) != JL_OK ||
-      jl_trunk_grid_fill(&geom, dev.threads, 0, deadline, &jl_trunk_stop_flag, &grid, &gi, &err) != JL_OK)
-    goto fail;
-  if (!gi.complete)
-    jl_log_printf(&log, JL_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", prob.name,
-                  jl_trunk_stop_flag ? "a signal" : "--time", gi.count);
-  double edge[3] = {prob.block.x, prob.block.y, prob.block.z};
-  jl_log_printf(&log, JL_LOG_INFO,
-                "%s: baseline %d blocks (grid: %g x %g x %g mm along x, y, z, offset %g, %g, %g mm), "
-                "%lld positions tested in %.2f s on %d threads",
-                prob.name, gi.count, edge[gi.edges[0]], edge[gi.edges[1]], edge[gi.edges[2]], gi.offset[0],
-                gi.offset[1], gi.offset[2], gi.boxes_tested, gi.time_s, dev.threads);
-  jl_baseline_info base;
-  memset(&base, 0, sizeof base);
-  if (jl_block_packing_init(&best, 256, &err) != JL_OK ||
-      jl_trunk_baseline_until(&geom, dev.threads, 0, deadline, &jl_trunk_stop_flag, &best, &base,
-                              &err) != JL_OK)
-    goto fail;
-  if (!base.complete)
-    jl_log_printf(&log, JL_LOG_NOTICE, "%s: the layered fill was cut short by %s (%d blocks)", prob.name,
-                  jl_trunk_stop_flag ? "a signal" : "--time", base.count);
-  char mix[128] = "";
-  for (int v = 0, n = 0; v < 3; ++v)
-    if (base.layers_upright[v] > 0)
-      n += snprintf(mix + n, sizeof mix - (size_t)n, "%s%d x %g mm", n ? ", " : "", base.layers_upright[v],
-                    edge[v]);
-  jl_log_printf(&log, JL_LOG_INFO,
-                "%s: layered fill %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
-                prob.name, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s,
-                dev.threads);
+  jl_trunk_fill_report fills;
+  jl_fill_run fr;
+  jl_fill_run_init(&fr, prob.name, &log, !a.quiet, t0, dev.threads, bound, &fills);
+  /* the fills' share of --time, the tilted fill's within it */
+  double fill_end = t0 + JL_TRUNK_FILL_SHARE * a.time_s, aligned_end = fill_end - JL_TRUNK_TILT_SHARE * a.time_s;
   const char *search = "layered", *stopped_by = "baseline";
-  if (grid.count > best.count) {  /* only when the layered fill was cut short */
-    if (jl_block_packing_copy(&best, &grid, &err) != JL_OK) goto fail;
-    search = "grid";
-  }
-  double time_to_best = jl_time_now() - t0;
-  /* Slab fills (slabs across y in zones across x first, the sedan's best,
-   * then the reverse) start the search when they beat the layered fill. */
-  jl_slab_info slab[2];
-  memset(slab, 0, sizeof slab);
-  for (int ax = 1; ax >= 0 && best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag; --ax) {
-    int src = jl_trunk_slab_fill(&geom, ax, 1, 0.0, dev.threads, deadline, &jl_trunk_stop_flag, &found,
-                                 &slab[ax], &err);
-    if (src == JL_ERR_INPUT) {  /* a trunk too large for the slab fill: go on without */
-      jl_log_printf(&log, JL_LOG_NOTICE, "%s: no slab fill: %s", prob.name, err.msg);
-      memset(&err, 0, sizeof err);
-      break;
-    }
-    if (src != JL_OK) goto fail;
-    jl_log_printf(&log, JL_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
-                  "%lld positions tested in %.2f s%s", prob.name, "xy"[ax], "yx"[ax], slab[ax].count,
-                  slab[ax].zones, slab[ax].slabs, slab[ax].boxes_tested, slab[ax].time_s,
-                  slab[ax].complete ? "" : " (cut short)");
-    if (found.count > best.count) {
-      if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
-      search = ax ? "slabs_y" : "slabs_x";
-      time_to_best = jl_time_now() - t0;
-    }
-  }
-  /* Tilted fill: blocks flat against a large sloped face in a band, the
-   * rest axis-aligned (the better slab axis); only splits that could beat
-   * the best so far are filled. */
-  jl_tilt_info tilt;
-  memset(&tilt, 0, sizeof tilt);
-  if (best.count < bound && jl_time_now() < deadline && !jl_trunk_stop_flag) {
-    int axes = slab[0].count > slab[1].count ? 1 : slab[1].count > slab[0].count ? 2 : 3;
-    if (jl_trunk_tilt_fill(&geom, axes, best.count, dev.threads, deadline, &jl_trunk_stop_flag, &found, &tilt,
-                           &err) != JL_OK)
-      goto fail;
-    if (tilt.planes > 0)
-      jl_log_printf(&log, JL_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
-                    "%d splits filled, %d could not win, %d not clean, %d failed the exact check, %lld positions tested "
-                    "in %.2f s%s", prob.name, tilt.planes, tilt.count, tilt.tilted, tilt.thickness, tilt.splits,
-                    tilt.skipped, tilt.unclean, tilt.rejected, tilt.boxes_tested, tilt.time_s, tilt.complete ? "" : " (cut short)");
-    if (found.count > best.count) {
-      if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
-      search = "tilt";
-      time_to_best = jl_time_now() - t0;
-    }
-  }
+  double time_to_best = 0.0;
+  int frc = jl_trunk_run_fills(&fr, &geom, aligned_end, fill_end, &jl_trunk_stop_flag, &best, &search, &time_to_best,
+                               &err);
+  const jl_grid_info gi = fr.gi;
+  const jl_baseline_info base = fr.base;
+  jl_fill_run_free(&fr);
+  if (frc != JL_OK) goto fail;
   if (a.resume) {
     jl_trunk_report rr;
     if (jl_trunk_check_packing_until(&geom, &resume, &geom.lim, &rr, &err) != JL_OK) goto fail;
@@ -485,7 +745,8 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_trunk_result res = {&prob, &best, &rep, &chk, gi.count, bound, a.seed,
                          jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
                          gi.time_s, stopped_by, ran_search ? &si : NULL, gi.complete, start,
-                         {slab[0].count, slab[1].count}, base.count, base.time_s, base.complete, tilt.count};
+                         {fills.fills[0].slab[0], fills.fills[0].slab[1]}, base.count, base.time_s, base.complete,
+                         fills.fills[0].tilt, &fills};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
@@ -505,9 +766,13 @@ int jl_cli_trunk(int argc, char **argv) {
                   prob.name, out, best.count, JL_TRUNK_MAX_BLOCKS);
   char why[256];
   jl_trunk_report_describe(&chk, why, sizeof why);
-  printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d (grid), layered fill %d, "
+  char frames[160] = "";
+  if (fills.fills[1].ran)
+    snprintf(frames, sizeof frames, ", fills %d in the mesh's frame and %d in the floor's (turned %.2f deg)",
+             fills.fills[0].count, fills.fills[1].count, jl_fill_deg(fills.frame.angle));
+  printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d (grid), layered fill %d%s, "
          "fill %.1f%%)  %s\n", prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, gi.count,
-         base.count,
+         base.count, frames,
          100.0 * best.count * bvol / rep.volume, why);
   printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %llu moves, "
          "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
@@ -524,7 +789,6 @@ done:
   jl_block_packing_free(&best);
   jl_block_packing_free(&resume);
   jl_block_packing_free(&found);
-  jl_block_packing_free(&grid);
   return status;
 }
 

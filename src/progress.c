@@ -36,3 +36,11 @@ void jl_progress_end(jl_progress *pr) {
   }
   pr->drawn = 0;
 }
+
+void jl_progress_clear(jl_progress *pr) {
+  if (pr->enabled && pr->tty && pr->drawn) {
+    fputs("\r\033[K", pr->out);
+    fflush(pr->out);
+  }
+  pr->drawn = 0;
+}

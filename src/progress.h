@@ -21,6 +21,9 @@ void jl_progress_update(jl_progress *pr, double now, int force, const char *fmt,
   __attribute__((format(printf, 4, 5)))
 #endif
   ;
+/* Erases a line drawn in place, so that a message takes its place; the
+ * next update draws it again. */
+void jl_progress_clear(jl_progress *pr);
 /* Ends a line drawn in place, so later output starts on a fresh line. */
 void jl_progress_end(jl_progress *pr);
 

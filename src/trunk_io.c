@@ -247,6 +247,49 @@ static void jl_json_key_number(jl_buf *b, const char *key, double v, const char 
   jl_buf_printf(b, "%s", after);
 }
 
+/* run.fills: the fills' budget and times, the floor's frame, each frame's counts. */
+static void jl_trunk_fills_json(jl_buf *b, const jl_trunk_fill_report *fl) {
+  static const double deg = 180.0 / 3.14159265358979323846;
+  const jl_trunk_frame *f = &fl->frame;
+  jl_buf_printf(b, "\"fills\": {");
+  jl_json_key_number(b, "budget_s", fl->budget_s, ", ");
+  jl_json_key_number(b, "time_s", fl->time_s, ", ");
+  jl_buf_printf(b, "\"frame\": \"%s\", \"floor_frame\": {\"turned\": %s, \"rotation\": [", fl->winner ? "floor" : "mesh",
+                f->turned ? "true" : "false");
+  for (int i = 0; i < 3; ++i) {
+    jl_buf_json_vec(b, f->R[i], 3);
+    jl_buf_printf(b, "%s", i < 2 ? ", " : "], ");
+  }
+  jl_json_key_number(b, "yaw_deg", f->yaw * deg, ", ");
+  jl_json_key_number(b, "pitch_deg", f->pitch * deg, ", ");
+  jl_json_key_number(b, "roll_deg", f->roll * deg, ", ");
+  jl_json_key_number(b, "angle_deg", f->angle * deg, ", ");
+  jl_json_key_number(b, "shift_mm", f->shift, ", ");
+  jl_json_key_number(b, "floor_area_mm2", f->floor_area, ", ");
+  jl_json_key_number(b, "wall_area_mm2", f->wall_area, "}, \"frames\": [");
+  for (int k = 0; k < 2; ++k) {
+    const jl_frame_fills *ff = &fl->fills[k];
+    jl_buf_printf(b, "%s{\"frame\": \"%s\", \"ran\": %s", k ? ", " : "", k ? "floor" : "mesh",
+                  ff->ran ? "true" : "false");
+    if (ff->ran) {
+      jl_buf_printf(b, ", \"count\": %d, \"best\": ", ff->count);
+      jl_buf_json_string(b, ff->best ? ff->best : "none");
+      jl_buf_printf(b, ", \"grid\": %d, \"layered\": %d, \"slab_counts\": [%d, %d], \"tilt_ran\": %s, "
+                    "\"tilt_count\": %d, \"complete\": %s, \"rejected\": %s, \"times_s\": {",
+                    ff->grid, ff->layered, ff->slab[0], ff->slab[1], ff->tilt_ran ? "true" : "false", ff->tilt,
+                    ff->complete ? "true" : "false", ff->rejected ? "true" : "false");
+      jl_json_key_number(b, "grid", ff->grid_s, ", ");
+      jl_json_key_number(b, "layered", ff->layered_s, ", \"slabs\": ");
+      jl_buf_json_vec(b, ff->slab_s, 2);
+      jl_buf_printf(b, ", ");
+      jl_json_key_number(b, "tilt", ff->tilt_s, "}, ");
+      jl_json_key_number(b, "time_to_count_s", ff->found_s, "");
+    }
+    jl_buf_printf(b, "}");
+  }
+  jl_buf_printf(b, "]}, ");
+}
+
 int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err) {
   const jl_trunk_problem *p = r->problem;
   const jl_block_packing *bp = r->blocks;
@@ -323,6 +366,7 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
     jl_buf_printf(&b, ", \"slab_counts\": [%d, %d], \"tilt_count\": %d, ", r->slab_count[0], r->slab_count[1],
                   r->tilt_count);
   }
+  if (r->fills) jl_trunk_fills_json(&b, r->fills);
   jl_buf_printf(&b, "\"stopped_by\": ");
   jl_buf_json_string(&b, r->stopped_by);
   const jl_trunk_run_info *si = r->search_info;

@@ -5,7 +5,8 @@
  * holds exactly 25 blocks flat in it and none axis-aligned, found only by
  * the tilted fill; a legal packing with tilted blocks in the slanted seat
  * back at least as large as the grid baseline; the same packing on 1 and 2
- * threads. The repository meshes come from JL_MESH_DIR. */
+ * threads; with a deadline at half its time, a legal split at the deadline.
+ * The repository meshes come from JL_MESH_DIR. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@
 #include "mesh.h"
 #include "trunk_baseline.h"
 #include "trunk_check.h"
+#include "timer.h"
 #include "trunk_tilt.h"
 
 static const jl_block_size din = {200, 100, 50};
@@ -201,6 +203,23 @@ static void test_slanted_legal_threads(void **state) {
   assert_int_equal(c1, c2);
   assert_memory_equal(p1.centre, p2.centre, (size_t)c1 * 3 * sizeof(double));
   assert_memory_equal(p1.quat, p2.quat, (size_t)c1 * 4 * sizeof(double));
+  /* with a deadline at half its time the fill stops there (plus the
+   * finishing allowance of a fill cut short and of the split's exact
+   * check), keeping a legal split of at most the complete fill's count */
+  double t0 = jl_time_now(), deadline = t0 + 0.5 * i2.time_s;
+  jl_tilt_info ic;
+  p1.count = 0;
+  assert_int_equal(jl_trunk_tilt_fill(&g, 0, 0, 2, deadline, NULL, &p1, &ic, &err), JL_OK);
+  double over = jl_time_now() - deadline;
+  printf("slanted-seat-back: tilted fill with a deadline of %.2f s: %d blocks, %d splits, %.2f s past it\n",
+         deadline - t0, ic.count, ic.splits, over);
+  assert_false(ic.complete);
+  assert_true(over < 4 * JL_TRUNK_FINISH_S);
+  assert_int_equal(ic.count, p1.count);
+  assert_true(ic.count <= c2 && ic.splits <= i2.splits);
+  jl_trunk_report rep;
+  assert_int_equal(jl_trunk_check_packing(&g, &p1, &rep, &err), JL_OK);
+  assert_true(rep.legal);
   jl_block_packing_free(&grid);
   jl_block_packing_free(&p1);
   jl_block_packing_free(&p2);
