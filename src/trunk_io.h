@@ -9,6 +9,7 @@
 
 #include "mesh.h"
 #include "trunk_check.h"
+#include "trunk_reach.h"
 #include "trunk_search.h"
 
 #define JL_TRUNK_NAME_MAX 128
@@ -50,6 +51,7 @@ typedef struct jl_trunk_result {
   double layered_time_s;
   int layered_complete;
   int tilt_count;                 /* the tilted fill (0 when not run, no sloped face or no split could win) */
+  const jl_reach_info *reach;     /* the reachable volume; NULL when not measured */
 } jl_trunk_result;
 
 int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);
