@@ -8,6 +8,7 @@
 #include "parallel.h"
 #include "timer.h"
 #include "math3d.h"
+#include "mesh.h"
 #include "trunk_tilt.h"
 
 /* Block edges in voxels: an edge within this share of a whole number of
@@ -514,18 +515,6 @@ double jl_reach_volume(const jl_voxel_map *m, const uint64_t *mark, const jl_vox
   return ((double)whole - missing) * m->v * m->v * m->v;
 }
 
-static double jl_reach_mesh_volume(const jl_mesh *m) {
-  double v = 0.0;
-  for (int t = 0; t < m->n_triangles; ++t) {
-    const double *a = m->vertices + 3 * m->triangles[3 * t];
-    const double *b = m->vertices + 3 * m->triangles[3 * t + 1];
-    const double *c = m->vertices + 3 * m->triangles[3 * t + 2];
-    v += a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
-         a[2] * (b[0] * c[1] - b[1] * c[0]);
-  }
-  return v / 6.0;
-}
-
 int jl_trunk_reach(const jl_mesh *mesh, const jl_reach_config *cfg, jl_reach_info *info, jl_error *err) {
   memset(info, 0, sizeof *info);
   double t0 = jl_time_now();
@@ -566,7 +555,7 @@ int jl_trunk_reach(const jl_mesh *mesh, const jl_reach_config *cfg, jl_reach_inf
   rc = jl_reach_open(&m, frames, n_frames, b, cfg->cuda, cfg->threads, cfg->deadline, cfg->stop, reach,
                      &info->frames_done, err);
   if (rc || info->frames_done < 1) goto done;
-  double bvol = b.x * b.y * b.z, vol = jl_reach_mesh_volume(mesh);
+  double bvol = b.x * b.y * b.z, vol = jl_mesh_volume(mesh);
   info->measured = 1;
   info->complete = info->frames_done == n_frames;
   jl_reach_pack(&m, free_bits);
