@@ -274,13 +274,14 @@ static int jl_trunk_reach_run(const jl_log *log, const char *name, const jl_mesh
                   jl_trunk_stop_flag ? "a signal" : "its share of --time", info->time_s);
     return JL_OK;
   }
-  char cut[64] = "";
-  if (!info->complete) snprintf(cut, sizeof cut, " (cut short: %d of %d frames)", info->frames_done, info->frames);
+  char cut[96] = "";
+  if (!info->complete)
+    snprintf(cut, sizeof cut, " (cut short by %s: %d of the frames opened)",
+             jl_trunk_stop_flag ? "a signal" : "its share of --time", info->frames_done);
   jl_log_printf(log, JL_LOG_INFO,
-                "%s: reachable volume %.3f L (bound %ld): %d orientation frames (axes, %d sloped faces, %d tilts), "
-                "%g mm voxels, %.2f s on %s%s", name, info->volume_mm3 / 1e6, info->bound, info->frames_done,
-                info->faces, info->frames - 1 - info->faces, info->voxel, info->time_s,
-                rc.cuda ? "CUDA" : "the CPU", cut);
+                "%s: reachable volume %.3f L (bound %ld): %d orientation frames (axes, %d sloped face(s), %d tilts), "
+                "%g mm voxels, %.2f s on %s%s", name, info->volume_mm3 / 1e6, info->bound, info->frames, info->faces,
+                info->frames - 1 - info->faces, info->voxel, info->time_s, rc.cuda ? "CUDA" : "the CPU", cut);
   return JL_OK;
 }
 

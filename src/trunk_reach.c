@@ -101,7 +101,25 @@ void jl_reach_pack(const jl_voxel_map *m, uint64_t *bits) {
       if (m->free[r * (size_t)nx + (size_t)i]) bits[r * (size_t)words + (size_t)(i >> 6)] |= (uint64_t)1 << (i & 63);
 }
 
-void jl_reach_frame_grid(const jl_voxel_map *m, const jl_reach_frame *f, jl_reach_grid *g) {
+/* The frame-coordinate bounding box of a world box. */
+static void jl_reach_turned_box(const double rows[3][3], const double box[2][3], double lo[3], double hi[3]) {
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = INFINITY;
+    hi[d] = -INFINITY;
+  }
+  for (int c = 0; c < 8; ++c) {
+    double p[3];
+    for (int d = 0; d < 3; ++d) p[d] = box[(c >> d) & 1][d];
+    for (int r = 0; r < 3; ++r) {
+      double q = rows[r][0] * p[0] + rows[r][1] * p[1] + rows[r][2] * p[2];
+      lo[r] = fmin(lo[r], q);
+      hi[r] = fmax(hi[r], q);
+    }
+  }
+}
+
+void jl_reach_frame_grid(const jl_voxel_map *m, const jl_reach_frame *f, const double box[2][3],
+                         jl_reach_grid *g) {
   if (jl_reach_is_identity(f->rows)) {
     jl_reach_world_grid(m, g);
     return;
@@ -109,14 +127,17 @@ void jl_reach_frame_grid(const jl_voxel_map *m, const jl_reach_frame *f, jl_reac
   memset(g, 0, sizeof *g);
   memcpy(g->rows, f->rows, sizeof g->rows);
   g->v = m->v;
-  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (int c = 0; c < 8; ++c) {
-    double p[3];
-    for (int d = 0; d < 3; ++d) p[d] = m->origin[d] + ((c >> d) & 1 ? m->dim[d] * m->v : 0.0);
-    for (int r = 0; r < 3; ++r) {
-      double q = f->rows[r][0] * p[0] + f->rows[r][1] * p[1] + f->rows[r][2] * p[2];
-      lo[r] = fmin(lo[r], q);
-      hi[r] = fmax(hi[r], q);
+  double whole[2][3], lo[3], hi[3], clo[3], chi[3];
+  for (int d = 0; d < 3; ++d) {
+    whole[0][d] = m->origin[d];
+    whole[1][d] = m->origin[d] + m->dim[d] * m->v;
+  }
+  jl_reach_turned_box(f->rows, (const double(*)[3])whole, lo, hi);
+  if (box) {  /* a part: on the whole's lattice, so it opens to the same voxels */
+    jl_reach_turned_box(f->rows, box, clo, chi);
+    for (int d = 0; d < 3; ++d) {
+      lo[d] += floor(fmax(0.0, clo[d] - lo[d]) / g->v) * g->v;
+      hi[d] = fmin(hi[d], chi[d]);
     }
   }
   for (int d = 0; d < 3; ++d) {
@@ -327,8 +348,9 @@ static int jl_reach_cpu_frame(const jl_reach_grid *wg, const uint64_t *world, co
 /* The frame's grid and, unless it is the identity (returns 1), the maps
  * from the frame's grid into the world's and back. */
 static int jl_reach_frame_maps(const jl_voxel_map *world, const jl_reach_grid *wg, const jl_reach_frame *f,
-                               jl_reach_grid *g, jl_reach_xform *to_frame, jl_reach_xform *to_world) {
-  jl_reach_frame_grid(world, f, g);
+                               const double box[2][3], jl_reach_grid *g, jl_reach_xform *to_frame,
+                               jl_reach_xform *to_world) {
+  jl_reach_frame_grid(world, f, box, g);
   memset(to_frame, 0, sizeof *to_frame);
   memset(to_world, 0, sizeof *to_world);
   if (jl_reach_is_identity(f->rows)) return 1;
@@ -344,6 +366,7 @@ typedef struct jl_reach_cpu {
   const uint32_t *sat;
   const jl_reach_frame *frames;
   int n_frames;
+  const double (*box)[3];  /* the part of the world the frames need (NULL: all) */
   const jl_reach_pass *passes;
   const int *npasses;
   int n_perms;
@@ -370,7 +393,7 @@ static void jl_reach_cpu_worker(void *ctx, int t, int nt) {
       if (f >= c->n_frames || jl_reach_out_of_time(c->lim)) break;
       jl_reach_grid g;
       jl_reach_xform to_frame, to_world;
-      int identity = jl_reach_frame_maps(c->world, c->wg, &c->frames[f], &g, &to_frame, &to_world);
+      int identity = jl_reach_frame_maps(c->world, c->wg, &c->frames[f], c->box, &g, &to_frame, &to_world);
       if (!jl_reach_cpu_frame(c->wg, c->wbits, c->sat, &g, identity, &to_frame, &to_world, c->passes, c->npasses,
                               c->n_perms, buf, c->reach[t], c->lim))
         break;
@@ -382,13 +405,13 @@ static void jl_reach_cpu_worker(void *ctx, int t, int nt) {
 
 static int jl_reach_cpu_frames(const jl_reach_grid *wg, const jl_voxel_map *world, const uint64_t *wbits,
                                const uint32_t *sat, const jl_reach_frame *frames, int n_frames,
-                               const jl_reach_pass *passes,
+                               const double box[2][3], const jl_reach_pass *passes,
                                const int *npasses, int n_perms, size_t cap, int threads,
                                const jl_reach_limits *lim, uint64_t *reach, int *done, jl_error *err) {
   jl_reach_cpu *c = calloc(1, sizeof *c);
   if (!c) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the reachable volume");
   *c = (jl_reach_cpu){.world = world, .wg = wg, .wbits = wbits, .sat = sat, .frames = frames,
-                      .n_frames = n_frames, .passes = passes, .npasses = npasses, .n_perms = n_perms, .cap = cap,
+                      .n_frames = n_frames, .box = box, .passes = passes, .npasses = npasses, .n_perms = n_perms, .cap = cap,
                       .lim = lim};
   atomic_init(&c->next, 0);
   atomic_init(&c->done, 0);
@@ -404,6 +427,35 @@ static int jl_reach_cpu_frames(const jl_reach_grid *wg, const jl_voxel_map *worl
   *done = atomic_load(&c->done);
   free(c);
   return rc;
+}
+
+/* The world box (mm) the frames after the first need: voxels of world
+ * that reach lacks, their bounding box grown by the block's diameter (every
+ * block that covers one of them lies within it) and two voxels (the moves
+ * between grids), within the map. Opened in this part alone, a frame adds
+ * to reach the same voxels as in the whole. */
+static void jl_reach_left_box(const jl_voxel_map *m, const jl_reach_grid *wg, const uint64_t *world,
+                              const uint64_t *reach, jl_block_size b, double box[2][3]) {
+  int lo[3] = {m->dim[0], m->dim[1], m->dim[2]}, hi[3] = {-1, -1, -1};
+  for (int k = 0; k < m->dim[2]; ++k)
+    for (int j = 0; j < m->dim[1]; ++j)
+      for (int w = 0; w < wg->words; ++w) {
+        size_t q = jl_reach_widx(wg->words, m->dim[1], w, j, k);
+        uint64_t left = world[q] & ~reach[q];
+        if (!left) continue;
+        int c[3] = {64 * w + __builtin_ctzll(left), j, k}, c1 = 64 * w + 63 - __builtin_clzll(left);
+        for (int d = 0; d < 3; ++d) {
+          if (c[d] < lo[d]) lo[d] = c[d];
+          if ((d == 0 ? c1 : c[d]) > hi[d]) hi[d] = d == 0 ? c1 : c[d];
+        }
+      }
+  double grow = sqrt(b.x * b.x + b.y * b.y + b.z * b.z) + 2.0 * m->v;
+  for (int d = 0; d < 3; ++d) {
+    double top = m->origin[d] + m->dim[d] * m->v;
+    box[0][d] = fmax(m->origin[d], m->origin[d] + lo[d] * m->v - grow);
+    box[1][d] = fmin(top, m->origin[d] + (hi[d] + 1) * m->v + grow);
+    if (hi[d] < 0) box[0][d] = box[1][d] = m->origin[d];  /* nothing left */
+  }
 }
 
 /* 1 when reach holds every voxel of world. */
@@ -426,6 +478,7 @@ int jl_reach_open(const jl_voxel_map *world, const jl_reach_frame *frames, int n
   jl_reach_pass *passes = malloc((size_t)6 * JL_REACH_MAX_PASSES * sizeof *passes);
   uint64_t *wbits = malloc(wg.n_words * sizeof *wbits);
   uint32_t *sat = NULL;
+  double box[2][3];        /* after the first frame: the part of the world the others need */
   int npasses[6];
   int rc = JL_OK;
 #ifdef JL_HAVE_CUDA
@@ -441,25 +494,26 @@ int jl_reach_open(const jl_voxel_map *world, const jl_reach_frame *frames, int n
   size_t cap = wg.n_words;
   for (int f = 0; f < n_frames; ++f) {
     jl_reach_grid g;
-    jl_reach_frame_grid(world, &frames[f], &g);
+    jl_reach_frame_grid(world, &frames[f], NULL, &g);
     if (g.n_words > cap) cap = g.n_words;
   }
   if (!cuda) {
     /* the first frame alone: when it reaches every voxel the others can add none */
-    rc = jl_reach_cpu_frames(&wg, world, wbits, NULL, frames, n_frames > 0 ? 1 : 0, passes, npasses, n_perms,
-                             cap, threads, &lim, reach, done, err);
+    rc = jl_reach_cpu_frames(&wg, world, wbits, NULL, frames, n_frames > 0 ? 1 : 0, NULL, passes, npasses,
+                             n_perms, cap, threads, &lim, reach, done, err);
     if (rc || *done < 1) goto done;
     if (jl_reach_all(wbits, reach, wg.n_words)) {
       *done = n_frames;
       goto done;
     }
+    jl_reach_left_box(world, &wg, wbits, reach, block, box);
     int more = 0;
     if (!(sat = jl_reach_sat(world))) {
       rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the reachable volume");
       goto done;
     }
-    rc = jl_reach_cpu_frames(&wg, world, wbits, sat, frames + 1, n_frames - 1, passes, npasses, n_perms, cap,
-                             threads, &lim, reach, &more, err);
+    rc = jl_reach_cpu_frames(&wg, world, wbits, sat, frames + 1, n_frames - 1, (const double(*)[3])box, passes,
+                             npasses, n_perms, cap, threads, &lim, reach, &more, err);
     *done += more;
     goto done;
   }
@@ -472,7 +526,8 @@ int jl_reach_open(const jl_voxel_map *world, const jl_reach_frame *frames, int n
     if (jl_reach_out_of_time(&lim)) break;
     jl_reach_grid g;
     jl_reach_xform to_frame, to_world;
-    int identity = jl_reach_frame_maps(world, &wg, &frames[f], &g, &to_frame, &to_world);
+    int identity = jl_reach_frame_maps(world, &wg, &frames[f], f > 0 ? (const double(*)[3])box : NULL, &g,
+                                       &to_frame, &to_world);
     if (jl_cuda_reach_frame(dc, g.dim, identity, &to_frame, &to_world, passes, npasses, n_perms, msg,
                             (int)sizeof msg) != 0) {
       rc = jl_error_set(err, JL_ERR_DEVICE, "CUDA: %s", msg);
@@ -488,6 +543,7 @@ int jl_reach_open(const jl_voxel_map *world, const jl_reach_frame *frames, int n
         *done = n_frames;
         goto done;
       }
+      jl_reach_left_box(world, &wg, wbits, reach, block, box);
     }
   }
   if (jl_cuda_reach_fetch(dc, reach, msg, (int)sizeof msg) != 0)

@@ -64,8 +64,10 @@ typedef struct jl_reach_frame {
 int jl_reach_frames(const jl_mesh *mesh, int tilts, int faces, jl_reach_frame *frames, int cap, int *n,
                     int *n_faces, jl_error *err);
 
-/* The grid of a frame covering the world map m's box, same voxel edge. */
-void jl_reach_frame_grid(const jl_voxel_map *m, const jl_reach_frame *f, jl_reach_grid *g);
+/* The grid of a frame covering the part box (mm, [lo, hi]; NULL: all) of
+ * the world map m, same voxel edge; the identity frame's is m's. */
+void jl_reach_frame_grid(const jl_voxel_map *m, const jl_reach_frame *f, const double box[2][3],
+                         jl_reach_grid *g);
 
 /* The world map as bits (reach_math.h's layout): jl_reach_world_words(m)
  * words, padding bits 0. */
