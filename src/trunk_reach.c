@@ -31,8 +31,8 @@ static void jl_reach_turn(int axis, double deg, double rows[3][3]) {
   rows[w][w] = c;
 }
 
-int jl_reach_frames(const jl_mesh *mesh, int tilts, int faces, jl_reach_frame *frames, int cap, int *n,
-                    int *n_faces, jl_error *err) {
+int jl_reach_frames(const jl_mesh *mesh, int tilts, int faces, double deadline, const volatile sig_atomic_t *stop,
+                    jl_reach_frame *frames, int cap, int *n, int *n_faces, jl_error *err) {
   *n = 0;
   *n_faces = 0;
   if (cap < 1) return jl_error_set(err, JL_ERR_INPUT, "reachable volume: no room for frames");
@@ -42,9 +42,11 @@ int jl_reach_frames(const jl_mesh *mesh, int tilts, int faces, jl_reach_frame *f
   *n = 1;
   if (faces) {
     jl_tilt_plane planes[JL_TILT_MAX_PLANES];
-    int np = 0;
-    int rc = jl_trunk_tilt_planes(mesh, JL_TILT_MIN_AREA_FRAC, planes, JL_TILT_MAX_PLANES, &np, err);
-    if (rc) return rc;
+    int np = 0, cut = 0;
+    jl_trunk_limits lim = {deadline, stop, 0.0};
+    int rc = jl_trunk_tilt_planes_until(mesh, JL_TILT_MIN_AREA_FRAC, planes, JL_TILT_MAX_PLANES, &np, &lim, &cut,
+                                        err);
+    if (rc) return rc;  /* cut short: no face frames (np = 0) */
     for (int p = 0; p < np && *n < cap; ++p) {
       jl_reach_frame *f = &frames[(*n)++];
       memset(f, 0, sizeof *f);
@@ -584,8 +586,8 @@ int jl_trunk_reach(const jl_mesh *mesh, const jl_reach_config *cfg, jl_reach_inf
                                             : cfg->cuda ? JL_REACH_MAX_VOXELS_CUDA : JL_REACH_MAX_VOXELS_CPU;
   jl_reach_frame frames[JL_REACH_MAX_FRAMES];
   int n_frames = 0;
-  int rc = jl_reach_frames(mesh, !cfg->no_tilts, !cfg->no_faces, frames, JL_REACH_MAX_FRAMES, &n_frames,
-                           &info->faces, err);
+  int rc = jl_reach_frames(mesh, !cfg->no_tilts, !cfg->no_faces, cfg->deadline, cfg->stop, frames,
+                           JL_REACH_MAX_FRAMES, &n_frames, &info->faces, err);
   if (rc) return rc;
   info->frames = n_frames;
   jl_voxel_map m;

@@ -59,10 +59,11 @@ typedef struct jl_reach_frame {
 } jl_reach_frame;
 
 /* The frames in the order they are opened: the axes, the large sloped
- * faces (jl_trunk_tilt_planes, largest first), then with tilts the fixed
- * tilts (45 degrees about y, x, z, then 30, -30, 15, -15). */
-int jl_reach_frames(const jl_mesh *mesh, int tilts, int faces, jl_reach_frame *frames, int cap, int *n,
-                    int *n_faces, jl_error *err);
+ * faces (jl_trunk_tilt_planes, largest first; none when the deadline (> 0)
+ * or *stop cut their search short), then with tilts the fixed tilts (45
+ * degrees about y, x, z, then 30, -30, 15, -15). */
+int jl_reach_frames(const jl_mesh *mesh, int tilts, int faces, double deadline, const volatile sig_atomic_t *stop,
+                    jl_reach_frame *frames, int cap, int *n, int *n_faces, jl_error *err);
 
 /* The grid of a frame covering the part box (mm, [lo, hi]; NULL: all) of
  * the world map m, same voxel edge; the identity frame's is m's. */

@@ -36,7 +36,7 @@ static void compare(const jl_mesh *m, double v) {
   assert_int_equal(jl_voxel_map_build(&map, m, v, 1e9, JL_VOXEL_OUTER, 0, 0.0, NULL, &cut, &err), JL_OK);
   jl_reach_frame f[JL_REACH_MAX_FRAMES];
   int n = 0, faces = 0;
-  assert_int_equal(jl_reach_frames(m, 1, 1, f, JL_REACH_MAX_FRAMES, &n, &faces, &err), JL_OK);
+  assert_int_equal(jl_reach_frames(m, 1, 1, 0.0, NULL, f, JL_REACH_MAX_FRAMES, &n, &faces, &err), JL_OK);
   size_t nw = jl_reach_world_words(&map);
   uint64_t *a = malloc(nw * sizeof *a), *b = malloc(nw * sizeof *b);
   assert_non_null(a);

@@ -147,7 +147,7 @@ static void test_frames_orthonormal(void **state) {
   jl_reach_frame f[JL_REACH_MAX_FRAMES];
   int n = 0, faces = 0;
   jl_error err = {0};
-  assert_int_equal(jl_reach_frames(&m, 1, 1, f, JL_REACH_MAX_FRAMES, &n, &faces, &err), JL_OK);
+  assert_int_equal(jl_reach_frames(&m, 1, 1, 0.0, NULL, f, JL_REACH_MAX_FRAMES, &n, &faces, &err), JL_OK);
   assert_int_equal(n, 1 + faces + 3 * JL_REACH_N_TILT_ANGLES);
   assert_int_equal(f[0].kind, JL_REACH_FRAME_AXES);
   for (int i = 0; i < n; ++i)
@@ -173,7 +173,7 @@ static void test_threads_agree(void **state) {
   assert_false(cut);
   jl_reach_frame f[JL_REACH_MAX_FRAMES];
   int n = 0, faces = 0;
-  assert_int_equal(jl_reach_frames(&m, 1, 1, f, JL_REACH_MAX_FRAMES, &n, &faces, &err), JL_OK);
+  assert_int_equal(jl_reach_frames(&m, 1, 1, 0.0, NULL, f, JL_REACH_MAX_FRAMES, &n, &faces, &err), JL_OK);
   size_t nw = jl_reach_world_words(&map);
   uint64_t *a = malloc(nw * sizeof *a), *b = malloc(nw * sizeof *b);
   assert_non_null(a);
