@@ -543,7 +543,8 @@ int jl_cli_trunk(int argc, char **argv) {
   char reached[96] = "", of_reach[48] = "";
   if (reach.measured) {
     snprintf(reached, sizeof reached, ", reachable %.3f L (bound %ld)", reach.volume_mm3 / 1e6, reach.bound);
-    snprintf(of_reach, sizeof of_reach, ", %.1f%% of reachable", 100.0 * best.count * bvol / reach.volume_mm3);
+    if (reach.volume_mm3 > 0.0)
+      snprintf(of_reach, sizeof of_reach, ", %.1f%% of reachable", 100.0 * best.count * bvol / reach.volume_mm3);
   }
   printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld%s, baseline %d (grid), layered fill %d, "
          "fill %.1f%%%s)  %s\n", prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, reached,
