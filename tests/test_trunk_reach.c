@@ -6,7 +6,7 @@
  * out (exactly by the axis-aligned frame, within half a liter by all); a
  * strip 60 mm thick turned 30 degrees holds no axis-aligned block (0 L) but
  * is reached by the fixed tilts, and one turned 37 degrees by its face's
- * frame; the same voxels on 1 and 2 threads; the stop flag and a spent
+ * frame; turned blocks reach further into a wedge than axis-aligned ones; the same voxels on 1 and 2 threads; the stop flag and a spent
  * deadline measure nothing; the sedan's reachable volume lies between its
  * best count (385) and its volume. */
 #include <math.h>
@@ -140,6 +140,28 @@ static void test_strip_needs_turned_blocks(void **state) {
   jl_mesh_free(&m);
 }
 
+/* A wedge 800 mm long rising to 160 mm (11.3 degrees), 500 mm along y:
+ * axis-aligned blocks reach no point where it is lower than 50 mm (x < 250,
+ * 3.125 L), blocks turned onto its sloped face reach a little further toward
+ * the edge (to about x = 245 on the face) and into the corner at x = 800. */
+static void test_wedge_turned_reach_further(void **state) {
+  (void)state;
+  static const double w[] = {0, 0, 800, 0, 800, 160};
+  jl_mesh m;
+  prism_mesh(&m, w, 3, 500.0);
+  jl_reach_info axes = reach_of(&m, 5.0, 0, 0, 2);
+  jl_reach_info faces = reach_of(&m, 5.0, 0, 1, 2);
+  jl_reach_info all = reach_of(&m, 5.0, 1, 1, 2);
+  assert_int_equal(faces.faces, 1);
+  /* exactly 28.75 L (the corner at x = 800 takes 0.125 L more); the voxels
+   * may add about one voxel along the slope, not the 2 L of the edge */
+  assert_true(axes.volume_mm3 >= 28.75 * L_MM3);
+  assert_true(axes.volume_mm3 < 30.0 * L_MM3);
+  assert_true(faces.volume_mm3 > axes.volume_mm3 + 0.2 * L_MM3);
+  assert_true(all.volume_mm3 > faces.volume_mm3);
+  jl_mesh_free(&m);
+}
+
 static void test_frames_orthonormal(void **state) {
   (void)state;
   jl_mesh m;
@@ -238,6 +260,7 @@ int main(void) {
       cmocka_unit_test(test_l_shape_exact),
       cmocka_unit_test(test_slot_excluded),
       cmocka_unit_test(test_strip_needs_turned_blocks),
+      cmocka_unit_test(test_wedge_turned_reach_further),
       cmocka_unit_test(test_frames_orthonormal),
       cmocka_unit_test(test_threads_agree),
       cmocka_unit_test(test_stop_and_deadline),
