@@ -17,6 +17,7 @@
 #include "trunk_check.h"
 #include "trunk_frame.h"
 #include "trunk_io.h"
+#include "trunk_reach.h"
 #include "trunk_search.h"
 #include "trunk_tilt.h"
 #include "trunk_slabs.h"
@@ -87,6 +88,9 @@ static const char *const jl_trunk_help =
   "  --resume FILE     start from a trunk result (.json) when it beats the fills\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
   "  --threads T       CPU threads (default: all cores)\n"
+  "  --no-reach        do not measure the reachable volume (the part of the\n"
+  "                    interior some block can reach; by default it takes up\n"
+  "                    to a tenth of --time before the fills)\n"
   "\n"
   "Ctrl-C (SIGINT) or SIGTERM stops any phase and writes the best legal\n"
   "packing found so far.\n"
@@ -99,7 +103,7 @@ static const char *const jl_trunk_help =
 
 enum {
   OPT_UNITS = 1000, OPT_BLOCK, OPT_SPACING, OPT_CELL, OPT_TIME, OPT_SEED, OPT_DEVICE,
-  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS
+  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS, OPT_NO_REACH
 };
 
 static const struct option jl_trunk_opts[] = {
@@ -115,6 +119,7 @@ static const struct option jl_trunk_opts[] = {
   {"out", required_argument, NULL, OPT_OUT},
   {"resume", required_argument, NULL, OPT_RESUME},
   {"quiet", no_argument, NULL, OPT_QUIET},
+  {"no-reach", no_argument, NULL, OPT_NO_REACH},
   {"help", no_argument, NULL, OPT_HELP},
   {NULL, 0, NULL, 0},
 };
@@ -130,6 +135,7 @@ typedef struct jl_trunk_args {
   long threads;
   long max_blocks;
   int quiet;
+  int no_reach;
 } jl_trunk_args;
 
 /* --max-blocks at most: block counts are ints, and 1e7 blocks already take
@@ -176,6 +182,7 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
     case OPT_OUT: a->out = optarg; break;
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_QUIET: a->quiet = 1; break;
+    case OPT_NO_REACH: a->no_reach = 1; break;
     case OPT_HELP: *help = 1; return JL_OK;
     default: break;
     }
@@ -583,6 +590,36 @@ done:
   return rc;
 }
 
+/* The reachable volume, within JL_REACH_TIME_SHARE of the time left; on
+ * CUDA when the run has a device. A run cut short before the axis-aligned
+ * frame was opened measures nothing (a notice says so). */
+static int jl_trunk_reach_run(const jl_log *log, const char *name, const jl_mesh *mesh, jl_block_size block,
+                              const jl_device *dev, double deadline, jl_reach_info *info, jl_error *err) {
+  jl_reach_config rc;
+  jl_reach_config_default(&rc);
+  rc.block = block;
+  rc.cuda = dev->kind == JL_DEVICE_CUDA;
+  rc.threads = dev->threads;
+  double now = jl_time_now();
+  rc.deadline = now + JL_REACH_TIME_SHARE * (deadline - now);
+  rc.stop = &jl_trunk_stop_flag;
+  if (jl_trunk_reach(mesh, &rc, info, err) != JL_OK) return err->code;
+  if (!info->measured) {
+    jl_log_printf(log, JL_LOG_NOTICE, "%s: no reachable volume: %s stopped it after %.2f s", name,
+                  jl_trunk_stop_flag ? "a signal" : "its share of --time", info->time_s);
+    return JL_OK;
+  }
+  char cut[96] = "";
+  if (!info->complete)
+    snprintf(cut, sizeof cut, " (cut short by %s: %d of the frames opened)",
+             jl_trunk_stop_flag ? "a signal" : "its share of --time", info->frames_done);
+  jl_log_printf(log, JL_LOG_INFO,
+                "%s: reachable volume %.3f L (bound %ld): %d orientation frames (axes, %d sloped face(s), %d tilts), "
+                "%g mm voxels, %.2f s on %s%s", name, info->volume_mm3 / 1e6, info->bound, info->frames, info->faces,
+                info->frames - 1 - info->faces, info->voxel, info->time_s, rc.cuda ? "CUDA" : "the CPU", cut);
+  return JL_OK;
+}
+
 int jl_cli_trunk(int argc, char **argv) {
   jl_error err = {0};
   jl_trunk_args a;
@@ -660,6 +697,10 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_trunk_install_signals();
   /* the search's exact checks (and the resumed packing's) end with the run */
   geom.lim = (jl_trunk_limits){deadline, &jl_trunk_stop_flag, JL_TRUNK_FINISH_S};
+  jl_reach_info reach;
+  memset(&reach, 0, sizeof reach);
+  if (!a.no_reach && jl_trunk_reach_run(&log, prob.name, &mesh, prob.block, &dev, deadline, &reach, &err) != JL_OK)
+    goto fail;
   jl_trunk_fill_report fills;
   jl_fill_run fr;
   jl_fill_run_init(&fr, prob.name, &log, !a.quiet, t0, dev.threads, bound, &fills);
@@ -746,7 +787,7 @@ int jl_cli_trunk(int argc, char **argv) {
                          jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
                          gi.time_s, stopped_by, ran_search ? &si : NULL, gi.complete, start,
                          {fills.fills[0].slab[0], fills.fills[0].slab[1]}, base.count, base.time_s, base.complete,
-                         fills.fills[0].tilt, &fills};
+                         fills.fills[0].tilt, &fills, reach.measured ? &reach : NULL};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
@@ -770,10 +811,15 @@ int jl_cli_trunk(int argc, char **argv) {
   if (fills.fills[1].ran)
     snprintf(frames, sizeof frames, ", fills %d in the mesh's frame and %d in the floor's (turned %.2f deg)",
              fills.fills[0].count, fills.fills[1].count, jl_fill_deg(fills.frame.angle));
-  printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld, baseline %d (grid), layered fill %d%s, "
-         "fill %.1f%%)  %s\n", prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, gi.count,
-         base.count, frames,
-         100.0 * best.count * bvol / rep.volume, why);
+  char reached[96] = "", of_reach[48] = "";
+  if (reach.measured) {
+    snprintf(reached, sizeof reached, ", reachable %.3f L (bound %ld)", reach.volume_mm3 / 1e6, reach.bound);
+    if (reach.volume_mm3 > 0.0)
+      snprintf(of_reach, sizeof of_reach, ", %.1f%% of reachable", 100.0 * best.count * bvol / reach.volume_mm3);
+  }
+  printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld%s, baseline %d (grid), layered fill %d%s, "
+         "fill %.1f%%%s)  %s\n", prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, reached,
+         gi.count, base.count, frames, 100.0 * best.count * bvol / rep.volume, of_reach, why);
   printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %llu moves, "
          "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
          stopped_by, time_s, search, time_to_best, si.gap_added, (unsigned long long)si.moves,

@@ -6,6 +6,8 @@
  *   surface_grid.c    surface samples sorted into a uniform grid              -> jl_surface_grid
  *   block_relax.h     per-candidate block contact relaxation (CPU twin and CUDA kernel)
  *   trunk_search.c    the annealing driver over a batch of candidates
+ *   trunk_voxels.c    voxel maps of the interior (the gap fill's, the reachable volume's)
+ *   trunk_reach.c     the reachable volume: openings by the block (CPU twin and CUDA kernel)
  *   trunk_io.c        result JSON, .glb scene, orthographic views
  *
  * Units are millimetres throughout; meshes in other units are scaled on load. */

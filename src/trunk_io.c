@@ -314,6 +314,17 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
   jl_buf_printf(&b, "  \"baseline_count\": %d,\n", r->baseline_count);
   if (r->layered_count >= 0) jl_buf_printf(&b, "  \"layered_count\": %d,\n", r->layered_count);
   jl_buf_printf(&b, "  \"upper_bound\": %ld,\n", r->upper_bound);
+  if (r->reach) {
+    const jl_reach_info *re = r->reach;
+    jl_buf_printf(&b, "  \"reachable\": {");
+    jl_json_key_number(&b, "liters", re->volume_mm3 / 1e6, ", ");
+    jl_buf_printf(&b, "\"bound\": %ld, ", re->bound);
+    jl_json_key_number(&b, "cover_liters", re->cover_mm3 / 1e6, ", ");
+    jl_json_key_number(&b, "voxel_mm", re->voxel, ", ");
+    jl_buf_printf(&b, "\"frames\": %d, \"frames_opened\": %d, \"sloped_faces\": %d, \"complete\": %s, ",
+                  re->frames, re->frames_done, re->faces, re->complete ? "true" : "false");
+    jl_json_key_number(&b, "time_s", re->time_s, "},\n");
+  }
   const jl_trunk_report *c = r->check;
   jl_buf_printf(&b, "  \"legal\": %s,\n", c && c->legal ? "true" : "false");
   if (c) {

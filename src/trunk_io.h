@@ -10,6 +10,7 @@
 #include "mesh.h"
 #include "trunk_check.h"
 #include "trunk_frame.h"
+#include "trunk_reach.h"
 #include "trunk_search.h"
 
 #define JL_TRUNK_NAME_MAX 128
@@ -52,6 +53,7 @@ typedef struct jl_trunk_result {
   int layered_complete;
   int tilt_count;                 /* the tilted fill (0 when not run, no sloped face or no split could win) */
   const jl_trunk_fill_report *fills; /* the fills in both frames, their budget and times (NULL: not written) */
+  const jl_reach_info *reach;     /* the reachable volume; NULL when not measured */
 } jl_trunk_result;
 
 int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);

@@ -11,6 +11,7 @@
 #include "rng.h"
 #include "surface_grid.h"
 #include "timer.h"
+#include "trunk_voxels.h"
 
 /* Temperature schedule (energy in blocks): hot enough at first that a
  * deletion (+1) is taken one time in five, cold at the end. */
@@ -120,174 +121,10 @@ static int jl_gap_out_of_time(const jl_gap_limits *l) {
   return (l->stop && *l->stop) || (l->deadline > 0.0 && jl_time_now() >= l->deadline);
 }
 
-typedef struct jl_gap_map {
-  double origin[3], v;
-  int dim[3];
-  size_t n;
-  uint8_t *free;           /* 1: centre inside, no triangle or block meets the voxel's interior */
-} jl_gap_map;
+/* The gap fill's map is the inner voxel map (trunk_voxels.h). */
+typedef jl_voxel_map jl_gap_map;
 
-static size_t jl_gap_idx(const jl_gap_map *m, int i, int j, int k) {
-  return (size_t)i + (size_t)m->dim[0] * ((size_t)j + (size_t)m->dim[1] * (size_t)k);
-}
-
-/* Projections of the three points on axis L against a box of half edge
- * hv centred at the origin: 1 when they are apart (touching counts). */
-static int jl_gap_sep(const double L[3], const double a[3], const double b[3], const double c[3],
-                      double hv, double eps) {
-  double l2 = L[0] * L[0] + L[1] * L[1] + L[2] * L[2];
-  if (l2 < 1e-24) return 0;
-  double pa = L[0] * a[0] + L[1] * a[1] + L[2] * a[2];
-  double pb = L[0] * b[0] + L[1] * b[1] + L[2] * b[2];
-  double pc = L[0] * c[0] + L[1] * c[1] + L[2] * c[2];
-  double lo = fmin(pa, fmin(pb, pc)), hi = fmax(pa, fmax(pb, pc));
-  double r = hv * (fabs(L[0]) + fabs(L[1]) + fabs(L[2]));
-  double e = eps * sqrt(l2);
-  return lo >= r - e || hi <= -r + e;
-}
-
-/* Triangle against a cube (13 separating axes, Akenine-Moeller). */
-static int jl_gap_tri_cube(const double *ta, const double *tb, const double *tc, const double ctr[3],
-                           double hv, double eps) {
-  double a[3], b[3], c[3], e[3][3];
-  for (int d = 0; d < 3; ++d) { a[d] = ta[d] - ctr[d]; b[d] = tb[d] - ctr[d]; c[d] = tc[d] - ctr[d]; }
-  for (int d = 0; d < 3; ++d) { e[0][d] = b[d] - a[d]; e[1][d] = c[d] - b[d]; e[2][d] = a[d] - c[d]; }
-  for (int d = 0; d < 3; ++d) {
-    double L[3] = {0.0, 0.0, 0.0};
-    L[d] = 1.0;
-    if (jl_gap_sep(L, a, b, c, hv, eps)) return 0;
-  }
-  double nrm[3] = {e[0][1] * e[1][2] - e[0][2] * e[1][1], e[0][2] * e[1][0] - e[0][0] * e[1][2],
-                   e[0][0] * e[1][1] - e[0][1] * e[1][0]};
-  if (jl_gap_sep(nrm, a, b, c, hv, eps)) return 0;
-  for (int d = 0; d < 3; ++d)
-    for (int k = 0; k < 3; ++k) {
-      double u[3] = {0.0, 0.0, 0.0};
-      u[d] = 1.0;
-      double L[3] = {u[1] * e[k][2] - u[2] * e[k][1], u[2] * e[k][0] - u[0] * e[k][2],
-                     u[0] * e[k][1] - u[1] * e[k][0]};
-      if (jl_gap_sep(L, a, b, c, hv, eps)) return 0;
-    }
-  return 1;
-}
-
-static int jl_gap_cmp_double(const void *a, const void *b) {
-  double u = *(const double *)a, w = *(const double *)b;
-  return (u > w) - (u < w);
-}
-
-/* Free voxels of the empty trunk: centre inside (ray parity along +x per
- * column) and no triangle through the interior. */
-static int jl_gap_map_build(jl_gap_map *m, const jl_mesh *mesh, double v, const jl_gap_limits *lim,
-                            int *cut, jl_error *err) {
-  *cut = 0;
-  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (int i = 0; i < mesh->n_vertices; ++i)
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = fmin(lo[d], mesh->vertices[3 * i + d]);
-      hi[d] = fmax(hi[d], mesh->vertices[3 * i + d]);
-    }
-  for (;;) {  /* coarser voxels until the map fits JL_GAP_MAX_VOXELS */
-    double cells = 1.0;
-    for (int d = 0; d < 3; ++d) cells *= ceil((hi[d] - lo[d]) / v) + 1.0;
-    if (cells <= JL_GAP_MAX_VOXELS || !isfinite(cells)) break;
-    v *= 1.0001 * cbrt(cells / JL_GAP_MAX_VOXELS);
-  }
-  m->v = v;
-  m->n = 1;
-  for (int d = 0; d < 3; ++d) {
-    m->origin[d] = lo[d];
-    m->dim[d] = (int)ceil((hi[d] - lo[d]) / v) + 1;
-    m->n *= (size_t)m->dim[d];
-  }
-  int nx = m->dim[0], ny = m->dim[1], nz = m->dim[2];
-  m->free = calloc(m->n, 1);
-  size_t ncol = (size_t)ny * (size_t)nz;
-  double **xs = calloc(ncol, sizeof *xs);
-  int *xn = calloc(ncol, sizeof *xn), *xc = calloc(ncol, sizeof *xc);
-  if (!m->free || !xs || !xn || !xc) {
-    free(xs); free(xn); free(xc);
-    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the gap map (%zu voxels)", m->n);
-  }
-  int rc = JL_OK;
-  const double oy = 0.5 + 3.0e-7, oz = 0.5 + 7.0e-7;
-  for (int t = 0; t < mesh->n_triangles && rc == JL_OK && !*cut; ++t) {
-    if ((t & 15) == 0 && jl_gap_out_of_time(lim)) { *cut = 1; break; }
-    const int *tv = mesh->triangles + 3 * t;
-    const double *a = mesh->vertices + 3 * tv[0], *b = mesh->vertices + 3 * tv[1],
-                 *c = mesh->vertices + 3 * tv[2];
-    double zlo = fmin(a[2], fmin(b[2], c[2])), zhi = fmax(a[2], fmax(b[2], c[2]));
-    double ylo = fmin(a[1], fmin(b[1], c[1])), yhi = fmax(a[1], fmax(b[1], c[1]));
-    int j0 = (int)ceil((ylo - m->origin[1]) / v - oy), j1 = (int)floor((yhi - m->origin[1]) / v - oy);
-    int k0 = (int)ceil((zlo - m->origin[2]) / v - oz), k1 = (int)floor((zhi - m->origin[2]) / v - oz);
-    if (j0 < 0) j0 = 0;
-    if (k0 < 0) k0 = 0;
-    if (j1 > ny - 1) j1 = ny - 1;
-    if (k1 > nz - 1) k1 = nz - 1;
-    double det = (b[1] - a[1]) * (c[2] - a[2]) - (c[1] - a[1]) * (b[2] - a[2]);
-    if (det == 0.0) continue;
-    for (int k = k0; k <= k1 && rc == JL_OK; ++k)
-      for (int j = j0; j <= j1; ++j) {
-        double y = m->origin[1] + (j + oy) * v, z = m->origin[2] + (k + oz) * v;
-        double u = ((y - a[1]) * (c[2] - a[2]) - (c[1] - a[1]) * (z - a[2])) / det;
-        double s = ((b[1] - a[1]) * (z - a[2]) - (y - a[1]) * (b[2] - a[2])) / det;
-        if (u < 0.0 || s < 0.0 || u + s > 1.0) continue;
-        size_t col = (size_t)k * (size_t)ny + (size_t)j;
-        if (xn[col] == xc[col]) {
-          int cap = xc[col] ? 2 * xc[col] : 4;
-          double *nxs = realloc(xs[col], (size_t)cap * sizeof *nxs);
-          if (!nxs) { rc = -1; break; }
-          xs[col] = nxs;
-          xc[col] = cap;
-        }
-        xs[col][xn[col]++] = a[0] + u * (b[0] - a[0]) + s * (c[0] - a[0]);
-      }
-  }
-  if (rc == JL_OK && !*cut) {
-    for (int k = 0; k < nz && !*cut; ++k) {
-      if (jl_gap_out_of_time(lim)) { *cut = 1; break; }
-      for (int j = 0; j < ny; ++j) {
-        size_t col = (size_t)k * (size_t)ny + (size_t)j;
-        if (xn[col] > 1) qsort(xs[col], (size_t)xn[col], sizeof(double), jl_gap_cmp_double);
-        int before = 0;
-        for (int i = 0; i < nx; ++i) {
-          double x = m->origin[0] + (i + 0.5) * v;
-          while (before < xn[col] && xs[col][before] < x) before++;
-          m->free[jl_gap_idx(m, i, j, k)] = (uint8_t)(before & 1);
-        }
-      }
-    }
-    /* voxels the surface passes through */
-    double hv = 0.5 * v, eps = JL_GAP_EPS * v;
-    for (int t = 0; t < mesh->n_triangles && !*cut; ++t) {
-      if ((t & 15) == 0 && jl_gap_out_of_time(lim)) { *cut = 1; break; }
-      const int *tv = mesh->triangles + 3 * t;
-      const double *a = mesh->vertices + 3 * tv[0], *b = mesh->vertices + 3 * tv[1],
-                   *c = mesh->vertices + 3 * tv[2];
-      int r0[3], r1[3];
-      for (int d = 0; d < 3; ++d) {
-        double tl = fmin(a[d], fmin(b[d], c[d])), th = fmax(a[d], fmax(b[d], c[d]));
-        r0[d] = (int)floor((tl - m->origin[d]) / v) - 1;
-        r1[d] = (int)floor((th - m->origin[d]) / v) + 1;
-        if (r0[d] < 0) r0[d] = 0;
-        if (r1[d] > m->dim[d] - 1) r1[d] = m->dim[d] - 1;
-      }
-      for (int k = r0[2]; k <= r1[2]; ++k)
-        for (int j = r0[1]; j <= r1[1]; ++j)
-          for (int i = r0[0]; i <= r1[0]; ++i) {
-            size_t id = jl_gap_idx(m, i, j, k);
-            if (!m->free[id]) continue;
-            double ctr[3] = {m->origin[0] + (i + 0.5) * v, m->origin[1] + (j + 0.5) * v,
-                             m->origin[2] + (k + 0.5) * v};
-            if (jl_gap_tri_cube(a, b, c, ctr, hv, eps)) m->free[id] = 0;
-          }
-    }
-  }
-  for (size_t i = 0; i < ncol; ++i) free(xs[i]);
-  free(xs); free(xn); free(xc);
-  if (rc != JL_OK) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the gap map");
-  return JL_OK;
-}
+static size_t jl_gap_idx(const jl_gap_map *m, int i, int j, int k) { return jl_voxel_idx(m, i, j, k); }
 
 /* World extents (full edges) of a block of half edges h turned by q. */
 static void jl_gap_extent(const double h[3], jl_quat q, jl_vec3 ax[3], double ext[3]) {
@@ -542,7 +379,8 @@ int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_
   jl_gap_map m;
   memset(&m, 0, sizeof m);
   int cut = 0;
-  int rc = jl_gap_map_build(&m, mesh, voxel, &lim, &cut, err);
+  int rc = jl_voxel_map_build(&m, mesh, voxel, JL_GAP_MAX_VOXELS, JL_VOXEL_INNER, 1, lim.deadline, lim.stop,
+                              &cut, err);
   if (rc || cut) {
     free(m.free);
     return rc;

@@ -103,6 +103,12 @@ int jl_trunk_tilt_planes(const jl_mesh *m, double min_frac, jl_tilt_plane *plane
   return jl_tilt_planes_until(m, min_frac, planes, cap, n, NULL, &cut, err);
 }
 
+int jl_trunk_tilt_planes_until(const jl_mesh *m, double min_frac, jl_tilt_plane *planes, int cap, int *n,
+                               const jl_trunk_limits *lim, int *cut, jl_error *err) {
+  *cut = 0;
+  return jl_tilt_planes_until(m, min_frac, planes, cap, n, lim, cut, err);
+}
+
 void jl_trunk_tilt_frame(const double n[3], double rows[3][3]) {
   double h = sqrt(n[0] * n[0] + n[1] * n[1]);
   double x[3] = {-n[1] / h, n[0] / h, 0.0}, z[3] = {-n[0], -n[1], -n[2]};

@@ -37,6 +37,10 @@ typedef struct jl_tilt_plane {
  * no axis), largest first, at most cap of them in planes; *n their number. */
 int jl_trunk_tilt_planes(const jl_mesh *m, double min_frac, jl_tilt_plane *planes, int cap, int *n,
                          jl_error *err);
+/* The same, giving up (no planes, *cut = 1) once lim (may be NULL) is hit:
+ * a mesh of many small faces costs T^2 / 2 comparisons. */
+int jl_trunk_tilt_planes_until(const jl_mesh *m, double min_frac, jl_tilt_plane *planes, int cap, int *n,
+                               const jl_trunk_limits *lim, int *cut, jl_error *err);
 
 /* The closed part of m on one side of the plane n . p = d: n . p <= d
  * (keep_above = 0) or >= d, capped by the section (ear-clipped) and

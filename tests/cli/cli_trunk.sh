@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # jostle trunk on the 1000 x 500 x 400 mm cuboid: exactly 200 blocks, checked here
 # independently (inside the box, no two overlapping), a glTF binary and an SVG
-# with the blocks in three views; verify passes it and fails an edited copy.
+# with the blocks in three views, the whole box reachable (200 L, none with
+# --no-reach); verify passes it and fails an edited copy.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -12,6 +13,8 @@ expect_rc 0
 grep -Eq '^cuboid-1000x500x400: 200 blocks = 200 L .*legal' "$W/run.out" \
   || fail "jostle $CMD: expected the line 'cuboid-1000x500x400: 200 blocks = 200 L ... legal'"
 grep -q "wrote $d/c.json, $d/c.glb, $d/c.svg" "$W/run.out" || fail "jostle $CMD: expected the 'wrote' line"
+grep -q 'upper bound 200, reachable 200.000 L (bound 200),' "$W/run.out" \
+  || fail "jostle $CMD: expected 'upper bound 200, reachable 200.000 L (bound 200),' in the summary"
 
 jpy '
 d = load(sys.argv[1])
@@ -25,6 +28,9 @@ if abs(d["mesh_volume_l"] - 200) > 1e-9 or abs(d["fill_ratio"] - 1) > 1e-9:
     fail("expected mesh volume 200 L and fill 1, got %r, %r" % (d["mesh_volume_l"], d["fill_ratio"]))
 if d["problem"]["block"] != [200, 100, 50] or d["problem"]["units"] != "mm":
     fail("unexpected problem %r" % d["problem"])
+rv = d.get("reachable")
+if not rv or rv["liters"] != 200 or rv["bound"] != 200 or not rv["complete"] or rv["frames_opened"] != rv["frames"]:
+    fail("expected the whole cuboid reachable (200 L, bound 200, every frame), got %r" % rv)
 bs = d["blocks"]
 if len(bs) != 200:
     fail("expected 200 blocks, got %d" % len(bs))
@@ -52,6 +58,15 @@ for i in range(len(boxes)):
         if all(min(a[1][k], b[1][k]) - max(a[0][k], b[0][k]) > 1e-9 for k in range(3)):
             fail("blocks %d and %d overlap" % (j, i))
 ' "$d/c.json" || fail "result c.json failed the checks above"
+
+jrun noreach trunk "$mesh" --device cpu --threads 2 --no-reach --out "$d/nr.json" --quiet
+expect_rc 0
+grep -q reachable "$W/noreach.out" && fail "jostle $CMD: --no-reach still reports a reachable volume"
+jpy '
+d = load(sys.argv[1])
+if "reachable" in d or d["count"] != 200:
+    fail("--no-reach: expected 200 blocks and no reachable volume, got %r, %r" % (d["count"], d.get("reachable")))
+' "$d/nr.json" || fail "nr.json failed the checks above"
 
 head -c 4 "$d/c.glb" | grep -q glTF || fail "expected c.glb to start with the glTF magic"
 n=$(grep -c '<polygon' "$d/c.svg")
@@ -88,7 +103,8 @@ expect_err 'no-such-mesh\.stl' "the missing mesh"
 # Every problem file (the hatchback's mesh is OBJ; mesh paths are relative to the
 # problem file): the mesh volume matches the generator's sidecar, the upper bound is
 # floor(volume / 1 L), and the count is at least the grid baseline and the layered fill
-# and at most the bound; the complete grid baseline is never above the complete layered fill.
+# and at most the bound (and the reachable volume's bound, when measured in full);
+# the complete grid baseline is never above the complete layered fill.
 for name in cuboid-1000x500x400 slanted-seat-back sedan hatchback; do
   jrun "p_$name" trunk "$SRC/problems/trunk/$name.json" --device cpu --time 2 --out "$d/$name.json" --quiet
   expect_rc 0
@@ -101,6 +117,9 @@ if d["upper_bound"] != math.floor(d["mesh_volume_mm3"] / 1e6):
     fail("upper bound %r, expected floor(%r L)" % (d["upper_bound"], d["mesh_volume_l"]))
 if not (0 < d["baseline_count"] <= d["count"] <= d["upper_bound"]):
     fail("expected 0 < baseline <= count <= upper bound, got %r %r %r" % (d["baseline_count"], d["count"], d["upper_bound"]))
+rv = d.get("reachable")
+if rv and rv["complete"] and not (d["count"] <= rv["bound"] <= d["upper_bound"] and rv["liters"] <= d["mesh_volume_l"]):
+    fail("expected count <= reachable bound <= upper bound, got %r %r %r" % (d["count"], rv, d["upper_bound"]))
 if not (0 <= d["layered_count"] <= d["count"]):
     fail("expected 0 <= layered fill <= count, got %r %r" % (d["layered_count"], d["count"]))
 r = d["run"]
