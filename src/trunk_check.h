@@ -66,6 +66,17 @@ void jl_obb_bounds(const jl_obb *o, double lo[3], double hi[3]);
 double jl_trunk_box_surface_depth(const jl_trunk_geom *g, const jl_obb *o, int stop_at_tol, int *tri);
 /* Overlap of two boxes along their best separating axis (<= 0 when apart). */
 double jl_obb_overlap_depth(const jl_obb *a, const jl_obb *b);
+/* The same with the direction of least overlap, for pushing boxes apart
+ * (trunk_legalize.c): push gets the unit axis along which moving b by the
+ * returned depth clears a (a clears b moving the opposite way). */
+double jl_obb_contact(const jl_obb *a, const jl_obb *b, double push[3]);
+/* Separating-axis overlap of a box and the triangle p[0..2] (13 axes, <= 0
+ * when apart) and in push the unit direction (trunk frame) along which
+ * moving the box by that much clears the triangle. */
+double jl_box_tri_contact(const jl_obb *o, const double *const p[3], double push[3]);
+/* The deepest triangle the box meets (in *tri, -1 when none) with its
+ * overlap (returned, 0 when none) and push direction (jl_box_tri_contact). */
+double jl_trunk_box_surface_contact(const jl_trunk_geom *g, const jl_obb *o, int *tri, double push[3]);
 /* Generalised winding number of the closed surface around p (1 inside, 0 outside). */
 double jl_mesh_winding_number(const jl_mesh *m, const double p[3]);
 /* Ray parity over the BVH, retried along other rays when one grazes an edge. */
