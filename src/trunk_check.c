@@ -454,6 +454,48 @@ done:;
   return jl_dot(d, d);
 }
 
+typedef struct jl_nearest_ctx {
+  const jl_mesh *m;
+  const double *p;
+  double d2;
+  int tri;
+} jl_nearest_ctx;
+
+static int jl_nearest_visit(void *vctx, int t) {
+  jl_nearest_ctx *c = vctx;
+  const int *tr = c->m->triangles + 3 * t;
+  double d = jl_point_tri_dist2(c->p, c->m->vertices + 3 * tr[0], c->m->vertices + 3 * tr[1],
+                                c->m->vertices + 3 * tr[2]);
+  if (d < c->d2) {
+    c->d2 = d;
+    c->tri = t;
+  }
+  return 0;
+}
+
+double jl_trunk_nearest_triangle(const jl_trunk_geom *g, const double p[3], double radius, int *tri,
+                                 double normal[3]) {
+  double lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = p[k] - radius;
+    hi[k] = p[k] + radius;
+  }
+  jl_nearest_ctx c = {g->mesh, p, radius * radius, -1};
+  jl_bvh_query_box(&g->bvh, lo, hi, jl_nearest_visit, &c);
+  *tri = c.tri;
+  normal[0] = normal[1] = normal[2] = 0.0;
+  if (c.tri < 0) return INFINITY;
+  const int *tr = g->mesh->triangles + 3 * c.tri;
+  const double *a = g->mesh->vertices + 3 * tr[0];
+  double e1[3], e2[3];
+  jl_sub(g->mesh->vertices + 3 * tr[1], a, e1);
+  jl_sub(g->mesh->vertices + 3 * tr[2], a, e2);
+  jl_cross(e1, e2, normal);
+  double l = sqrt(jl_dot(normal, normal));
+  for (int k = 0; k < 3; ++k) normal[k] = l > 0 ? normal[k] / l : 0.0;
+  return sqrt(c.d2);
+}
+
 double jl_mesh_distance(const jl_mesh *m, const double p[3]) {
   double best = DBL_MAX;
   for (int t = 0; t < m->n_triangles; ++t) {

@@ -83,6 +83,10 @@ double jl_mesh_winding_number(const jl_mesh *m, const double p[3]);
 int jl_trunk_point_inside(const jl_trunk_geom *g, const double p[3]);
 /* Distance from p to the nearest point of the surface. */
 double jl_mesh_distance(const jl_mesh *m, const double p[3]);
+/* The triangle nearest to p within radius (BVH; *tri -1 and INFINITY when
+ * none): its distance (returned) and unit outward normal. */
+double jl_trunk_nearest_triangle(const jl_trunk_geom *g, const double p[3], double radius, int *tri,
+                                 double normal[3]);
 
 typedef enum jl_violation {
   JL_VIOLATION_NONE = 0,

@@ -11,6 +11,8 @@
 #include "rng.h"
 #include "surface_grid.h"
 #include "timer.h"
+#include "trunk_check.h"
+#include "trunk_legalize.h"
 
 /* Temperature schedule (energy in blocks): hot enough at first that a
  * deletion (+1) is taken one time in five, cold at the end. */
@@ -24,6 +26,9 @@
 #define JL_ADOPT_P 0.05
 /* Chains whose best state is checked exactly per launch, at most. */
 #define JL_CHECKS_PER_ROUND 4
+/* Seconds one legalization of a chain's state may take: about a launch,
+ * so the host's work does not starve the device. */
+#define JL_LEGALIZE_S 1.0
 /* Launch length aimed at by timed runs, seconds, and the most moves per
  * chain per launch. */
 #define JL_ROUND_S 1.0
@@ -40,6 +45,10 @@
 /* Gap fill voxels: the smallest block edge over this (2.5 mm for the DIN
  * block), so a gap holds a block when it is at most two voxels wider. */
 #define JL_GAP_VOXELS_PER_EDGE 20
+/* Pocket map voxels: the smallest block edge over this (5 mm for the DIN
+ * block): a pocket's core, at least half that edge from anything, is then
+ * several voxels across. */
+#define JL_POCKET_VOXELS_PER_EDGE 10
 /* Gap fill passes over the start while they still add blocks, at most. */
 #define JL_GAP_ROUNDS 3
 /* Voxels of the gap map at most: its four byte maps then take 256 MB (the
@@ -71,23 +80,58 @@ static double jl_signed_volume(const jl_mesh *m) {
   return v / 6.0;
 }
 
+static int jl_out_of_time(double deadline, const volatile sig_atomic_t *stop) {
+  return (stop && *stop) || (deadline > 0.0 && jl_time_now() >= deadline);
+}
+
+/* Legalizes pk (more blocks than best) against the exact triangles
+ * (trunk_legalize.c) within JL_LEGALIZE_S; when it comes out legal and
+ * passes check it becomes the new best (*improved). */
+static int jl_try_legalize(const jl_trunk_geom *geom, jl_block_packing *pk, jl_trunk_check_fn check,
+                           void *ctx, jl_block_packing *best, jl_trunk_run_info *info,
+                           double deadline, const volatile sig_atomic_t *stop, int *improved,
+                           jl_error *err) {
+  double t = jl_time_now(), until = t + JL_LEGALIZE_S;
+  if (deadline > 0.0 && deadline < until) until = deadline;
+  jl_trunk_limits lim = {until, stop, 0.0};
+  jl_legalize_info li;
+  info->legalize_tried++;
+  int rc = jl_trunk_legalize(geom, pk, best->count, 0, &lim, &li, err);
+  info->legalize_time_s += jl_time_now() - t;
+  if (rc) return rc;
+  info->legalize_dropped += li.dropped_outside + li.dropped_stuck;
+  if (!li.legal || pk->count <= best->count) return JL_OK;
+  double worst = 0.0;
+  info->checks++;
+  if (!check(ctx, pk, &worst)) {
+    if (isnan(worst)) info->checks--;
+    else info->checks_failed++;
+    return JL_OK;
+  }
+  info->legalize_legal++;
+  *improved = 1;
+  return jl_block_packing_copy(best, pk, err);
+}
+
 /* Checks chains whose best state beats the global best, best first; the
  * first that passes becomes the new best. A chain that fails goes back to
- * recording from the global best count. Past the deadline (> 0) or a signal
- * only the first is checked. */
+ * recording from the global best count, and its state is legalized (geom
+ * not NULL). Without a new best, the chain whose current state holds the
+ * most blocks above the best is legalized too. Past the deadline (> 0) or
+ * a signal only the first is checked. */
 static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
-                        jl_block_packing *best, jl_block_packing *tmp, jl_trunk_run_info *info,
-                        double deadline, const volatile sig_atomic_t *stop, int *improved,
-                        jl_error *err) {
+                        const jl_trunk_geom *geom, jl_block_packing *best, jl_block_packing *tmp,
+                        jl_trunk_run_info *info, double deadline, const volatile sig_atomic_t *stop,
+                        int *improved, jl_error *err) {
   *improved = 0;
+  int rc;
   for (int k = 0; k < JL_CHECKS_PER_ROUND; ++k) {
-    if (k > 0 && ((stop && *stop) || (deadline > 0.0 && jl_time_now() >= deadline))) return JL_OK;
+    if (k > 0 && jl_out_of_time(deadline, stop)) return JL_OK;
     int cb = -1;
     for (int c = 0; c < b->count; ++c)
       if (b->best_n[c] > best->count && (cb < 0 || b->best_n[c] > b->best_n[cb])) cb = c;
-    if (cb < 0) return JL_OK;
-    int rc = jl_block_batch_get_best(b, cb, tmp, err);
-    if (rc) return rc;
+    if (cb < 0) break;
+    if ((rc = jl_block_batch_get_best(b, cb, tmp, err))) return rc;
     double worst = 0.0;
     info->checks++;
     if (check(ctx, tmp, &worst)) {
@@ -101,8 +145,19 @@ static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
     }
     info->checks_failed++;
     b->best_n[cb] = best->count;
+    if (geom && !jl_out_of_time(deadline, stop)) {
+      if ((rc = jl_try_legalize(geom, tmp, check, ctx, best, info, deadline, stop, improved, err)))
+        return rc;
+      if (*improved) return JL_OK;
+    }
   }
-  return JL_OK;
+  if (!geom || jl_out_of_time(deadline, stop)) return JL_OK;
+  int cn = -1;
+  for (int c = 0; c < b->count; ++c)
+    if (b->n[c] > best->count && isfinite(b->energy[c]) && (cn < 0 || b->n[c] > b->n[cn])) cn = c;
+  if (cn < 0) return JL_OK;
+  if ((rc = jl_block_batch_get(b, cn, tmp, err))) return rc;
+  return jl_try_legalize(geom, tmp, check, ctx, best, info, deadline, stop, improved, err);
 }
 
 /* ---- gap fill: axis-aligned blocks into the free voxels of the trunk ---- */
@@ -522,6 +577,60 @@ static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mas
   return JL_OK;
 }
 
+/* The free space of the trunk with p in place (the gap map less every
+ * voxel a block meets), handed over as a plain voxel map. */
+static int jl_gap_free_map(const jl_mesh *mesh, jl_block_size size, double voxel,
+                           const jl_block_packing *p, const jl_gap_limits *lim, jl_voxel_map *out,
+                           int *cut, jl_error *err) {
+  memset(out, 0, sizeof *out);
+  jl_gap_map m;
+  memset(&m, 0, sizeof m);
+  int rc = jl_gap_map_build(&m, mesh, voxel, lim, cut, err);
+  if (rc || *cut) {
+    free(m.free);
+    return rc;
+  }
+  uint8_t *occ = malloc(m.n);
+  if (!occ) {
+    free(m.free);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the pocket map");
+  }
+  double h[3] = {0.5 * size.x, 0.5 * size.y, 0.5 * size.z};
+  jl_gap_mark_all(&m, occ, h, p);
+  for (size_t i = 0; i < m.n; ++i) m.free[i] = (uint8_t)(m.free[i] && !occ[i]);
+  free(occ);
+  for (int d = 0; d < 3; ++d) {
+    out->origin[d] = m.origin[d];
+    out->dim[d] = m.dim[d];
+  }
+  out->v = m.v;
+  out->n = m.n;
+  out->free = m.free;
+  return JL_OK;
+}
+
+int jl_trunk_pocket_insert(const jl_trunk_geom *g, double voxel, jl_block_packing *p, int max_add,
+                           double time_s, const volatile sig_atomic_t *stop,
+                           jl_trunk_check_fn check, void *check_ctx, jl_pocket_info *info,
+                           jl_error *err) {
+  memset(info, 0, sizeof *info);
+  double t0 = jl_time_now();
+  jl_gap_limits lim = {time_s > 0.0 ? t0 + time_s : 0.0, stop};
+  if (max_add <= 0 || jl_gap_out_of_time(&lim)) return JL_OK;
+  jl_block_size size = g->block;
+  if (!(voxel > 0.0)) voxel = fmin(size.x, fmin(size.y, size.z)) / JL_POCKET_VOXELS_PER_EDGE;
+  jl_voxel_map map;
+  int cut = 0;
+  int rc = jl_gap_free_map(g->mesh, size, voxel, p, &lim, &map, &cut, err);
+  if (rc == JL_OK && !cut) {
+    jl_trunk_limits tl = {lim.deadline, stop, 0.0};
+    rc = jl_trunk_pocket_fill(g, &map, p, max_add, check, check_ctx, &tl, info, err);
+  }
+  free(map.free);
+  info->time_s = jl_time_now() - t0;
+  return rc;
+}
+
 /* Compaction sequences tried by the gap fill, each from the packing as it
  * stands: blocks slid down, then along x and/or y one way or the other
  * (axis * 2 + (sign > 0)), -1 ends. More orders (y before x, no slide
@@ -627,6 +736,14 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   memset(&eng, 0, sizeof eng);
   jl_block_packing tmp;
   memset(&tmp, 0, sizeof tmp);
+  /* the exact triangles near each block, for legalizing the chains' states */
+  jl_trunk_geom geom;
+  memset(&geom, 0, sizeof geom);
+  int geom_ok = 0;
+  if (!cfg->no_legalize) {
+    if ((rc = jl_trunk_geom_init(&geom, mesh, size, err))) goto done;
+    geom_ok = 1;
+  }
   /* the start is the first best when it is legal */
   best->count = 0;
   info->start_count = start_n;
@@ -732,7 +849,12 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
       p.iters = it;
     }
     int improved = 0;
-    if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, deadline, stop, &improved, err))) goto done;
+    for (int c = 0; c < count; ++c)
+      if (b.n[c] > info->chains_best) info->chains_best = b.n[c];
+    if ((rc = jl_take_best(&b, check, check_ctx, geom_ok ? &geom : NULL, best, &tmp, info, deadline,
+                           stop, &improved, err)))
+      goto done;
+
     double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
     if (improved && !cfg->no_gap_fill && best->count < cap && (deadline <= 0.0 || left > 0.0) &&
         !(stop && *stop)) {
@@ -750,6 +872,9 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     pr.time_s = now;
     pr.best_count = best->count;
     pr.temperature = T;
+    pr.chains_best = info->chains_best;
+    pr.legalize_tried = info->legalize_tried;
+    pr.legalize_legal = info->legalize_legal;
     for (int c = 0; c < count; ++c) {
       if (b.n[c] > pr.count) pr.count = b.n[c];
       pr.moves += b.moves[c];
@@ -790,6 +915,7 @@ finish:
   snprintf(info->device_name, sizeof info->device_name, "%s", dev.name);
   rc = JL_OK;
 done:
+  jl_trunk_geom_free(&geom);
   jl_block_packing_free(&tmp);
   jl_block_engine_free(&eng);
   jl_block_batch_free(&b);
