@@ -165,6 +165,7 @@ typedef struct jl_surface_ctx {
   int stop;
   double depth;
   int tri;
+  double sum;              /* of the positive depths */
 } jl_surface_ctx;
 
 static int jl_surface_visit(void *vctx, int t) {
@@ -177,6 +178,7 @@ static int jl_surface_visit(void *vctx, int t) {
     c->depth = d;
     c->tri = t;
   }
+  if (d > 0) c->sum += d;
   return c->stop && c->depth > c->g->tol;
 }
 
@@ -187,10 +189,18 @@ double jl_trunk_box_surface_depth(const jl_trunk_geom *g, const jl_obb *o, int s
     lo[k] -= g->tol;
     hi[k] += g->tol;
   }
-  jl_surface_ctx c = {g, o, stop_at_tol, -DBL_MAX, -1};
+  jl_surface_ctx c = {g, o, stop_at_tol, -DBL_MAX, -1, 0.0};
   jl_bvh_query_box(&g->bvh, lo, hi, jl_surface_visit, &c);
   if (tri) *tri = c.tri;
   return c.tri < 0 ? 0.0 : c.depth;
+}
+
+double jl_trunk_box_surface_sum(const jl_trunk_geom *g, const jl_obb *o) {
+  double lo[3], hi[3];
+  jl_obb_bounds(o, lo, hi);
+  jl_surface_ctx c = {g, o, 0, -DBL_MAX, -1, 0.0};
+  jl_bvh_query_box(&g->bvh, lo, hi, jl_surface_visit, &c);
+  return c.sum;
 }
 
 double jl_trunk_box_surface_contact(const jl_trunk_geom *g, const jl_obb *o, int *tri, double push[3]) {

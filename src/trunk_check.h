@@ -64,6 +64,10 @@ void jl_obb_bounds(const jl_obb *o, double lo[3], double hi[3]);
  * it touches none; the triangle in *tri, -1 when none). With stop_at_tol the
  * search ends at the first triangle deeper than g->tol. */
 double jl_trunk_box_surface_depth(const jl_trunk_geom *g, const jl_obb *o, int stop_at_tol, int *tri);
+/* Sum of the box's positive separating-axis overlaps with the triangles:
+ * 0 when it crosses none, and growing with every wall it crosses (a
+ * smoother measure than the deepest one for placing a block). */
+double jl_trunk_box_surface_sum(const jl_trunk_geom *g, const jl_obb *o);
 /* Overlap of two boxes along their best separating axis (<= 0 when apart). */
 double jl_obb_overlap_depth(const jl_obb *a, const jl_obb *b);
 /* The same with the direction of least overlap, for pushing boxes apart

@@ -23,6 +23,17 @@
  * neighbourhood and one exact check; milliseconds for a few hundred
  * blocks). */
 #define JL_POCKET_TRY_S 0.5
+/* The placement search (compass search over the block's three
+ * translations and three turns about its own axes, on the summed overlap
+ * with the walls and the blocks near it) starts with these steps and
+ * halves them down to the last. */
+#define JL_POCKET_STEP_MM 8.0
+#define JL_POCKET_STEP_MIN_MM 0.125
+#define JL_POCKET_STEP_DEG 4.0
+/* A placement still overlapping by more than this (mm, summed) after the
+ * search is not legalized: the blocks around would have to give way by
+ * more than the legalization's pushes clear. */
+#define JL_POCKET_PUSH_MM 6.0
 /* Frames per pocket at most: 2 principal, 4 wall frames x 3 turns. */
 #define JL_POCKET_FRAMES 14
 /* Pockets whose core holds fewer voxels than this are noise. */
@@ -165,7 +176,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
                            int *n_out, jl_error *err) {
   *n_out = 0;
   int32_t *label = malloc(m->n * sizeof *label);
-  size_t *queue = malloc(m->n * sizeof *queue);
+  uint32_t *queue = malloc(m->n * sizeof *queue);  /* n < 2^32: JL_POCKET_MAX_VOXELS */
   int cap = 64, np = 0;
   jl_pocket *all = malloc((size_t)cap * sizeof *all);
   if (!label || !queue || !all) {
@@ -189,7 +200,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
     memset(pk, 0, sizeof *pk);
     pk->seed = s;
     size_t head = 0, tail = 0;
-    queue[tail++] = s;
+    queue[tail++] = (uint32_t)s;
     label[s] = np;
     while (head < tail) {
       size_t id = queue[head++];
@@ -210,7 +221,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
       for (int t = 0; t < cnt; ++t)
         if (label[nb[t]] < 0 && (double)dist[nb[t]] >= r2) {
           label[nb[t]] = np;
-          queue[tail++] = nb[t];
+          queue[tail++] = (uint32_t)nb[t];
         }
     }
     np++;
@@ -234,7 +245,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
     int lab = label[pk->seed];
     double best = INFINITY;
     size_t head = 0, tail = 0;
-    queue[tail++] = pk->seed;
+    queue[tail++] = (uint32_t)pk->seed;
     label[pk->seed] = -2 - lab;  /* visited again */
     while (head < tail) {
       size_t id = queue[head++];
@@ -258,7 +269,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
       for (int t = 0; t < cnt; ++t)
         if (label[nb[t]] == lab) {
           label[nb[t]] = -2 - lab;
-          queue[tail++] = nb[t];
+          queue[tail++] = (uint32_t)nb[t];
         }
     }
     out[keep++] = *pk;
@@ -410,6 +421,65 @@ static void jl_mark_box(jl_voxel_map *m, const jl_obb *o) {
       }
 }
 
+/* Summed overlap of box o with the walls and the boxes nb[0..nn). */
+static double jl_place_energy(const jl_trunk_geom *g, const jl_obb *o, const jl_obb *nb, int nn) {
+  double e = jl_trunk_box_surface_sum(g, o);
+  double r2 = 4.0 * (o->h[0] * o->h[0] + o->h[1] * o->h[1] + o->h[2] * o->h[2]);
+  for (int k = 0; k < nn; ++k) {
+    double dc[3] = {nb[k].c[0] - o->c[0], nb[k].c[1] - o->c[1], nb[k].c[2] - o->c[2]};
+    if (jl_v_dot(dc, dc) >= r2) continue;  /* bounding spheres apart */
+    double d = jl_obb_overlap_depth(o, &nb[k]);
+    if (d > 0) e += d;
+  }
+  return e;
+}
+
+static void jl_obb_set(jl_obb *o, const double c[3], const jl_frame *f, const double h[3]) {
+  for (int d = 0; d < 3; ++d) {
+    o->c[d] = c[d];
+    o->h[d] = h[d];
+    for (int k = 0; k < 3; ++k) o->ax[k][d] = f->col[k][d];
+  }
+}
+
+/* Compass search from (c, f) for a placement of least overlap with the
+ * walls and the boxes nb; returns that overlap (<= tol: it fits). */
+static double jl_place_search(const jl_trunk_geom *g, double c[3], jl_frame *f, const double h[3],
+                              const jl_obb *nb, int nn) {
+  jl_obb o;
+  jl_obb_set(&o, c, f, h);
+  double e = jl_place_energy(g, &o, nb, nn);
+  double st = JL_POCKET_STEP_MM, sr = JL_POCKET_STEP_DEG * JL_PI / 180.0;
+  while (e > g->tol && st >= JL_POCKET_STEP_MIN_MM) {
+    int better = 0;
+    for (int mv = 0; mv < 12 && e > g->tol; ++mv) {
+      int axis = mv / 2 % 3, sign = mv % 2 ? -1 : 1;
+      double c2[3];
+      jl_frame f2 = *f;
+      memcpy(c2, c, sizeof c2);
+      if (mv < 6) {
+        for (int d = 0; d < 3; ++d) c2[d] += sign * st * f->col[axis][d];
+      } else {
+        for (int k = 0; k < 3; ++k)
+          if (k != axis) jl_v_turn(f->col[k], f->col[axis], sign * sr, f2.col[k]);
+      }
+      jl_obb_set(&o, c2, &f2, h);
+      double e2 = jl_place_energy(g, &o, nb, nn);
+      if (e2 < e) {
+        e = e2;
+        memcpy(c, c2, sizeof c2);
+        *f = f2;
+        better = 1;
+      }
+    }
+    if (!better) {
+      st *= 0.5;
+      sr *= 0.5;
+    }
+  }
+  return e;
+}
+
 int jl_trunk_pocket_fill(const jl_trunk_geom *g, jl_voxel_map *map, jl_block_packing *p,
                          int max_add, jl_trunk_check_fn check, void *ctx,
                          const jl_trunk_limits *lim, jl_pocket_info *info, jl_error *err) {
@@ -429,11 +499,12 @@ int jl_trunk_pocket_fill(const jl_trunk_geom *g, jl_voxel_map *map, jl_block_pac
   double r = h[e[2]] / map->v - 1.0;
   double r2 = r > 0.0 ? r * r : 0.0;
   float *dist = malloc(map->n * sizeof *dist);
+  jl_obb *nb = malloc(((size_t)p->count + (size_t)(max_add > 0 ? max_add : 0) + 1) * sizeof *nb);
   jl_pocket *pk = malloc(JL_POCKETS_MAX * sizeof *pk);
   jl_block_packing trial;
   memset(&trial, 0, sizeof trial);
   int rc = JL_OK;
-  if (!dist || !pk) {
+  if (!dist || !pk || !nb) {
     rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the pockets (%zu voxels)", map->n);
     goto done;
   }
@@ -466,6 +537,16 @@ int jl_trunk_pocket_fill(const jl_trunk_geom *g, jl_voxel_map *map, jl_block_pac
           for (int d = 0; d < 3; ++d) c[d] -= (s + hn + JL_LEGALIZE_MARGIN) * n[d];
         }
         if (jl_box_blocked(map, c, &fr[f], h) > JL_POCKET_BLOCKED) continue;
+        /* the blocks the search could reach */
+        double reach = 2.0 * sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]) + 2.0 * h[e[0]];
+        int nn = 0;
+        for (int i = 0; i < p->count; ++i) {
+          double d2 = 0.0;
+          for (int d = 0; d < 3; ++d) d2 += (p->centre[3 * i + d] - c[d]) * (p->centre[3 * i + d] - c[d]);
+          if (d2 < reach * reach) jl_obb_from_block(&g->block, p->centre + 3 * i, p->quat + 4 * i, &nb[nn++]);
+        }
+        double e0 = jl_place_search(g, c, &fr[f], h, nb, nn);
+        if (e0 > JL_POCKET_PUSH_MM) continue;
         double q4[4];
         jl_quat_from_axes(fr[f].col, q4);
         if ((rc = jl_block_packing_copy(&trial, p, err))) goto done;
@@ -476,6 +557,7 @@ int jl_trunk_pocket_fill(const jl_trunk_geom *g, jl_voxel_map *map, jl_block_pac
         jl_legalize_info li;
         info->tried++;
         if ((rc = jl_trunk_legalize(g, &trial, p->count, p->count, &tl, &li, err))) goto done;
+
         if (!li.legal) continue;
         double worst = 0.0;
         if (!check(ctx, &trial, &worst)) continue;
@@ -496,5 +578,6 @@ done:
   jl_block_packing_free(&trial);
   free(dist);
   free(pk);
+  free(nb);
   return rc;
 }

@@ -8,6 +8,7 @@
 #include "block_batch.h"
 #include "block_relax.h"
 #include "device.h"
+#include "mesh.h"
 #include "rng.h"
 #include "surface_grid.h"
 #include "timer.h"
@@ -49,6 +50,13 @@
  * block): a pocket's core, at least half that edge from anything, is then
  * several voxels across. */
 #define JL_POCKET_VOXELS_PER_EDGE 10
+/* Pocket map voxels at most: with its distance, label and queue maps 13
+ * bytes each, about 100 MB (the sedan needs 4.4e6 voxels of 5 mm); a
+ * larger trunk gets coarser voxels, which only find fewer pockets. */
+#define JL_POCKET_MAX_VOXELS 8e6
+/* Share of the time left that a pocket insertion may take: the chains get
+ * the rest. */
+#define JL_POCKET_SHARE 0.5
 /* Gap fill passes over the start while they still add blocks, at most. */
 #define JL_GAP_ROUNDS 3
 /* Voxels of the gap map at most: its four byte maps then take 256 MB (the
@@ -619,6 +627,14 @@ int jl_trunk_pocket_insert(const jl_trunk_geom *g, double voxel, jl_block_packin
   if (max_add <= 0 || jl_gap_out_of_time(&lim)) return JL_OK;
   jl_block_size size = g->block;
   if (!(voxel > 0.0)) voxel = fmin(size.x, fmin(size.y, size.z)) / JL_POCKET_VOXELS_PER_EDGE;
+  double lo[3], hi[3];
+  jl_mesh_bounds(g->mesh, lo, hi);
+  for (;;) {  /* coarser voxels until the map fits JL_POCKET_MAX_VOXELS */
+    double cells = 1.0;
+    for (int d = 0; d < 3; ++d) cells *= ceil((hi[d] - lo[d]) / voxel) + 1.0;
+    if (cells <= JL_POCKET_MAX_VOXELS || !isfinite(cells)) break;
+    voxel *= 1.0001 * cbrt(cells / JL_POCKET_MAX_VOXELS);
+  }
   jl_voxel_map map;
   int cut = 0;
   int rc = jl_gap_free_map(g->mesh, size, voxel, p, &lim, &map, &cut, err);
@@ -693,6 +709,33 @@ done:
   return rc;
 }
 
+/* The pocket insertion on best in the time left, then a gap fill when it
+ * added blocks (the pushes it made may open room for aligned ones). */
+static int jl_search_pockets(const jl_trunk_search_config *cfg, const jl_trunk_geom *geom,
+                             jl_block_packing *best, int cap, double deadline,
+                             volatile sig_atomic_t *stop, jl_trunk_check_fn check, void *check_ctx,
+                             jl_trunk_run_info *info, int *got, jl_error *err) {
+  *got = 0;
+  double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
+  if ((deadline > 0.0 && left <= 0.0) || (stop && *stop) || best->count >= cap) return JL_OK;
+  jl_pocket_info pi;
+  int rc = jl_trunk_pocket_insert(geom, 0.0, best, cap - best->count, JL_POCKET_SHARE * left, stop,
+                                  check, check_ctx, &pi, err);
+  info->pocket_tried += pi.tried;
+  info->pocket_added += pi.added;
+  info->pocket_time_s += pi.time_s;
+  *got = pi.added;
+  if (rc || pi.added == 0 || cfg->no_gap_fill || best->count >= cap) return rc;
+  left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
+  if ((deadline > 0.0 && left <= 0.0) || (stop && *stop)) return JL_OK;
+  int added = 0;
+  rc = jl_trunk_gap_fill(geom->mesh, geom->block, 0.0, best, cap - best->count, left, stop, check,
+                         check_ctx, &added, err);
+  info->gap_added += added;
+  *got += added;
+  return rc;
+}
+
 int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
                         const jl_block_packing *start, jl_trunk_check_fn check, void *check_ctx,
                         jl_trunk_progress_fn progress, void *progress_ctx,
@@ -740,7 +783,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   jl_trunk_geom geom;
   memset(&geom, 0, sizeof geom);
   int geom_ok = 0;
-  if (!cfg->no_legalize) {
+  if (!cfg->no_legalize || !cfg->no_pockets) {
     if ((rc = jl_trunk_geom_init(&geom, mesh, size, err))) goto done;
     geom_ok = 1;
   }
@@ -773,6 +816,14 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     t_best = jl_time_now() - t_enter;
   }
   info->gap_time_s = jl_time_now() - t_gap;
+  /* turned blocks into the pockets the axis-aligned ones leave */
+  if (geom_ok && !cfg->no_pockets && best->count > 0 && best->count < cap) {
+    int got = 0;
+    if ((rc = jl_search_pockets(cfg, &geom, best, (int)cap, deadline, stop, check, check_ctx, info,
+                                &got, err)))
+      goto done;
+    if (got > 0) t_best = jl_time_now() - t_enter;
+  }
   /* the launches need samples and a grid (seconds in a debug build): not
    * built when the gap fill spent the time */
   long round = 0;
@@ -851,7 +902,8 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     int improved = 0;
     for (int c = 0; c < count; ++c)
       if (b.n[c] > info->chains_best) info->chains_best = b.n[c];
-    if ((rc = jl_take_best(&b, check, check_ctx, geom_ok ? &geom : NULL, best, &tmp, info, deadline,
+    if ((rc = jl_take_best(&b, check, check_ctx, geom_ok && !cfg->no_legalize ? &geom : NULL, best,
+                           &tmp, info, deadline,
                            stop, &improved, err)))
       goto done;
 
@@ -865,6 +917,11 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
                                   check_ctx, &added, err)))
         goto done;
       info->gap_added += added;
+      int got = 0;
+      if (geom_ok && !cfg->no_pockets &&
+          (rc = jl_search_pockets(cfg, &geom, best, (int)cap, deadline, stop, check, check_ctx, info,
+                                  &got, err)))
+        goto done;
     }
     now = jl_time_now() - t0;
     if (improved) t_best = now;

@@ -85,7 +85,10 @@ typedef struct jl_trunk_run_info {
 
 /* Runs the search from start (may be NULL or empty: an empty trunk).
  * check decides legality exactly (required); a candidate becomes the new
- * best only when it passes. progress (may be NULL) is called after every
+ * best only when it passes. The start and every new best get the gap fill
+ * and the pocket insertion; chain states with more blocks than the best
+ * are legalized against the mesh's triangles (trunk_legalize.h) before
+ * the check. progress (may be NULL) is called after every
  * launch; *stop (may be NULL), set from a signal handler, ends the run: no
  * move, launch or gap fill step starts after it is set (on the CPU; a CUDA
  * launch runs to its end). best receives the best legal packing (the start when
