@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "math3d.h"
 #include "timer.h"
+#include "trunk_baseline.h"
 
 /* Wall pushes per block per sweep: a block in a corner meets up to three
  * walls, each push may uncover the next. */
@@ -229,4 +231,32 @@ done:
   free(s.moved);
   free(s.cells);
   return rc;
+}
+
+int jl_trunk_straighten(const jl_block_size *b, jl_block_packing *p, int from, double max_deg) {
+  /* the angle between R and P is at most max_deg when trace(R^T P) >= 1 + 2 cos(max_deg) */
+  double min_trace = 1.0 + 2.0 * cos(max_deg * JL_PI / 180.0);
+  int turned = 0;
+  for (int i = from < 0 ? 0 : from; i < p->count; ++i) {
+    jl_obb o;
+    jl_obb_from_block(b, p->centre + 3 * i, p->quat + 4 * i, &o);
+    double col[3][3] = {{0}};
+    int used[3] = {0, 0, 0}, ok = 1;
+    double tr = 0.0;
+    for (int k = 0; k < 3 && ok; ++k) {  /* body axis k onto its nearest trunk axis */
+      int best = -1;
+      for (int d = 0; d < 3; ++d)
+        if (!used[d] && (best < 0 || fabs(o.ax[k][d]) > fabs(o.ax[k][best]))) best = d;
+      used[best] = 1;
+      col[k][best] = o.ax[k][best] >= 0.0 ? 1.0 : -1.0;
+      tr += fabs(o.ax[k][best]);
+    }
+    double det = col[0][0] * (col[1][1] * col[2][2] - col[1][2] * col[2][1]) -
+                 col[0][1] * (col[1][0] * col[2][2] - col[1][2] * col[2][0]) +
+                 col[0][2] * (col[1][0] * col[2][1] - col[1][1] * col[2][0]);
+    if (!(tr >= min_trace) || det < 0.0 || tr >= 3.0) continue;  /* far, mirrored, or already aligned */
+    jl_quat_from_axes(col, p->quat + 4 * i);
+    turned++;
+  }
+  return turned;
 }

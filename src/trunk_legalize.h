@@ -50,6 +50,14 @@ typedef struct jl_legalize_info {
 int jl_trunk_legalize(const jl_trunk_geom *g, jl_block_packing *p, int above, int from,
                       const jl_trunk_limits *lim, jl_legalize_info *info, jl_error *err);
 
+/* Turns the blocks of p from index `from` on whose orientation lies
+ * within max_deg of an axis-aligned one (each block edge along a trunk
+ * axis) onto it, keeping their centres; returns how many it turned. The
+ * chains jitter every block they move by a few degrees, and in a row of
+ * blocks between walls a block turned by 3 degrees needs 5 mm more room,
+ * which no translation finds. */
+int jl_trunk_straighten(const jl_block_size *b, jl_block_packing *p, int from, double max_deg);
+
 #ifdef __cplusplus
 }
 #endif

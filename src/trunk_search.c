@@ -30,6 +30,10 @@
 /* Seconds one legalization of a chain's state may take: about a launch,
  * so the host's work does not starve the device. */
 #define JL_LEGALIZE_S 1.0
+/* Blocks within this many degrees of an axis-aligned orientation are
+ * turned onto it before a chain's state is legalized (the chains' moves
+ * jitter blocks by up to about 6 degrees). */
+#define JL_STRAIGHTEN_DEG 10.0
 /* Launch length aimed at by timed runs, seconds, and the most moves per
  * chain per launch. */
 #define JL_ROUND_S 1.0
@@ -95,16 +99,26 @@ static int jl_out_of_time(double deadline, const volatile sig_atomic_t *stop) {
 /* Legalizes pk (more blocks than best) against the exact triangles
  * (trunk_legalize.c) within JL_LEGALIZE_S; when it comes out legal and
  * passes check it becomes the new best (*improved). */
-static int jl_try_legalize(const jl_trunk_geom *geom, jl_block_packing *pk, jl_trunk_check_fn check,
-                           void *ctx, jl_block_packing *best, jl_trunk_run_info *info,
-                           double deadline, const volatile sig_atomic_t *stop, int *improved,
-                           jl_error *err) {
+static int jl_try_legalize(const jl_trunk_geom *geom, jl_block_packing *pk, jl_block_packing *alt,
+                           jl_trunk_check_fn check, void *ctx, jl_block_packing *best,
+                           jl_trunk_run_info *info, double deadline,
+                           const volatile sig_atomic_t *stop, int *improved, jl_error *err) {
   double t = jl_time_now(), until = t + JL_LEGALIZE_S;
   if (deadline > 0.0 && deadline < until) until = deadline;
   jl_trunk_limits lim = {until, stop, 0.0};
   jl_legalize_info li;
   info->legalize_tried++;
-  int rc = jl_trunk_legalize(geom, pk, best->count, 0, &lim, &li, err);
+  /* first with the blocks the chain turned a little turned back straight,
+   * then (time left) as the chain left them */
+  int rc = jl_block_packing_copy(alt, pk, err);
+  if (rc) return rc;
+  int turned = jl_trunk_straighten(&geom->block, pk, 0, JL_STRAIGHTEN_DEG);
+  rc = jl_trunk_legalize(geom, pk, best->count, 0, &lim, &li, err);
+  if (rc == JL_OK && !li.legal && turned > 0 && !li.cut) {
+    info->legalize_dropped += li.dropped_outside + li.dropped_stuck;
+    if ((rc = jl_block_packing_copy(pk, alt, err)) == JL_OK)
+      rc = jl_trunk_legalize(geom, pk, best->count, 0, &lim, &li, err);
+  }
   info->legalize_time_s += jl_time_now() - t;
   if (rc) return rc;
   info->legalize_dropped += li.dropped_outside + li.dropped_stuck;
@@ -129,6 +143,7 @@ static int jl_try_legalize(const jl_trunk_geom *geom, jl_block_packing *pk, jl_t
  * a signal only the first is checked. */
 static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
                         const jl_trunk_geom *geom, jl_block_packing *best, jl_block_packing *tmp,
+                        jl_block_packing *alt,
                         jl_trunk_run_info *info, double deadline, const volatile sig_atomic_t *stop,
                         int *improved, jl_error *err) {
   *improved = 0;
@@ -154,7 +169,8 @@ static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
     info->checks_failed++;
     b->best_n[cb] = best->count;
     if (geom && !jl_out_of_time(deadline, stop)) {
-      if ((rc = jl_try_legalize(geom, tmp, check, ctx, best, info, deadline, stop, improved, err)))
+      if ((rc = jl_try_legalize(geom, tmp, alt, check, ctx, best, info, deadline, stop, improved,
+                                err)))
         return rc;
       if (*improved) return JL_OK;
     }
@@ -165,7 +181,7 @@ static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
     if (b->n[c] > best->count && isfinite(b->energy[c]) && (cn < 0 || b->n[c] > b->n[cn])) cn = c;
   if (cn < 0) return JL_OK;
   if ((rc = jl_block_batch_get(b, cn, tmp, err))) return rc;
-  return jl_try_legalize(geom, tmp, check, ctx, best, info, deadline, stop, improved, err);
+  return jl_try_legalize(geom, tmp, alt, check, ctx, best, info, deadline, stop, improved, err);
 }
 
 /* ---- gap fill: axis-aligned blocks into the free voxels of the trunk ---- */
@@ -777,8 +793,9 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   memset(&b, 0, sizeof b);
   jl_block_engine eng;
   memset(&eng, 0, sizeof eng);
-  jl_block_packing tmp;
+  jl_block_packing tmp, alt;
   memset(&tmp, 0, sizeof tmp);
+  memset(&alt, 0, sizeof alt);
   /* the exact triangles near each block, for legalizing the chains' states */
   jl_trunk_geom geom;
   memset(&geom, 0, sizeof geom);
@@ -903,7 +920,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     for (int c = 0; c < count; ++c)
       if (b.n[c] > info->chains_best) info->chains_best = b.n[c];
     if ((rc = jl_take_best(&b, check, check_ctx, geom_ok && !cfg->no_legalize ? &geom : NULL, best,
-                           &tmp, info, deadline,
+                           &tmp, &alt, info, deadline,
                            stop, &improved, err)))
       goto done;
 
@@ -973,6 +990,7 @@ finish:
   rc = JL_OK;
 done:
   jl_trunk_geom_free(&geom);
+  jl_block_packing_free(&alt);
   jl_block_packing_free(&tmp);
   jl_block_engine_free(&eng);
   jl_block_batch_free(&b);

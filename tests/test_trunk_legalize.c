@@ -3,7 +3,7 @@
  * moved by about the overlaps; a block standing deep through floor and
  * ceiling is the one dropped, the others kept to the bit; a block whose
  * centre is outside is dropped at once; nothing is kept at or below the
- * count to beat. Legality is decided by the exact check and by the
+ * count to beat; a block a chain turned a little is turned straight. Legality is decided by the exact check and by the
  * test-local cuboid check. */
 #include <math.h>
 #include <setjmp.h>
@@ -184,12 +184,48 @@ static void test_from_new_block(void **state) {
   fixture_free(&f);
 }
 
+/* 400 x 100 x 50 holds two blocks end to end, exactly. The second turned
+ * by 3 degrees about z needs 204.9 x 110.3 mm: no push fits it, and the
+ * legalization keeps no more than one. Straightened it fits; an aligned
+ * block keeps its quaternion to the bit, and one turned by 20 degrees is
+ * left alone. */
+static void test_turned_block_straightened(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 400, 100, 50);
+  jl_quat q = jl_axis_orientation(0);
+  jl_quat t3 = jl_quat_axis_angle(jl_v3(0, 0, 1), 3.0 * JL_PI / 180.0);
+  push_block(&f, 100, 50, 25, q);
+  push_block(&f, 300, 50, 25, t3);
+  jl_block_packing turned;
+  jl_error err = {0};
+  assert_int_equal(jl_block_packing_init(&turned, 2, &err), JL_OK);
+  assert_int_equal(jl_block_packing_copy(&turned, &f.p, &err), JL_OK);
+  jl_legalize_info info;
+  assert_int_equal(jl_trunk_legalize(&f.g, &turned, 1, 0, NULL, &info, &err), JL_OK);
+  assert_false(info.legal);
+  assert_int_equal(jl_trunk_straighten(&din, &f.p, 0, 10.0), 1);
+  assert_memory_equal(f.p.quat, &q, sizeof q);
+  assert_int_equal(jl_trunk_legalize(&f.g, &f.p, 1, 0, NULL, &info, &err), JL_OK);
+  assert_true(info.legal);
+  assert_int_equal(f.p.count, 2);
+  assert_legal(&f);
+  jl_quat t20 = jl_quat_axis_angle(jl_v3(0, 0, 1), 20.0 * JL_PI / 180.0);
+  double q20[4] = {t20.w, t20.x, t20.y, t20.z};
+  memcpy(f.p.quat + 4, q20, sizeof q20);
+  assert_int_equal(jl_trunk_straighten(&din, &f.p, 0, 10.0), 0);
+  assert_memory_equal(f.p.quat + 4, q20, sizeof q20);
+  jl_block_packing_free(&turned);
+  fixture_free(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_small_overlaps_become_legal),
     cmocka_unit_test(test_deep_block_dropped),
     cmocka_unit_test(test_outside_dropped),
     cmocka_unit_test(test_from_new_block),
+    cmocka_unit_test(test_turned_block_straightened),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
