@@ -12,9 +12,6 @@
 /* Wall pushes per block per sweep: a block in a corner meets up to three
  * walls, each push may uncover the next. */
 #define JL_LEGALIZE_WALL_PUSHES 6
-/* A block counts as held by a wall when a pair push would move it against
- * the wall's last push by more than this cosine. */
-#define JL_LEGALIZE_HELD_COS 0.1
 /* Blocks between polls of the limits. */
 #define JL_LEGALIZE_POLL 16
 
@@ -47,8 +44,6 @@ typedef struct jl_lg_state {
   jl_block_packing *p;
   jl_obb *box;
   double *viol;            /* deepest violation seen for the block this sweep */
-  double *wall;            /* 3 per block: the last wall push's direction */
-  uint8_t *held;           /* a wall pushed the block (kept: it rests against it) */
   uint8_t *act, *next, *moved;
   jl_lg_cell *cells;
   double cell, rad;
@@ -60,14 +55,6 @@ static void jl_lg_move(jl_lg_state *s, int i, const double dir[3], double amount
     s->p->centre[3 * i + d] = s->box[i].c[d];
   }
   s->moved[i] = 1;
-}
-
-/* 1 when moving block i along dir would push it back into the wall that
- * last pushed it. */
-static int jl_lg_held(const jl_lg_state *s, int i, const double dir[3]) {
-  if (!s->held[i]) return 0;
-  const double *w = s->wall + 3 * i;
-  return w[0] * dir[0] + w[1] * dir[1] + w[2] * dir[2] < -JL_LEGALIZE_HELD_COS;
 }
 
 static void jl_lg_cells(jl_lg_state *s) {
@@ -83,16 +70,16 @@ static void jl_lg_cells(jl_lg_state *s) {
  * from it. */
 static void jl_lg_block(jl_lg_state *s, int i) {
   const jl_trunk_geom *g = s->g;
-  double tol = g->tol;
+  /* push what is deeper than half the tolerance to a quarter of it: what
+   * is left passes the check, and no gaps build up along a row */
+  double tol = JL_LEGALIZE_PUSH_AT * g->tol, keep = JL_LEGALIZE_LEAVE * g->tol;
   for (int t = 0; t < JL_LEGALIZE_WALL_PUSHES; ++t) {
     double push[3];
     int tri = -1;
     double d = jl_trunk_box_surface_contact(g, &s->box[i], &tri, push);
     if (tri < 0 || d <= tol) break;
     s->viol[i] = fmax(s->viol[i], d);
-    jl_lg_move(s, i, push, d + JL_LEGALIZE_MARGIN);
-    memcpy(s->wall + 3 * i, push, sizeof push);
-    s->held[i] = 1;
+    jl_lg_move(s, i, push, d - keep);
     s->next[i] = 1;
   }
   int n = s->p->count;
@@ -111,11 +98,9 @@ static void jl_lg_block(jl_lg_state *s, int i) {
       double d = jl_obb_contact(&s->box[i], &s->box[j], push);
       if (d <= tol) continue;
       for (int a = 0; a < 3; ++a) back[a] = -push[a];
-      double amount = d + JL_LEGALIZE_MARGIN;
-      int hi = jl_lg_held(s, i, back), hj = jl_lg_held(s, j, push);
-      double wi = hi && !hj ? 0.0 : !hi && hj ? 1.0 : 0.5;
-      if (wi > 0.0) jl_lg_move(s, i, back, wi * amount);
-      if (wi < 1.0) jl_lg_move(s, j, push, (1.0 - wi) * amount);
+      double amount = 0.5 * (d - keep);
+      jl_lg_move(s, i, back, amount);
+      jl_lg_move(s, j, push, amount);
       s->viol[i] = fmax(s->viol[i], d);
       s->viol[j] = fmax(s->viol[j], d);
       s->next[i] = s->next[j] = 1;
@@ -129,9 +114,7 @@ static void jl_lg_remove(jl_lg_state *s, int i) {
   memmove(p->centre + 3 * i, p->centre + 3 * (i + 1), sizeof(double) * 3 * (size_t)tail);
   memmove(p->quat + 4 * i, p->quat + 4 * (i + 1), sizeof(double) * 4 * (size_t)tail);
   memmove(s->box + i, s->box + i + 1, sizeof *s->box * (size_t)tail);
-  memmove(s->wall + 3 * i, s->wall + 3 * (i + 1), sizeof(double) * 3 * (size_t)tail);
   memmove(s->viol + i, s->viol + i + 1, sizeof(double) * (size_t)tail);
-  memmove(s->held + i, s->held + i + 1, (size_t)tail);
   memmove(s->act + i, s->act + i + 1, (size_t)tail);
   memmove(s->next + i, s->next + i + 1, (size_t)tail);
   memmove(s->moved + i, s->moved + i + 1, (size_t)tail);
@@ -152,14 +135,12 @@ int jl_trunk_legalize(const jl_trunk_geom *g, jl_block_packing *p, int above, in
   size_t m = (size_t)(n > 0 ? n : 1);
   s.box = malloc(m * sizeof *s.box);
   s.viol = malloc(m * sizeof *s.viol);
-  s.wall = calloc(3 * m, sizeof *s.wall);
-  s.held = calloc(m, 1);
   s.act = calloc(m, 1);
   s.next = calloc(m, 1);
   s.moved = calloc(m, 1);
   s.cells = malloc(m * sizeof *s.cells);
   int rc = JL_OK;
-  if (!s.box || !s.viol || !s.wall || !s.held || !s.act || !s.next || !s.moved || !s.cells) {
+  if (!s.box || !s.viol || !s.act || !s.next || !s.moved || !s.cells) {
     rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory legalizing %d blocks", n);
     goto done;
   }
@@ -176,6 +157,8 @@ int jl_trunk_legalize(const jl_trunk_geom *g, jl_block_packing *p, int above, in
     jl_lg_remove(&s, i);
     info->dropped_outside++;
   }
+  int window = 0;          /* sweeps since the last look at progress */
+  double window_max = INFINITY;
   for (int sweep = 0; p->count > above; ++sweep) {
     if (jl_trunk_limits_hit(lim, since)) { info->cut = 1; break; }
     n = p->count;
@@ -210,22 +193,27 @@ int jl_trunk_legalize(const jl_trunk_geom *g, jl_block_packing *p, int above, in
         if (wake[k] >= 0) s.next[wake[k]] = 1;
     }
     memcpy(s.act, s.next, (size_t)n);
-    if ((sweep + 1) % JL_LEGALIZE_SWEEPS == 0) {
-      /* the deepest violator of the last sweep cannot fit: drop it */
-      int worst = -1;
-      for (int i = 0; i < n; ++i)
-        if (s.act[i] && (worst < 0 || s.viol[i] > s.viol[worst])) worst = i;
-      if (worst < 0 || n - 1 <= above) break;
-      jl_lg_remove(&s, worst);
-      info->dropped_stuck++;
+    double deepest = 0.0;
+    for (int i = 0; i < n; ++i) deepest = fmax(deepest, s.viol[i]);
+    if (++window == JL_LEGALIZE_SWEEPS) {
+      window = 0;
+      if (deepest > JL_LEGALIZE_PROGRESS * window_max) {
+        /* no progress: the deepest violator of the last sweep cannot fit */
+        int worst = -1;
+        for (int i = 0; i < n; ++i)
+          if (s.act[i] && (worst < 0 || s.viol[i] > s.viol[worst])) worst = i;
+        if (worst < 0 || n - 1 <= above) break;
+        jl_lg_remove(&s, worst);
+        info->dropped_stuck++;
+        deepest = INFINITY;
+      }
+      window_max = deepest;
     }
   }
 done:
   for (int i = 0; i < p->count && s.moved; ++i) info->moved += s.moved[i];
   free(s.box);
   free(s.viol);
-  free(s.wall);
-  free(s.held);
   free(s.act);
   free(s.next);
   free(s.moved);

@@ -12,14 +12,24 @@
 extern "C" {
 #endif
 
-/* Sweeps over the violating blocks before the deepest remaining violator
- * is dropped. A block wedged between a wall and a row of blocks clears a
- * 1 mm overlap in one sweep; a chain of k overlapping blocks pushes the
- * overlap along in about k sweeps. */
+/* Every this many sweeps the deepest violation must have fallen to this
+ * share of what it was at the last look, or the deepest violator is
+ * dropped. A packing with room converges geometrically (a legal fill of
+ * the sedan with every block moved by up to 0.5 mm: the deepest overlap
+ * halves about every 40 sweeps); a block that cannot fit is pushed back
+ * and forth at the same depth. */
 #define JL_LEGALIZE_SWEEPS 48
-/* mm past contact each push moves a block: the relaxation's skin
- * (block_relax.c), so pushed blocks keep a gap far above the exact check's
- * tolerance and rounding cannot bring them back into contact. */
+#define JL_LEGALIZE_PROGRESS 0.75
+/* A contact deeper than this share of the exact check's tolerance is
+ * pushed, to this other share of it. Pushing past contact (by the
+ * relaxation's 1e-3 mm skin) left a gap at every block of a row: the
+ * sedan's rows of twelve 100 mm blocks across its 1200 mm fill it to the
+ * micrometre, and a legal fill whose blocks were moved by up to 0.5 mm
+ * could not be made legal again. */
+#define JL_LEGALIZE_PUSH_AT 0.5
+#define JL_LEGALIZE_LEAVE 0.25
+/* The pocket insertion slides a block this far off the wall it lays
+ * against, mm (the relaxation's skin). */
 #define JL_LEGALIZE_MARGIN 1e-3
 
 typedef struct jl_legalize_info {
@@ -39,11 +49,11 @@ typedef struct jl_legalize_info {
  * whose centre lies outside are dropped first. Each sweep takes the
  * examined blocks in order: a block is pushed out of its deepest triangle
  * (up to a few times: corners), then every block overlapping it is pushed
- * apart from it along the axis of least depth, by depth plus
- * JL_LEGALIZE_MARGIN, split between the two unless one of them would move
- * into a wall that just pushed it. After JL_LEGALIZE_SWEEPS sweeps without a
- * legal packing the block with the deepest remaining violation is dropped
- * and the sweeps go on, while more than `above` blocks remain. On return p
+ * apart from it along the axis of least depth, to a quarter of the check's
+ * tolerance, each taking half the push. When the deepest violation stops
+ * falling (JL_LEGALIZE_SWEEPS, JL_LEGALIZE_PROGRESS) the block with the
+ * deepest violation is dropped and the sweeps go on, while more than
+ * `above` blocks remain. On return p
  * holds the result: legal when info->legal, else moved and possibly
  * shortened (the caller keeps its own copy). lim (may be NULL) stops it
  * (info->cut). */

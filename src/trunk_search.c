@@ -38,12 +38,15 @@
  * chain per launch. */
 #define JL_ROUND_S 1.0
 #define JL_ITERS_MAX 256
-/* Default distance kept from the samples, as a share of the spacing: an
- * edge lying along a row of samples can cut through the surface by up to
- * half the row spacing. With a quarter, 20 of 43 exact checks failed on
- * wall cuts (1000 x 500 x 400 cuboid, 5 mm spacing, from empty, 25 s on 2
- * threads); with half, none of 21 did. */
-#define JL_POINT_SKIN_SHARE 0.5
+/* Default distance kept from the samples, as a share of the spacing: 0.
+ * An edge lying along a row of samples can cut through the surface by up
+ * to half the row spacing; a skin of half the spacing kept every exact
+ * check clean (none of 21 failed in a 1000 x 500 x 400 cuboid), but it made
+ * every fill flush with two opposite walls illegal to the relaxation (the
+ * sedan's rows of twelve 100 mm blocks across 1200 mm needed 1205 mm), so
+ * no chain could hold one block more legally. Wall cuts are legalized
+ * against the exact triangles instead (trunk_legalize.c). */
+#define JL_POINT_SKIN_SHARE 0.0
 /* The CUDA kernel keeps a candidate in shared memory: 22 doubles a slot
  * (227 KiB of shared memory per thread block on the H100/H200). */
 #define JL_CUDA_MAX_SLOTS 1250
@@ -178,7 +181,9 @@ static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
   if (!geom || jl_out_of_time(deadline, stop)) return JL_OK;
   int cn = -1;
   for (int c = 0; c < b->count; ++c)
-    if (b->n[c] > best->count && isfinite(b->energy[c]) && (cn < 0 || b->n[c] > b->n[cn])) cn = c;
+    if (b->n[c] > best->count && isfinite(b->energy[c]) &&
+        (cn < 0 || b->n[c] > b->n[cn] || (b->n[c] == b->n[cn] && b->energy[c] < b->energy[cn])))
+      cn = c;
   if (cn < 0) return JL_OK;
   if ((rc = jl_block_batch_get(b, cn, tmp, err))) return rc;
   return jl_try_legalize(geom, tmp, alt, check, ctx, best, info, deadline, stop, improved, err);

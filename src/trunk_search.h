@@ -30,7 +30,7 @@ typedef struct jl_trunk_search_config {
   double spacing;          /* surface sample spacing, mm; 0: smallest edge / 10 */
   double cell;             /* grid cell, mm; 0: 20 */
   double point_skin;       /* blocks keep this far from the samples, mm;
-                              < 0 (the default): spacing / 2; 0: touching */
+                              < 0 (the default): 0, touching */
   int moves_per_round;     /* annealing moves per chain per launch; 0: 16, and
                               with a time limit adapted to ~1 s launches */
   double t_start, t_end;   /* temperature schedule (energy units: blocks); 0: 0.6, 0.03 */

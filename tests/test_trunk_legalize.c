@@ -1,6 +1,6 @@
 /* Legalization (trunk_legalize.c): a packing with known small overlaps
  * (block/wall 1 mm, block/block 1 mm) becomes legal with all its blocks,
- * moved by about the overlaps; a block standing deep through floor and
+ * each moved by its overlap to within the check's tolerance; a block standing deep through floor and
  * ceiling is the one dropped, the others kept to the bit; a block whose
  * centre is outside is dropped at once; nothing is kept at or below the
  * count to beat; a block a chain turned a little is turned straight. Legality is decided by the exact check and by the
@@ -35,7 +35,9 @@ static void fixture_init(fixture *f, double x, double y, double z) {
   assert_int_equal(jl_cuboid_mesh(&f->m, lo, hi, &err), JL_OK);
   assert_int_equal(jl_trunk_geom_init(&f->g, &f->m, din, &err), JL_OK);
   assert_int_equal(jl_block_packing_init(&f->p, 8, &err), JL_OK);
-  f->cc = (cuboid_check){{0, 0, 0}, {x, y, z}, {100, 50, 25}, 0, 0.0};
+  /* legal up to the exact check's tolerance: the pushes leave contacts a
+   * quarter of it deep rather than a gap at every block of a row */
+  f->cc = (cuboid_check){{0, 0, 0}, {x, y, z}, {100, 50, 25}, 0, f->g.tol};
 }
 
 static void fixture_free(fixture *f) {
@@ -82,15 +84,38 @@ static void test_small_overlaps_become_legal(void **state) {
   assert_int_equal(f.p.count, 3);
   assert_int_equal(info.dropped_outside + info.dropped_stuck, 0);
   assert_legal(&f);
-  /* A on the wall, B just past A: each moved by its overlap plus margins */
-  assert_true(f.p.centre[0] >= 100.0 && f.p.centre[0] < 100.01);
-  assert_true(f.p.centre[3] >= f.p.centre[0] + 200.0 && f.p.centre[3] < 300.01);
+  /* A on the wall, B against A: each moved by its overlap, to within the
+   * tolerance */
+  assert_true(fabs(f.p.centre[0] - 100.0) <= f.g.tol);
+  assert_true(fabs(f.p.centre[3] - 300.0) <= 2.0 * f.g.tol);
   for (int i = 0; i < 2; ++i) {
     assert_true(fabs(f.p.centre[3 * i + 1] - 55.0) < 1e-9);
     assert_true(fabs(f.p.centre[3 * i + 2] - 30.0) < 1e-9);
   }
   assert_true(f.p.centre[6] == 500.0 && f.p.centre[7] == 160.0 && f.p.centre[8] == 30.0);
   assert_int_equal(info.moved, 2);
+  fixture_free(&f);
+}
+
+/* 1200 x 100 x 50 holds a row of six blocks end to end with no room to
+ * spare. Each moved along the row by up to 0.5 mm (overlaps of up to 1 mm,
+ * two blocks into the end walls), the row is legal again with all six:
+ * pushes leave no gaps that would add up along it. */
+static void test_tight_row(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 1200, 100, 50);
+  jl_quat q = jl_axis_orientation(0);
+  const double shift[6] = {-0.5, 0.3, -0.2, 0.5, -0.4, 0.45};
+  for (int i = 0; i < 6; ++i) push_block(&f, 100.0 + 200.0 * i + shift[i], 50, 25, q);
+  jl_legalize_info info;
+  jl_error err = {0};
+  assert_int_equal(jl_trunk_legalize(&f.g, &f.p, 5, 0, NULL, &info, &err), JL_OK);
+  print_message("sweeps %d, moved %d, checks %d\n", info.sweeps, info.moved, info.checks);
+  assert_true(info.legal);
+  assert_int_equal(f.p.count, 6);
+  for (int i = 0; i < 6; ++i) assert_true(fabs(f.p.centre[3 * i] - (100.0 + 200.0 * i)) < 1e-3);
+  assert_legal(&f);
   fixture_free(&f);
 }
 
@@ -179,7 +204,7 @@ static void test_from_new_block(void **state) {
   assert_int_equal(jl_trunk_legalize(&f.g, &f.p, 2, 2, NULL, &info, &err), JL_OK);
   assert_true(info.legal);
   assert_int_equal(f.p.count, 3);
-  assert_true(f.p.centre[6] >= 499.0 && f.p.centre[6] < 500.01);
+  assert_true(f.p.centre[6] >= 499.0 && f.p.centre[6] <= 500.0 + f.g.tol);
   assert_legal(&f);
   fixture_free(&f);
 }
@@ -222,6 +247,7 @@ static void test_turned_block_straightened(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_small_overlaps_become_legal),
+    cmocka_unit_test(test_tight_row),
     cmocka_unit_test(test_deep_block_dropped),
     cmocka_unit_test(test_outside_dropped),
     cmocka_unit_test(test_from_new_block),
