@@ -12,6 +12,9 @@
 /* Wall pushes per block per sweep: a block in a corner meets up to three
  * walls, each push may uncover the next. */
 #define JL_LEGALIZE_WALL_PUSHES 6
+/* Sweeps at most, over all rounds: a packing that still oscillates after
+ * this many is given up (the perturbed sedan fills took at most 800). */
+#define JL_LEGALIZE_MAX_SWEEPS (64 * JL_LEGALIZE_SWEEPS)
 /* Blocks between polls of the limits. */
 #define JL_LEGALIZE_POLL 16
 
@@ -153,13 +156,14 @@ int jl_trunk_legalize(const jl_trunk_geom *g, jl_block_packing *p, int above, in
   /* a block whose centre is outside cannot be pushed in through the wall */
   for (int i = p->count - 1; i >= from && p->count > above; --i) {
     if (i % JL_LEGALIZE_POLL == 0 && jl_trunk_limits_hit(lim, since)) { info->cut = 1; goto done; }
-    if (jl_trunk_point_inside(g, s.box[i].c)) continue;
+    const double *c = s.box[i].c;
+    if (isfinite(c[0]) && isfinite(c[1]) && isfinite(c[2]) && jl_trunk_point_inside(g, c)) continue;
     jl_lg_remove(&s, i);
     info->dropped_outside++;
   }
   int window = 0;          /* sweeps since the last look at progress */
   double window_max = INFINITY;
-  for (int sweep = 0; p->count > above; ++sweep) {
+  for (int sweep = 0; p->count > above && sweep < JL_LEGALIZE_MAX_SWEEPS; ++sweep) {
     if (jl_trunk_limits_hit(lim, since)) { info->cut = 1; break; }
     n = p->count;
     jl_lg_cells(&s);

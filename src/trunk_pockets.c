@@ -557,7 +557,6 @@ int jl_trunk_pocket_fill(const jl_trunk_geom *g, jl_voxel_map *map, jl_block_pac
         jl_legalize_info li;
         info->tried++;
         if ((rc = jl_trunk_legalize(g, &trial, p->count, p->count, &tl, &li, err))) goto done;
-
         if (!li.legal) continue;
         double worst = 0.0;
         if (!check(ctx, &trial, &worst)) continue;
