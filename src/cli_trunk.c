@@ -53,9 +53,10 @@ static void jl_trunk_on_progress(void *ctx, const jl_trunk_progress *p) {
   int improved = p->best_count > c->last_best;
   c->last_best = p->best_count;
   jl_progress_update(&c->pr, jl_time_now(), improved,
-                     "%s: %.1f s  best legal %d  chains up to %d  temperature %.3g  moves %llu  "
-                     "relax steps %.3g",
-                     c->name, jl_time_now() - c->t0, p->best_count, p->count, p->temperature,
+                     "%s: %.1f s  best legal %d  chains up to %d (most %d)  legalized %d of %d  "
+                     "temperature %.3g  moves %llu  relax steps %.3g",
+                     c->name, jl_time_now() - c->t0, p->best_count, p->count, p->chains_best,
+                     p->legalize_legal, p->legalize_tried, p->temperature,
                      (unsigned long long)p->moves, (double)p->relax_steps);
 }
 
@@ -820,9 +821,11 @@ int jl_cli_trunk(int argc, char **argv) {
   printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld%s, baseline %d (grid), layered fill %d%s, "
          "fill %.1f%%%s)  %s\n", prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, reached,
          gi.count, base.count, frames, 100.0 * best.count * bvol / rep.volume, of_reach, why);
-  printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %llu moves, "
+  printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %d turned into "
+         "pockets, %d of %d chain states legalized, %llu moves, "
          "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
-         stopped_by, time_s, search, time_to_best, si.gap_added, (unsigned long long)si.moves,
+         stopped_by, time_s, search, time_to_best, si.gap_added, si.pocket_added, si.legalize_legal,
+         si.legalize_tried, (unsigned long long)si.moves,
          (unsigned long long)si.relax_steps, si.checks, si.checks_failed,
          si.device_name[0] ? si.device_name : dev.name);
   printf("wrote %s, %s, %s\n", out, glb, svg);

@@ -5,8 +5,10 @@
  *   trunk_baseline.c  grid baseline (one lattice) and layered fill, axis-aligned -> jl_block_packing
  *   surface_grid.c    surface samples sorted into a uniform grid              -> jl_surface_grid
  *   block_relax.h     per-candidate block contact relaxation (CPU twin and CUDA kernel)
- *   trunk_search.c    the annealing driver over a batch of candidates
- *   trunk_voxels.c    voxel maps of the interior (the gap fill's, the reachable volume's)
+ *   trunk_search.c    the annealing driver over a batch of candidates, the gap fill
+ *   trunk_legalize.c  chain states made legal against the exact triangles (pushes, drops)
+ *   trunk_pockets.c   turned blocks into the free pockets of the voxel map
+ *   trunk_voxels.c    voxel maps of the interior (the gap fill's, the pockets', the reachable volume's)
  *   trunk_reach.c     the reachable volume: openings by the block (CPU twin and CUDA kernel)
  *   trunk_io.c        result JSON, .glb scene, orthographic views
  *

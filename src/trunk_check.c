@@ -82,35 +82,53 @@ void jl_obb_bounds(const jl_obb *o, double lo[3], double hi[3]) {
 /* ---- box / triangle: 13 separating axes in the box's frame ---- */
 
 /* Overlap of the triangle (local coordinates v) with the box [-h, h] along
- * the axis a (any length; zero-length axes carry no information). */
-static int jl_axis_overlap(const double v[3][3], const double h[3], const double a[3], double *ov) {
+ * the axis a (any length; zero-length axes carry no information); *side
+ * gets +1 when the box clears it moving along +a, -1 along -a. */
+static int jl_axis_overlap(const double v[3][3], const double h[3], const double a[3], double *ov,
+                           int *side) {
   double l = sqrt(jl_dot(a, a));
   if (!(l > 0)) return 0;
   double p0 = jl_dot(v[0], a), p1 = jl_dot(v[1], a), p2 = jl_dot(v[2], a);
   double r = h[0] * fabs(a[0]) + h[1] * fabs(a[1]) + h[2] * fabs(a[2]);
   double lo = jl_min(p0, jl_min(p1, p2)), hi = jl_max(p0, jl_max(p1, p2));
+  *side = hi + r < r - lo ? 1 : -1;
   *ov = jl_min(hi + r, r - lo) / l;
   return 1;
 }
 
-static double jl_box_tri_depth(const jl_obb *o, const double *const p[3]) {
+/* 13 separating axes in the box's frame. The winning axis (box-local,
+ * unnormalised) and its side are kept only when push is wanted: the
+ * exact check and the fills only need the depth. */
+static double jl_box_tri_sat(const jl_obb *o, const double *const p[3], double push[3]) {
   double v[3][3];
   for (int i = 0; i < 3; ++i) {
     double d[3];
     jl_sub(p[i], o->c, d);
     for (int k = 0; k < 3; ++k) v[i][k] = jl_dot(d, o->ax[k]);
   }
-  double depth = DBL_MAX, ov;
+  double depth = DBL_MAX, ov, best[3] = {0, 0, 0};
+  int side = 1, bside = 1;
   for (int k = 0; k < 3; ++k) {  /* the box's face normals */
     double lo = jl_min(v[0][k], jl_min(v[1][k], v[2][k])), hi = jl_max(v[0][k], jl_max(v[1][k], v[2][k]));
-    depth = jl_min(depth, jl_min(hi + o->h[k], o->h[k] - lo));
+    double d = jl_min(hi + o->h[k], o->h[k] - lo);
+    if (d < depth) {
+      depth = d;
+      if (push) {
+        best[0] = best[1] = best[2] = 0.0;
+        best[k] = 1.0;
+        bside = hi + o->h[k] < o->h[k] - lo ? 1 : -1;
+      }
+    }
     if (depth <= 0) return depth;
   }
   double e[3][3];
   for (int i = 0; i < 3; ++i) jl_sub(v[(i + 1) % 3], v[i], e[i]);
   double n[3];
   jl_cross(e[0], e[1], n);
-  if (jl_axis_overlap(v, o->h, n, &ov)) depth = jl_min(depth, ov);
+  if (jl_axis_overlap(v, o->h, n, &ov, &side) && ov < depth) {
+    depth = ov;
+    if (push) { memcpy(best, n, sizeof best); bside = side; }
+  }
   for (int i = 0; i < 3 && depth > 0; ++i)
     for (int k = 0; k < 3; ++k) {
       double u[3] = {0, 0, 0}, a[3];
@@ -118,9 +136,27 @@ static double jl_box_tri_depth(const jl_obb *o, const double *const p[3]) {
       jl_cross(u, e[i], a);
       /* a near-parallel pair gives a tiny axis; scale the threshold by the edge */
       if (jl_dot(a, a) <= 1e-24 * jl_dot(e[i], e[i])) continue;
-      if (jl_axis_overlap(v, o->h, a, &ov)) depth = jl_min(depth, ov);
+      if (jl_axis_overlap(v, o->h, a, &ov, &side) && ov < depth) {
+        depth = ov;
+        if (push) { memcpy(best, a, sizeof best); bside = side; }
+      }
     }
+  if (push) {  /* the winning axis in the trunk's frame, unit, on the clearing side */
+    double w[3] = {0, 0, 0};
+    for (int k = 0; k < 3; ++k)
+      for (int d = 0; d < 3; ++d) w[d] += best[k] * o->ax[k][d];
+    double l = sqrt(jl_dot(w, w));
+    for (int d = 0; d < 3; ++d) push[d] = l > 0 ? bside * w[d] / l : 0.0;
+  }
   return depth;
+}
+
+static double jl_box_tri_depth(const jl_obb *o, const double *const p[3]) {
+  return jl_box_tri_sat(o, p, NULL);
+}
+
+double jl_box_tri_contact(const jl_obb *o, const double *const p[3], double push[3]) {
+  return jl_box_tri_sat(o, p, push);
 }
 
 typedef struct jl_surface_ctx {
@@ -129,6 +165,7 @@ typedef struct jl_surface_ctx {
   int stop;
   double depth;
   int tri;
+  double sum;              /* of the positive depths */
 } jl_surface_ctx;
 
 static int jl_surface_visit(void *vctx, int t) {
@@ -141,6 +178,7 @@ static int jl_surface_visit(void *vctx, int t) {
     c->depth = d;
     c->tri = t;
   }
+  if (d > 0) c->sum += d;
   return c->stop && c->depth > c->g->tol;
 }
 
@@ -151,20 +189,45 @@ double jl_trunk_box_surface_depth(const jl_trunk_geom *g, const jl_obb *o, int s
     lo[k] -= g->tol;
     hi[k] += g->tol;
   }
-  jl_surface_ctx c = {g, o, stop_at_tol, -DBL_MAX, -1};
+  jl_surface_ctx c = {g, o, stop_at_tol, -DBL_MAX, -1, 0.0};
   jl_bvh_query_box(&g->bvh, lo, hi, jl_surface_visit, &c);
   if (tri) *tri = c.tri;
   return c.tri < 0 ? 0.0 : c.depth;
 }
 
+double jl_trunk_box_surface_sum(const jl_trunk_geom *g, const jl_obb *o) {
+  double lo[3], hi[3];
+  jl_obb_bounds(o, lo, hi);
+  jl_surface_ctx c = {g, o, 0, -DBL_MAX, -1, 0.0};
+  jl_bvh_query_box(&g->bvh, lo, hi, jl_surface_visit, &c);
+  return c.sum;
+}
+
+double jl_trunk_box_surface_contact(const jl_trunk_geom *g, const jl_obb *o, int *tri, double push[3]) {
+  int t = -1;
+  double d = jl_trunk_box_surface_depth(g, o, 0, &t);
+  if (tri) *tri = t;
+  push[0] = push[1] = push[2] = 0.0;
+  if (t < 0) return 0.0;
+  const jl_mesh *m = g->mesh;
+  const double *p[3];
+  for (int i = 0; i < 3; ++i) p[i] = m->vertices + 3 * m->triangles[3 * t + i];
+  jl_box_tri_contact(o, p, push);
+  return d;
+}
+
 /* ---- box / box: 15 separating axes ---- */
 
-double jl_obb_overlap_depth(const jl_obb *a, const jl_obb *b) {
+/* 15 axes; with push, the unit axis of least overlap, pointing the way b
+ * clears a (a clears b the opposite way). */
+static double jl_obb_sat(const jl_obb *a, const jl_obb *b, double push[3]) {
   /* one order for a pair, so depth(a, b) == depth(b, a) to the last bit */
+  double flip = 1.0;
   if (memcmp(a, b, sizeof *a) > 0) {
     const jl_obb *t = a;
     a = b;
     b = t;
+    flip = -1.0;
   }
   double d[3];
   jl_sub(b->c, a->c, d);
@@ -184,11 +247,20 @@ double jl_obb_overlap_depth(const jl_obb *a, const jl_obb *b) {
       ra += a->h[i] * fabs(jl_dot(a->ax[i], u));
       rb += b->h[i] * fabs(jl_dot(b->ax[i], u));
     }
-    depth = fmin(depth, ra + rb - fabs(jl_dot(d, u)));
+    double du = jl_dot(d, u), ov = ra + rb - fabs(du);
+    if (ov < depth && push) {
+      double s = (du >= 0 ? 1.0 : -1.0) * flip;
+      for (int i = 0; i < 3; ++i) push[i] = s * u[i];
+    }
+    depth = fmin(depth, ov);
     if (depth <= 0) return depth;
   }
   return depth;
 }
+
+double jl_obb_overlap_depth(const jl_obb *a, const jl_obb *b) { return jl_obb_sat(a, b, NULL); }
+
+double jl_obb_contact(const jl_obb *a, const jl_obb *b, double push[3]) { return jl_obb_sat(a, b, push); }
 
 /* ---- inside / outside ---- */
 
@@ -390,6 +462,48 @@ done:;
   double d[3];
   jl_sub(p, x, d);
   return jl_dot(d, d);
+}
+
+typedef struct jl_nearest_ctx {
+  const jl_mesh *m;
+  const double *p;
+  double d2;
+  int tri;
+} jl_nearest_ctx;
+
+static int jl_nearest_visit(void *vctx, int t) {
+  jl_nearest_ctx *c = vctx;
+  const int *tr = c->m->triangles + 3 * t;
+  double d = jl_point_tri_dist2(c->p, c->m->vertices + 3 * tr[0], c->m->vertices + 3 * tr[1],
+                                c->m->vertices + 3 * tr[2]);
+  if (d < c->d2) {
+    c->d2 = d;
+    c->tri = t;
+  }
+  return 0;
+}
+
+double jl_trunk_nearest_triangle(const jl_trunk_geom *g, const double p[3], double radius, int *tri,
+                                 double normal[3]) {
+  double lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = p[k] - radius;
+    hi[k] = p[k] + radius;
+  }
+  jl_nearest_ctx c = {g->mesh, p, radius * radius, -1};
+  jl_bvh_query_box(&g->bvh, lo, hi, jl_nearest_visit, &c);
+  *tri = c.tri;
+  normal[0] = normal[1] = normal[2] = 0.0;
+  if (c.tri < 0) return INFINITY;
+  const int *tr = g->mesh->triangles + 3 * c.tri;
+  const double *a = g->mesh->vertices + 3 * tr[0];
+  double e1[3], e2[3];
+  jl_sub(g->mesh->vertices + 3 * tr[1], a, e1);
+  jl_sub(g->mesh->vertices + 3 * tr[2], a, e2);
+  jl_cross(e1, e2, normal);
+  double l = sqrt(jl_dot(normal, normal));
+  for (int k = 0; k < 3; ++k) normal[k] = l > 0 ? normal[k] / l : 0.0;
+  return sqrt(c.d2);
 }
 
 double jl_mesh_distance(const jl_mesh *m, const double p[3]) {

@@ -64,14 +64,33 @@ void jl_obb_bounds(const jl_obb *o, double lo[3], double hi[3]);
  * it touches none; the triangle in *tri, -1 when none). With stop_at_tol the
  * search ends at the first triangle deeper than g->tol. */
 double jl_trunk_box_surface_depth(const jl_trunk_geom *g, const jl_obb *o, int stop_at_tol, int *tri);
+/* Sum of the box's positive separating-axis overlaps with the triangles:
+ * 0 when it crosses none, and growing with every wall it crosses (a
+ * smoother measure than the deepest one for placing a block). */
+double jl_trunk_box_surface_sum(const jl_trunk_geom *g, const jl_obb *o);
 /* Overlap of two boxes along their best separating axis (<= 0 when apart). */
 double jl_obb_overlap_depth(const jl_obb *a, const jl_obb *b);
+/* The same with the direction of least overlap, for pushing boxes apart
+ * (trunk_legalize.c): push gets the unit axis along which moving b by the
+ * returned depth clears a (a clears b moving the opposite way). */
+double jl_obb_contact(const jl_obb *a, const jl_obb *b, double push[3]);
+/* Separating-axis overlap of a box and the triangle p[0..2] (13 axes, <= 0
+ * when apart) and in push the unit direction (trunk frame) along which
+ * moving the box by that much clears the triangle. */
+double jl_box_tri_contact(const jl_obb *o, const double *const p[3], double push[3]);
+/* The deepest triangle the box meets (in *tri, -1 when none) with its
+ * overlap (returned, 0 when none) and push direction (jl_box_tri_contact). */
+double jl_trunk_box_surface_contact(const jl_trunk_geom *g, const jl_obb *o, int *tri, double push[3]);
 /* Generalised winding number of the closed surface around p (1 inside, 0 outside). */
 double jl_mesh_winding_number(const jl_mesh *m, const double p[3]);
 /* Ray parity over the BVH, retried along other rays when one grazes an edge. */
 int jl_trunk_point_inside(const jl_trunk_geom *g, const double p[3]);
 /* Distance from p to the nearest point of the surface. */
 double jl_mesh_distance(const jl_mesh *m, const double p[3]);
+/* The triangle nearest to p within radius (BVH; *tri -1 and INFINITY when
+ * none): its distance (returned) and unit outward normal. */
+double jl_trunk_nearest_triangle(const jl_trunk_geom *g, const double p[3], double radius, int *tri,
+                                 double normal[3]);
 
 typedef enum jl_violation {
   JL_VIOLATION_NONE = 0,

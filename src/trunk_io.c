@@ -385,10 +385,14 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
     jl_buf_printf(&b, ", \"anneal\": {\"chains\": %d, \"rounds\": %ld, \"moves\": %" PRIu64
                   ", \"accepted\": %" PRIu64 ", \"relax_steps\": %" PRIu64
                   ", \"exact_checks\": %d, \"exact_checks_failed\": %d, \"gap_fill_added\": %d, "
-                  "\"gap_fill_s\": %.6g, \"surface_points\": %d, "
+                  "\"gap_fill_s\": %.6g, \"chains_best\": %d, \"legalize_tried\": %d, "
+                  "\"legalize_legal\": %d, \"legalize_dropped\": %d, \"legalize_s\": %.6g, "
+                  "\"pocket_tried\": %d, \"pocket_added\": %d, \"pocket_s\": %.6g, \"surface_points\": %d, "
                   "\"spacing_mm\": %.17g, \"cell_mm\": %.17g}",
                   si->batch, si->rounds, si->moves, si->accepted, si->relax_steps, si->checks,
-                  si->checks_failed, si->gap_added, si->gap_time_s, si->n_points, si->spacing, si->cell);
+                  si->checks_failed, si->gap_added, si->gap_time_s, si->chains_best, si->legalize_tried,
+                  si->legalize_legal, si->legalize_dropped, si->legalize_time_s, si->pocket_tried,
+                  si->pocket_added, si->pocket_time_s, si->n_points, si->spacing, si->cell);
   jl_buf_printf(&b, "},\n  \"blocks\": [\n");
   for (int i = 0; i < bp->count; ++i) {
     jl_buf_printf(&b, "    {\"c\": ");

@@ -8,10 +8,13 @@
 #include "block_batch.h"
 #include "block_relax.h"
 #include "device.h"
+#include "mesh.h"
 #include "rng.h"
 #include "surface_grid.h"
 #include "timer.h"
 #include "trunk_voxels.h"
+#include "trunk_check.h"
+#include "trunk_legalize.h"
 
 /* Temperature schedule (energy in blocks): hot enough at first that a
  * deletion (+1) is taken one time in five, cold at the end. */
@@ -25,22 +28,43 @@
 #define JL_ADOPT_P 0.05
 /* Chains whose best state is checked exactly per launch, at most. */
 #define JL_CHECKS_PER_ROUND 4
+/* Seconds one legalization of a chain's state may take: about a launch,
+ * so the host's work does not starve the device. */
+#define JL_LEGALIZE_S 1.0
+/* Blocks within this many degrees of an axis-aligned orientation are
+ * turned onto it before a chain's state is legalized (the chains' moves
+ * jitter blocks by up to about 6 degrees). */
+#define JL_STRAIGHTEN_DEG 10.0
 /* Launch length aimed at by timed runs, seconds, and the most moves per
  * chain per launch. */
 #define JL_ROUND_S 1.0
 #define JL_ITERS_MAX 256
-/* Default distance kept from the samples, as a share of the spacing: an
- * edge lying along a row of samples can cut through the surface by up to
- * half the row spacing. With a quarter, 20 of 43 exact checks failed on
- * wall cuts (1000 x 500 x 400 cuboid, 5 mm spacing, from empty, 25 s on 2
- * threads); with half, none of 21 did. */
-#define JL_POINT_SKIN_SHARE 0.5
+/* Default distance kept from the samples, as a share of the spacing: 0.
+ * An edge lying along a row of samples can cut through the surface by up
+ * to half the row spacing; a skin of half the spacing kept every exact
+ * check clean (none of 21 failed in a 1000 x 500 x 400 cuboid), but it made
+ * every fill flush with two opposite walls illegal to the relaxation (the
+ * sedan's rows of twelve 100 mm blocks across 1200 mm needed 1205 mm), so
+ * no chain could hold one block more legally. Wall cuts are legalized
+ * against the exact triangles instead (trunk_legalize.c). */
+#define JL_POINT_SKIN_SHARE 0.0
 /* The CUDA kernel keeps a candidate in shared memory: 22 doubles a slot
  * (227 KiB of shared memory per thread block on the H100/H200). */
 #define JL_CUDA_MAX_SLOTS 1250
 /* Gap fill voxels: the smallest block edge over this (2.5 mm for the DIN
  * block), so a gap holds a block when it is at most two voxels wider. */
 #define JL_GAP_VOXELS_PER_EDGE 20
+/* Pocket map voxels: the smallest block edge over this (5 mm for the DIN
+ * block): a pocket's core, at least half that edge from anything, is then
+ * several voxels across. */
+#define JL_POCKET_VOXELS_PER_EDGE 10
+/* Pocket map voxels at most: with its distance, label and queue maps 13
+ * bytes each, about 100 MB (the sedan needs 4.4e6 voxels of 5 mm); a
+ * larger trunk gets coarser voxels, which only find fewer pockets. */
+#define JL_POCKET_MAX_VOXELS 8e6
+/* Share of the time left that a pocket insertion may take: the chains get
+ * the rest. */
+#define JL_POCKET_SHARE 0.5
 /* Gap fill passes over the start while they still add blocks, at most. */
 #define JL_GAP_ROUNDS 3
 /* Voxels of the gap map at most: its four byte maps then take 256 MB (the
@@ -72,23 +96,69 @@ static double jl_signed_volume(const jl_mesh *m) {
   return v / 6.0;
 }
 
+static int jl_out_of_time(double deadline, const volatile sig_atomic_t *stop) {
+  return (stop && *stop) || (deadline > 0.0 && jl_time_now() >= deadline);
+}
+
+/* Legalizes pk (more blocks than best) against the exact triangles
+ * (trunk_legalize.c) within JL_LEGALIZE_S; when it comes out legal and
+ * passes check it becomes the new best (*improved). */
+static int jl_try_legalize(const jl_trunk_geom *geom, jl_block_packing *pk, jl_block_packing *alt,
+                           jl_trunk_check_fn check, void *ctx, jl_block_packing *best,
+                           jl_trunk_run_info *info, double deadline,
+                           const volatile sig_atomic_t *stop, int *improved, jl_error *err) {
+  double t = jl_time_now(), until = t + JL_LEGALIZE_S;
+  if (deadline > 0.0 && deadline < until) until = deadline;
+  jl_trunk_limits lim = {until, stop, 0.0};
+  jl_legalize_info li;
+  info->legalize_tried++;
+  /* first with the blocks the chain turned a little turned back straight,
+   * then (time left) as the chain left them */
+  int rc = jl_block_packing_copy(alt, pk, err);
+  if (rc) return rc;
+  int turned = jl_trunk_straighten(&geom->block, pk, 0, JL_STRAIGHTEN_DEG);
+  rc = jl_trunk_legalize(geom, pk, best->count, 0, &lim, &li, err);
+  if (rc == JL_OK && !li.legal && turned > 0 && !li.cut) {
+    info->legalize_dropped += li.dropped_outside + li.dropped_stuck;
+    if ((rc = jl_block_packing_copy(pk, alt, err)) == JL_OK)
+      rc = jl_trunk_legalize(geom, pk, best->count, 0, &lim, &li, err);
+  }
+  info->legalize_time_s += jl_time_now() - t;
+  if (rc) return rc;
+  info->legalize_dropped += li.dropped_outside + li.dropped_stuck;
+  if (!li.legal || pk->count <= best->count) return JL_OK;
+  double worst = 0.0;
+  info->checks++;
+  if (!check(ctx, pk, &worst)) {
+    if (isnan(worst)) info->checks--;
+    else info->checks_failed++;
+    return JL_OK;
+  }
+  info->legalize_legal++;
+  *improved = 1;
+  return jl_block_packing_copy(best, pk, err);
+}
+
 /* Checks chains whose best state beats the global best, best first; the
  * first that passes becomes the new best. A chain that fails goes back to
- * recording from the global best count. Past the deadline (> 0) or a signal
- * only the first is checked. */
+ * recording from the global best count, and its state is legalized (geom
+ * not NULL). Without a new best, the chain whose current state holds the
+ * most blocks above the best is legalized too. Past the deadline (> 0) or
+ * a signal only the first is checked. */
 static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
-                        jl_block_packing *best, jl_block_packing *tmp, jl_trunk_run_info *info,
-                        double deadline, const volatile sig_atomic_t *stop, int *improved,
-                        jl_error *err) {
+                        const jl_trunk_geom *geom, jl_block_packing *best, jl_block_packing *tmp,
+                        jl_block_packing *alt,
+                        jl_trunk_run_info *info, double deadline, const volatile sig_atomic_t *stop,
+                        int *improved, jl_error *err) {
   *improved = 0;
+  int rc;
   for (int k = 0; k < JL_CHECKS_PER_ROUND; ++k) {
-    if (k > 0 && ((stop && *stop) || (deadline > 0.0 && jl_time_now() >= deadline))) return JL_OK;
+    if (k > 0 && jl_out_of_time(deadline, stop)) return JL_OK;
     int cb = -1;
     for (int c = 0; c < b->count; ++c)
       if (b->best_n[c] > best->count && (cb < 0 || b->best_n[c] > b->best_n[cb])) cb = c;
-    if (cb < 0) return JL_OK;
-    int rc = jl_block_batch_get_best(b, cb, tmp, err);
-    if (rc) return rc;
+    if (cb < 0) break;
+    if ((rc = jl_block_batch_get_best(b, cb, tmp, err))) return rc;
     double worst = 0.0;
     info->checks++;
     if (check(ctx, tmp, &worst)) {
@@ -102,8 +172,22 @@ static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
     }
     info->checks_failed++;
     b->best_n[cb] = best->count;
+    if (geom && !jl_out_of_time(deadline, stop)) {
+      if ((rc = jl_try_legalize(geom, tmp, alt, check, ctx, best, info, deadline, stop, improved,
+                                err)))
+        return rc;
+      if (*improved) return JL_OK;
+    }
   }
-  return JL_OK;
+  if (!geom || jl_out_of_time(deadline, stop)) return JL_OK;
+  int cn = -1;
+  for (int c = 0; c < b->count; ++c)
+    if (b->n[c] > best->count && isfinite(b->energy[c]) &&
+        (cn < 0 || b->n[c] > b->n[cn] || (b->n[c] == b->n[cn] && b->energy[c] < b->energy[cn])))
+      cn = c;
+  if (cn < 0) return JL_OK;
+  if ((rc = jl_block_batch_get(b, cn, tmp, err))) return rc;
+  return jl_try_legalize(geom, tmp, alt, check, ctx, best, info, deadline, stop, improved, err);
 }
 
 /* ---- gap fill: axis-aligned blocks into the free voxels of the trunk ---- */
@@ -359,6 +443,54 @@ static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mas
   return JL_OK;
 }
 
+/* The free space of the trunk with p in place (the gap map less every
+ * voxel a block meets), handed over as a plain voxel map. */
+static int jl_gap_free_map(const jl_mesh *mesh, jl_block_size size, double voxel,
+                           const jl_block_packing *p, const jl_gap_limits *lim, jl_voxel_map *out,
+                           int *cut, jl_error *err) {
+  memset(out, 0, sizeof *out);
+  int rc = jl_voxel_map_build(out, mesh, voxel, JL_POCKET_MAX_VOXELS, JL_VOXEL_INNER, 1, lim->deadline,
+                              lim->stop, cut, err);
+  if (rc || *cut) return rc;
+  uint8_t *occ = malloc(out->n);
+  if (!occ) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the pocket map");
+  double h[3] = {0.5 * size.x, 0.5 * size.y, 0.5 * size.z};
+  jl_gap_mark_all(out, occ, h, p);
+  for (size_t i = 0; i < out->n; ++i) out->free[i] = (uint8_t)(out->free[i] && !occ[i]);
+  free(occ);
+  return JL_OK;
+}
+
+int jl_trunk_pocket_insert(const jl_trunk_geom *g, double voxel, jl_block_packing *p, int max_add,
+                           double time_s, const volatile sig_atomic_t *stop,
+                           jl_trunk_check_fn check, void *check_ctx, jl_pocket_info *info,
+                           jl_error *err) {
+  memset(info, 0, sizeof *info);
+  double t0 = jl_time_now();
+  jl_gap_limits lim = {time_s > 0.0 ? t0 + time_s : 0.0, stop};
+  if (max_add <= 0 || jl_gap_out_of_time(&lim)) return JL_OK;
+  jl_block_size size = g->block;
+  if (!(voxel > 0.0)) voxel = fmin(size.x, fmin(size.y, size.z)) / JL_POCKET_VOXELS_PER_EDGE;
+  double lo[3], hi[3];
+  jl_mesh_bounds(g->mesh, lo, hi);
+  for (;;) {  /* coarser voxels until the map fits JL_POCKET_MAX_VOXELS */
+    double cells = 1.0;
+    for (int d = 0; d < 3; ++d) cells *= ceil((hi[d] - lo[d]) / voxel) + 1.0;
+    if (cells <= JL_POCKET_MAX_VOXELS || !isfinite(cells)) break;
+    voxel *= 1.0001 * cbrt(cells / JL_POCKET_MAX_VOXELS);
+  }
+  jl_voxel_map map;
+  int cut = 0;
+  int rc = jl_gap_free_map(g->mesh, size, voxel, p, &lim, &map, &cut, err);
+  if (rc == JL_OK && !cut) {
+    jl_trunk_limits tl = {lim.deadline, stop, 0.0};
+    rc = jl_trunk_pocket_fill(g, &map, p, max_add, check, check_ctx, &tl, info, err);
+  }
+  free(map.free);
+  info->time_s = jl_time_now() - t0;
+  return rc;
+}
+
 /* Compaction sequences tried by the gap fill, each from the packing as it
  * stands: blocks slid down, then along x and/or y one way or the other
  * (axis * 2 + (sign > 0)), -1 ends. More orders (y before x, no slide
@@ -422,6 +554,33 @@ done:
   return rc;
 }
 
+/* The pocket insertion on best in the time left, then a gap fill when it
+ * added blocks (the pushes it made may open room for aligned ones). */
+static int jl_search_pockets(const jl_trunk_search_config *cfg, const jl_trunk_geom *geom,
+                             jl_block_packing *best, int cap, double deadline,
+                             volatile sig_atomic_t *stop, jl_trunk_check_fn check, void *check_ctx,
+                             jl_trunk_run_info *info, int *got, jl_error *err) {
+  *got = 0;
+  double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
+  if ((deadline > 0.0 && left <= 0.0) || (stop && *stop) || best->count >= cap) return JL_OK;
+  jl_pocket_info pi;
+  int rc = jl_trunk_pocket_insert(geom, 0.0, best, cap - best->count, JL_POCKET_SHARE * left, stop,
+                                  check, check_ctx, &pi, err);
+  info->pocket_tried += pi.tried;
+  info->pocket_added += pi.added;
+  info->pocket_time_s += pi.time_s;
+  *got = pi.added;
+  if (rc || pi.added == 0 || cfg->no_gap_fill || best->count >= cap) return rc;
+  left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
+  if ((deadline > 0.0 && left <= 0.0) || (stop && *stop)) return JL_OK;
+  int added = 0;
+  rc = jl_trunk_gap_fill(geom->mesh, geom->block, 0.0, best, cap - best->count, left, stop, check,
+                         check_ctx, &added, err);
+  info->gap_added += added;
+  *got += added;
+  return rc;
+}
+
 int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
                         const jl_block_packing *start, jl_trunk_check_fn check, void *check_ctx,
                         jl_trunk_progress_fn progress, void *progress_ctx,
@@ -463,8 +622,17 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   memset(&b, 0, sizeof b);
   jl_block_engine eng;
   memset(&eng, 0, sizeof eng);
-  jl_block_packing tmp;
+  jl_block_packing tmp, alt;
   memset(&tmp, 0, sizeof tmp);
+  memset(&alt, 0, sizeof alt);
+  /* the exact triangles near each block, for legalizing the chains' states */
+  jl_trunk_geom geom;
+  memset(&geom, 0, sizeof geom);
+  int geom_ok = 0;
+  if (!cfg->no_legalize || !cfg->no_pockets) {
+    if ((rc = jl_trunk_geom_init(&geom, mesh, size, err))) goto done;
+    geom_ok = 1;
+  }
   /* the start is the first best when it is legal */
   best->count = 0;
   info->start_count = start_n;
@@ -494,6 +662,14 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     t_best = jl_time_now() - t_enter;
   }
   info->gap_time_s = jl_time_now() - t_gap;
+  /* turned blocks into the pockets the axis-aligned ones leave */
+  if (geom_ok && !cfg->no_pockets && best->count > 0 && best->count < cap) {
+    int got = 0;
+    if ((rc = jl_search_pockets(cfg, &geom, best, (int)cap, deadline, stop, check, check_ctx, info,
+                                &got, err)))
+      goto done;
+    if (got > 0) t_best = jl_time_now() - t_enter;
+  }
   /* the launches need samples and a grid (seconds in a debug build): not
    * built when the gap fill spent the time */
   long round = 0;
@@ -570,7 +746,13 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
       p.iters = it;
     }
     int improved = 0;
-    if ((rc = jl_take_best(&b, check, check_ctx, best, &tmp, info, deadline, stop, &improved, err))) goto done;
+    for (int c = 0; c < count; ++c)
+      if (b.n[c] > info->chains_best) info->chains_best = b.n[c];
+    if ((rc = jl_take_best(&b, check, check_ctx, geom_ok && !cfg->no_legalize ? &geom : NULL, best,
+                           &tmp, &alt, info, deadline,
+                           stop, &improved, err)))
+      goto done;
+
     double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
     if (improved && !cfg->no_gap_fill && best->count < cap && (deadline <= 0.0 || left > 0.0) &&
         !(stop && *stop)) {
@@ -581,6 +763,11 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
                                   check_ctx, &added, err)))
         goto done;
       info->gap_added += added;
+      int got = 0;
+      if (geom_ok && !cfg->no_pockets &&
+          (rc = jl_search_pockets(cfg, &geom, best, (int)cap, deadline, stop, check, check_ctx, info,
+                                  &got, err)))
+        goto done;
     }
     now = jl_time_now() - t0;
     if (improved) t_best = now;
@@ -588,6 +775,9 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     pr.time_s = now;
     pr.best_count = best->count;
     pr.temperature = T;
+    pr.chains_best = info->chains_best;
+    pr.legalize_tried = info->legalize_tried;
+    pr.legalize_legal = info->legalize_legal;
     for (int c = 0; c < count; ++c) {
       if (b.n[c] > pr.count) pr.count = b.n[c];
       pr.moves += b.moves[c];
@@ -628,6 +818,8 @@ finish:
   snprintf(info->device_name, sizeof info->device_name, "%s", dev.name);
   rc = JL_OK;
 done:
+  jl_trunk_geom_free(&geom);
+  jl_block_packing_free(&alt);
   jl_block_packing_free(&tmp);
   jl_block_engine_free(&eng);
   jl_block_batch_free(&b);

@@ -10,6 +10,8 @@
 
 #include "error.h"
 #include "trunk.h"
+#include "trunk_check.h"
+#include "trunk_pockets.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,11 +30,13 @@ typedef struct jl_trunk_search_config {
   double spacing;          /* surface sample spacing, mm; 0: smallest edge / 10 */
   double cell;             /* grid cell, mm; 0: 20 */
   double point_skin;       /* blocks keep this far from the samples, mm;
-                              < 0 (the default): spacing / 2; 0: touching */
+                              < 0 (the default): 0, touching */
   int moves_per_round;     /* annealing moves per chain per launch; 0: 16, and
                               with a time limit adapted to ~1 s launches */
   double t_start, t_end;   /* temperature schedule (energy units: blocks); 0: 0.6, 0.03 */
   int no_gap_fill;         /* 1: no gap fill (jl_trunk_gap_fill) of the start and of new bests */
+  int no_legalize;         /* 1: chains above the best are only checked, not legalized */
+  int no_pockets;          /* 1: no turned blocks into free pockets (jl_trunk_pocket_insert) */
 } jl_trunk_search_config;
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c);
@@ -44,6 +48,8 @@ typedef struct jl_trunk_progress {
   int best_count;          /* best packing that passed the exact check */
   double temperature;      /* the schedule's base temperature */
   uint64_t moves, relax_steps;
+  int chains_best;         /* most blocks any chain has held so far */
+  int legalize_tried, legalize_legal; /* chain states above the best legalized / became legal */
 } jl_trunk_progress;
 
 typedef void (*jl_trunk_progress_fn)(void *ctx, const jl_trunk_progress *p);
@@ -61,6 +67,14 @@ typedef struct jl_trunk_run_info {
   int checks, checks_failed; /* exact checks run / failed (candidates the samples passed) */
   int gap_added;           /* blocks the gap fill added (at the start and after new bests) */
   double gap_time_s;       /* the first gap fill's time */
+  int chains_best;         /* most blocks any chain has held (current states) */
+  int legalize_tried;      /* chain states with more blocks than the best handed to legalization */
+  int legalize_legal;      /* of those, the ones that became legal (each a new best) */
+  int legalize_dropped;    /* blocks the legalizations dropped, in all */
+  double legalize_time_s;
+  int pocket_tried;        /* turned blocks tried in free pockets (jl_trunk_pocket_insert) */
+  int pocket_added;        /* of those, kept (at the start and after new bests) */
+  double pocket_time_s;
   int n_points;            /* surface samples */
   double spacing, cell;
   int batch;
@@ -71,7 +85,10 @@ typedef struct jl_trunk_run_info {
 
 /* Runs the search from start (may be NULL or empty: an empty trunk).
  * check decides legality exactly (required); a candidate becomes the new
- * best only when it passes. progress (may be NULL) is called after every
+ * best only when it passes. The start and every new best get the gap fill
+ * and the pocket insertion; chain states with more blocks than the best
+ * are legalized against the mesh's triangles (trunk_legalize.h) before
+ * the check. progress (may be NULL) is called after every
  * launch; *stop (may be NULL), set from a signal handler, ends the run: no
  * move, launch or gap fill step starts after it is set (on the CPU; a CUDA
  * launch runs to its end). best receives the best legal packing (the start when
@@ -96,6 +113,17 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
 int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_block_packing *p,
                       int max_add, double time_s, const volatile sig_atomic_t *stop,
                       jl_trunk_check_fn check, void *check_ctx, int *added, jl_error *err);
+
+/* Pocket fill (trunk_pockets.h) of p (legal) in the trunk g: the gap
+ * fill's voxel map of the free space with p in place, voxels of `voxel` mm
+ * (<= 0: the smallest edge / JL_POCKET_VOXELS_PER_EDGE), then turned blocks
+ * into its largest pockets, each kept only when p with it passes check.
+ * With time_s > 0 it returns after about that many seconds, and at once
+ * when *stop (may be NULL) is set, keeping what it added. */
+int jl_trunk_pocket_insert(const jl_trunk_geom *g, double voxel, jl_block_packing *p, int max_add,
+                           double time_s, const volatile sig_atomic_t *stop,
+                           jl_trunk_check_fn check, void *check_ctx, jl_pocket_info *info,
+                           jl_error *err);
 
 #ifdef __cplusplus
 }

@@ -127,6 +127,10 @@ if r["baseline_complete"] and r["layered_complete"] and d["baseline_count"] > d[
     fail("the complete grid baseline %r beats the complete layered fill %r" % (d["baseline_count"], d["layered_count"]))
 if d["count"] < d["upper_bound"] and "anneal" not in d["run"] and d["run"]["stopped_by"] != "time":
     fail("below the bound the annealing search must run unless --time ran out first, run = %r" % d["run"])
+a = r.get("anneal")
+if a is not None and not (0 <= a["legalize_legal"] <= a["legalize_tried"] and 0 <= a["pocket_added"] <= a["pocket_tried"]
+                          and a["legalize_dropped"] >= 0 and a["chains_best"] >= 0 and a["legalize_s"] >= 0 and a["pocket_s"] >= 0):
+    fail("the search counters are inconsistent: %r" % a)
 if d["mesh"]["flipped_triangles"] != 0 or d["mesh"]["degenerate_dropped"] != 0:
     fail("the generated meshes are outward and clean, got %r" % d["mesh"])
 ' "$d/$name.json" "$SRC/meshes/$name.json" || fail "$name.json failed the checks above"
