@@ -23,36 +23,112 @@ static int jl_tri_subdiv(const jl_mesh *m, int t, double spacing) {
   return n < 1.0 ? 1 : (int)n;
 }
 
+/* The row sampling of a triangle: rows parallel to its longest edge at
+ * most JL_SAMPLE_ROW_GAP * spacing apart, points on each row at most
+ * JL_SAMPLE_ROW_STEP * spacing apart. A point between two rows lies within
+ * the lower row's span, at most a row gap above it, so within
+ * sqrt(0.45^2 + 0.3^2) = 0.54 spacing of a sample (the lattice: spacing /
+ * sqrt 3 = 0.58). */
+#define JL_SAMPLE_ROW_GAP 0.3
+#define JL_SAMPLE_ROW_STEP 0.9
+
+typedef struct jl_samples {
+  double *p;
+  size_t n, cap;
+} jl_samples;
+
+static int jl_samples_push(jl_samples *s, const double *q, jl_error *err) {
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 4096;
+    if (cap > JL_SAMPLE_MAX) cap = JL_SAMPLE_MAX;
+    if (s->n >= cap)
+      return jl_error_set(err, JL_ERR_INPUT, "the spacing gives more than %d surface samples", JL_SAMPLE_MAX);
+    double *p = realloc(s->p, cap * 3 * sizeof *p);
+    if (!p) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %zu samples", cap);
+    s->p = p;
+    s->cap = cap;
+  }
+  memcpy(s->p + 3 * s->n, q, 3 * sizeof *q);
+  s->n++;
+  return JL_OK;
+}
+
+/* Rows of triangle (a, b, c) with ab its longest edge: how many rows (m + 1)
+ * and samples it takes; with s != NULL the samples are also pushed. */
+static int jl_tri_rows(const double *a, const double *b, const double *c, double spacing, jl_samples *s,
+                       double *count, jl_error *err) {
+  double ab[3], ac[3];
+  for (int d = 0; d < 3; ++d) {
+    ab[d] = b[d] - a[d];
+    ac[d] = c[d] - a[d];
+  }
+  double L = sqrt(ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2]);
+  double cx = ab[1] * ac[2] - ab[2] * ac[1], cy = ab[2] * ac[0] - ab[0] * ac[2], cz = ab[0] * ac[1] - ab[1] * ac[0];
+  double h = L > 0.0 ? sqrt(cx * cx + cy * cy + cz * cz) / L : 0.0;
+  double m = fmax(1.0, ceil(h / (JL_SAMPLE_ROW_GAP * spacing)));
+  *count = 0.0;
+  for (double j = 0.0; j <= m; j += 1.0) {
+    double t = j / m, len = L * (1.0 - t);
+    double k = fmax(1.0, ceil(len / (JL_SAMPLE_ROW_STEP * spacing)));
+    if (j == m) k = 0.0;  /* the apex: one point */
+    *count += k + 1.0;
+    if (!s) continue;
+    for (double i = 0.0; i <= k; i += 1.0) {
+      double u = k > 0.0 ? i / k : 0.0, q[3];
+      for (int d = 0; d < 3; ++d) {
+        double p0 = a[d] + t * (c[d] - a[d]), p1 = b[d] + t * (c[d] - b[d]);
+        q[d] = p0 + u * (p1 - p0);
+      }
+      int rc = jl_samples_push(s, q, err);
+      if (rc) return rc;
+    }
+  }
+  return JL_OK;
+}
+
 int jl_surface_sample(const jl_mesh *m, double spacing, double **pts, int *n, jl_error *err) {
   *pts = NULL;
   *n = 0;
   if (!(spacing > 0.0) || !isfinite(spacing))
     return jl_error_set(err, JL_ERR_INPUT, "sample spacing must be > 0, got %g", spacing);
   if (m->n_triangles < 1) return jl_error_set(err, JL_ERR_INPUT, "the mesh has no triangles");
-  size_t total = 0;
-  for (int t = 0; t < m->n_triangles; ++t) {
-    size_t k = (size_t)jl_tri_subdiv(m, t, spacing);
-    total += (k + 1) * (k + 2) / 2;
-    if (total > 200000000u)
-      return jl_error_set(err, JL_ERR_INPUT,
-                          "spacing %g mm gives more than 2e8 surface samples", spacing);
-  }
-  double *p = malloc(total * 3 * sizeof *p);
-  if (!p) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %zu samples", total);
-  size_t w = 0;
-  for (int t = 0; t < m->n_triangles; ++t) {
+  jl_samples s = {0};
+  int rc = JL_OK;
+  for (int t = 0; t < m->n_triangles && rc == JL_OK; ++t) {
     int k = jl_tri_subdiv(m, t, spacing);
     const int *v = m->triangles + 3 * t;
     const double *a = m->vertices + 3 * v[0], *b = m->vertices + 3 * v[1], *c = m->vertices + 3 * v[2];
-    for (int i = 0; i <= k; ++i)
-      for (int j = 0; i + j <= k; ++j) {
-        double u = (double)i / k, s = (double)j / k, r = 1.0 - u - s;
-        for (int d = 0; d < 3; ++d) p[3 * w + d] = r * a[d] + u * b[d] + s * c[d];
-        w++;
+    /* a thin triangle (CAD fillets, end caps) takes far fewer points in rows */
+    double lattice = 0.5 * (double)(k + 1) * (double)(k + 2), rows;
+    const double *e[3] = {a, b, c};
+    int l = 0;
+    double best = -1.0;
+    for (int i = 0; i < 3; ++i) {
+      double d = jl_dist3(e[i], e[(i + 1) % 3]);
+      if (d > best) {
+        best = d;
+        l = i;
+      }
+    }
+    const double *ra = e[l], *rb = e[(l + 1) % 3], *rc3 = e[(l + 2) % 3];
+    jl_tri_rows(ra, rb, rc3, spacing, NULL, &rows, err);
+    if (rows < lattice) {
+      rc = jl_tri_rows(ra, rb, rc3, spacing, &s, &rows, err);
+      continue;
+    }
+    for (int i = 0; i <= k && rc == JL_OK; ++i)
+      for (int j = 0; i + j <= k && rc == JL_OK; ++j) {
+        double u = (double)i / k, w = (double)j / k, r = 1.0 - u - w, q[3];
+        for (int d = 0; d < 3; ++d) q[d] = r * a[d] + u * b[d] + w * c[d];
+        rc = jl_samples_push(&s, q, err);
       }
   }
-  *pts = p;
-  *n = (int)w;
+  if (rc != JL_OK) {
+    free(s.p);
+    return rc;
+  }
+  *pts = s.p;
+  *n = (int)s.n;
   return JL_OK;
 }
 

@@ -42,10 +42,16 @@ typedef struct jl_surface_grid {
  * (5 mm for 200 x 100 x 50; docs/design.md, "Sampling rule"). */
 double jl_surface_default_spacing(const jl_block_size *b);
 
-/* Samples every triangle on a barycentric lattice fine enough that
- * neighbouring samples are at most spacing apart: n = ceil(longest edge /
- * spacing) subdivisions, (n+1)(n+2)/2 samples. Shared edges are sampled by
- * both triangles. *pts (3 * *n doubles) is malloc'ed. */
+/* Most surface samples a mesh may take. */
+#define JL_SAMPLE_MAX 200000000
+
+/* Samples every triangle so that every point of it lies within spacing /
+ * sqrt 3 of a sample: on a barycentric lattice of n = ceil(longest edge /
+ * spacing) subdivisions, (n+1)(n+2)/2 samples, or, for a thin triangle whose
+ * lattice would hold far more points than its area needs (CAD fillets and
+ * end caps), at the corners and midpoints of a longest-edge bisection down to
+ * edges of at most spacing. Shared edges are sampled by both triangles.
+ * *pts (3 * *n doubles) is malloc'ed. */
 int jl_surface_sample(const jl_mesh *m, double spacing, double **pts, int *n, jl_error *err);
 
 /* Grid layout from the points: origin at their AABB minimum less half a

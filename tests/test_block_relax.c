@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -71,6 +72,46 @@ static void test_grid_cpu(void **state) {
   jl_surface_grid_free(&g);
   free(pts);
   jl_cuboid_mesh_free(&m);
+}
+
+
+/* A thin triangle (a 1000 x 2 mm sliver, as CAD fillets have) is sampled in
+ * rows, with a fraction of its lattice's points, and every point of it still
+ * lies within 0.55 spacing of a sample; a well-shaped one keeps its lattice. */
+static void test_sample_thin_triangle(void **state) {
+  (void)state;
+  double v[9] = {0, 0, 0, 1000, 0, 0, 400, 2, 0};
+  int tri[3] = {0, 1, 2};
+  jl_mesh m = {3, 1, v, tri};
+  jl_error err = {0};
+  double *pts;
+  int n;
+  const double s = 5.0;
+  assert_int_equal(jl_surface_sample(&m, s, &pts, &n, &err), JL_OK);
+  int k = (int)ceil(1000.0 / s), lattice = (k + 1) * (k + 2) / 2;
+  printf("sliver: %d samples, the lattice %d\n", n, lattice);
+  assert_true(n > 0 && n < lattice / 20);
+  double worst = 0.0;
+  for (int a = 0; a <= 400; ++a)
+    for (int b = 0; a + b <= 400; b += 7) {
+      double u = a / 400.0, w = b / 400.0, p[3];
+      for (int d = 0; d < 3; ++d) p[d] = (1.0 - u - w) * v[d] + u * v[3 + d] + w * v[6 + d];
+      double near = INFINITY;
+      for (int i = 0; i < n; ++i) {
+        double dx = p[0] - pts[3 * i], dy = p[1] - pts[3 * i + 1], dz = p[2] - pts[3 * i + 2];
+        near = fmin(near, dx * dx + dy * dy + dz * dz);
+      }
+      worst = fmax(worst, sqrt(near));
+    }
+  printf("farthest point from a sample: %.3f mm (spacing %g)\n", worst, s);
+  assert_true(worst <= 0.55 * s);
+  free(pts);
+  double w3[9] = {0, 0, 0, 300, 0, 0, 150, 260, 0};
+  jl_mesh e = {3, 1, w3, tri};
+  assert_int_equal(jl_surface_sample(&e, s, &pts, &n, &err), JL_OK);
+  k = (int)ceil(hypot(150.0, 260.0) / s);  /* the longest edge */
+  assert_int_equal(n, (k + 1) * (k + 2) / 2);
+  free(pts);
 }
 
 /* Seed eq. 5.23 with half edges: depth and the face normal towards P. */
@@ -335,6 +376,7 @@ static void test_batch_threads_agree(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_grid_cpu),
+    cmocka_unit_test(test_sample_thin_triangle),
     cmocka_unit_test(test_point_in_box),
     cmocka_unit_test(test_box_box_face),
     cmocka_unit_test(test_box_box_edge),
