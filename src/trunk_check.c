@@ -580,25 +580,19 @@ static void jl_overlap_offer(jl_trunk_report *r, double ov, int i, int j) {
  * than overflow the keys (2^40 cells of 0.2 m span 2e11 m). */
 #define JL_BLOCK_CELLS_MAX 1099511627776.0
 
-typedef struct jl_cell_ref {
-  int64_t key[3];
-  int g;                   /* group */
-} jl_cell_ref;
-
-static int jl_cmp_cell(const void *a, const void *b) {
+int jl_cell_ref_cmp(const void *a, const void *b) {
   const jl_cell_ref *p = a, *q = b;
   for (int k = 0; k < 3; ++k)
     if (p->key[k] != q->key[k]) return p->key[k] < q->key[k] ? -1 : 1;
-  return (p->g > q->g) - (p->g < q->g);
+  return (p->id > q->id) - (p->id < q->id);
 }
 
-/* First entry of cell key in the sorted refs, or n when none. */
-static int jl_cell_find(const jl_cell_ref *c, int n, const int64_t key[3]) {
+int jl_cell_ref_find(const jl_cell_ref *c, int n, const int64_t key[3]) {
   int lo = 0, hi = n;
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
     jl_cell_ref probe = {{key[0], key[1], key[2]}, -1};
-    if (jl_cmp_cell(&c[mid], &probe) < 0) lo = mid + 1;
+    if (jl_cell_ref_cmp(&c[mid], &probe) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo < n && memcmp(c[lo].key, key, sizeof c[lo].key) == 0 ? lo : n;
@@ -628,11 +622,11 @@ static int jl_overlap_pairs(const jl_obb *box, const jl_block_group *gr, int ng,
   for (int d = 0; d < 3; ++d)  /* divided first: hi - lo may overflow */
     cell = jl_max(cell, hi[d] / JL_BLOCK_CELLS_MAX - lo[d] / JL_BLOCK_CELLS_MAX);
   for (int k = 0; k < ng; ++k) {
-    c[k].g = k;
+    c[k].id = k;
     for (int d = 0; d < 3; ++d)
       c[k].key[d] = (int64_t)floor(box[gr[k].first].c[d] / cell - lo[d] / cell);
   }
-  qsort(c, (size_t)ng, sizeof *c, jl_cmp_cell);
+  qsort(c, (size_t)ng, sizeof *c, jl_cell_ref_cmp);
   for (int s = 0, cells = 0; s < ng; ++cells) {
     if (cells % JL_CHECK_POLL == 0 && jl_trunk_limits_hit(lim, since)) {  /* the caller's limits */
       r->complete = 0;
@@ -642,10 +636,10 @@ static int jl_overlap_pairs(const jl_obb *box, const jl_block_group *gr, int ng,
     while (e < ng && memcmp(c[e].key, c[s].key, sizeof c[s].key) == 0) ++e;
     for (int nb = 13; nb < 27; ++nb) {  /* offsets (0,0,0) and the 13 after it */
       int64_t key[3] = {c[s].key[0] + nb / 9 - 1, c[s].key[1] + nb / 3 % 3 - 1, c[s].key[2] + nb % 3 - 1};
-      int t0 = nb == 13 ? s : jl_cell_find(c, ng, key);
+      int t0 = nb == 13 ? s : jl_cell_ref_find(c, ng, key);
       for (int p = s; p < e; ++p)
         for (int t = nb == 13 ? p + 1 : t0; t < ng && memcmp(c[t].key, key, sizeof key) == 0; ++t) {
-          const jl_block_group *ga = &gr[c[p].g], *gb = &gr[c[t].g];
+          const jl_block_group *ga = &gr[c[p].id], *gb = &gr[c[t].id];
           const jl_obb *a = &box[ga->first], *b = &box[gb->first];
           double d[3];
           jl_sub(a->c, b->c, d);

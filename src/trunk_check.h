@@ -8,6 +8,7 @@
 #define JL_TRUNK_CHECK_H
 
 #include <signal.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "bvh.h"
@@ -34,6 +35,17 @@ typedef struct jl_trunk_limits {
 
 /* 1 when work that started at jl_time_now() == since must give up; lim may be NULL. */
 int jl_trunk_limits_hit(const jl_trunk_limits *lim, double since);
+
+/* An entry of a uniform grid of blocks: its cell and what it stands for
+ * (a block, a group). Sorted by jl_cell_ref_cmp (cell, then id), a cell's
+ * entries are one run that jl_cell_ref_find locates (n when absent). */
+typedef struct jl_cell_ref {
+  int64_t key[3];
+  int id;
+} jl_cell_ref;
+
+int jl_cell_ref_cmp(const void *a, const void *b);
+int jl_cell_ref_find(const jl_cell_ref *c, int n, const int64_t key[3]);
 
 /* A mesh prepared for checks; also the ctx of jl_trunk_check. */
 typedef struct jl_trunk_geom {

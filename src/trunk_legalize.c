@@ -18,37 +18,13 @@
 /* Blocks between polls of the limits. */
 #define JL_LEGALIZE_POLL 16
 
-typedef struct jl_lg_cell {
-  int64_t key[3];
-  int i;
-} jl_lg_cell;
-
-static int jl_lg_cmp_cell(const void *a, const void *b) {
-  const jl_lg_cell *p = a, *q = b;
-  for (int k = 0; k < 3; ++k)
-    if (p->key[k] != q->key[k]) return p->key[k] < q->key[k] ? -1 : 1;
-  return (p->i > q->i) - (p->i < q->i);
-}
-
-/* First entry of cell key in the sorted cells, or n when none. */
-static int jl_lg_find(const jl_lg_cell *c, int n, const int64_t key[3]) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    jl_lg_cell probe = {{key[0], key[1], key[2]}, -1};
-    if (jl_lg_cmp_cell(&c[mid], &probe) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < n && memcmp(c[lo].key, key, sizeof c[lo].key) == 0 ? lo : n;
-}
-
 typedef struct jl_lg_state {
   const jl_trunk_geom *g;
   jl_block_packing *p;
   jl_obb *box;
   double *viol;            /* deepest violation seen for the block this sweep */
   uint8_t *act, *next, *moved;
-  jl_lg_cell *cells;
+  jl_cell_ref *cells;
   double cell, rad;
 } jl_lg_state;
 
@@ -60,13 +36,13 @@ static void jl_lg_move(jl_lg_state *s, int i, const double dir[3], double amount
   s->moved[i] = 1;
 }
 
-static void jl_lg_cells(jl_lg_state *s) {
+static void jl_cell_refs(jl_lg_state *s) {
   int n = s->p->count;
   for (int i = 0; i < n; ++i) {
-    s->cells[i].i = i;
+    s->cells[i].id = i;
     for (int d = 0; d < 3; ++d) s->cells[i].key[d] = (int64_t)floor(s->box[i].c[d] / s->cell);
   }
-  qsort(s->cells, (size_t)n, sizeof *s->cells, jl_lg_cmp_cell);
+  qsort(s->cells, (size_t)n, sizeof *s->cells, jl_cell_ref_cmp);
 }
 
 /* Block i: out of the walls, then every overlapping block pushed apart
@@ -91,8 +67,8 @@ static void jl_lg_block(jl_lg_state *s, int i) {
   double r2 = 4.0 * s->rad * s->rad;
   for (int nb = 0; nb < 27; ++nb) {
     int64_t k[3] = {key[0] + nb / 9 - 1, key[1] + nb / 3 % 3 - 1, key[2] + nb % 3 - 1};
-    for (int e = jl_lg_find(s->cells, n, k); e < n && memcmp(s->cells[e].key, k, sizeof k) == 0; ++e) {
-      int j = s->cells[e].i;
+    for (int e = jl_cell_ref_find(s->cells, n, k); e < n && memcmp(s->cells[e].key, k, sizeof k) == 0; ++e) {
+      int j = s->cells[e].id;
       if (j == i) continue;
       double dc[3];
       for (int d = 0; d < 3; ++d) dc[d] = s->box[j].c[d] - s->box[i].c[d];
@@ -166,7 +142,7 @@ int jl_trunk_legalize(const jl_trunk_geom *g, jl_block_packing *p, int above, in
   for (int sweep = 0; p->count > above && sweep < JL_LEGALIZE_MAX_SWEEPS; ++sweep) {
     if (jl_trunk_limits_hit(lim, since)) { info->cut = 1; break; }
     n = p->count;
-    jl_lg_cells(&s);
+    jl_cell_refs(&s);
     memset(s.next, 0, (size_t)n);
     for (int i = 0; i < n; ++i) s.viol[i] = 0.0;
     int any = 0;

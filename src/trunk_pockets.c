@@ -170,6 +170,20 @@ static void jl_voxel_centre(const jl_voxel_map *m, size_t id, double c[3]) {
   c[2] = m->origin[2] + ((double)k + 0.5) * m->v;
 }
 
+/* The face neighbours of voxel id = (ix, iy, iz) inside the map: their
+ * indices in nb, how many. */
+static int jl_pocket_neighbours(const jl_voxel_map *m, size_t id, int ix, int iy, int iz, size_t nb[6]) {
+  size_t nx = (size_t)m->dim[0], nxy = nx * (size_t)m->dim[1];
+  int cnt = 0;
+  if (ix > 0) nb[cnt++] = id - 1;
+  if (ix + 1 < m->dim[0]) nb[cnt++] = id + 1;
+  if (iy > 0) nb[cnt++] = id - nx;
+  if (iy + 1 < m->dim[1]) nb[cnt++] = id + nx;
+  if (iz > 0) nb[cnt++] = id - nxy;
+  if (iz + 1 < m->dim[2]) nb[cnt++] = id + nxy;
+  return cnt;
+}
+
 /* The largest connected (6-neighbour) cores of voxels at least r2 (squared
  * voxels) from occupied space; up to JL_POCKETS_MAX in out, largest first. */
 static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, jl_pocket *out,
@@ -211,13 +225,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
       pk->sq[3] += y * y; pk->sq[4] += y * z; pk->sq[5] += z * z;
       int ix = (int)x, iy = (int)y, iz = (int)z;
       size_t nb[6];
-      int cnt = 0;
-      if (ix > 0) nb[cnt++] = id - 1;
-      if (ix + 1 < m->dim[0]) nb[cnt++] = id + 1;
-      if (iy > 0) nb[cnt++] = id - nx;
-      if (iy + 1 < m->dim[1]) nb[cnt++] = id + nx;
-      if (iz > 0) nb[cnt++] = id - nxy;
-      if (iz + 1 < m->dim[2]) nb[cnt++] = id + nxy;
+      int cnt = jl_pocket_neighbours(m, id, ix, iy, iz, nb);
       for (int t = 0; t < cnt; ++t)
         if (label[nb[t]] < 0 && (double)dist[nb[t]] >= r2) {
           label[nb[t]] = np;
@@ -259,13 +267,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
       }
       int ix = (int)(id % nx), iy = (int)((id / nx) % (size_t)m->dim[1]), iz = (int)(id / nxy);
       size_t nb[6];
-      int cnt = 0;
-      if (ix > 0) nb[cnt++] = id - 1;
-      if (ix + 1 < m->dim[0]) nb[cnt++] = id + 1;
-      if (iy > 0) nb[cnt++] = id - nx;
-      if (iy + 1 < m->dim[1]) nb[cnt++] = id + nx;
-      if (iz > 0) nb[cnt++] = id - nxy;
-      if (iz + 1 < m->dim[2]) nb[cnt++] = id + nxy;
+      int cnt = jl_pocket_neighbours(m, id, ix, iy, iz, nb);
       for (int t = 0; t < cnt; ++t)
         if (label[nb[t]] == lab) {
           label[nb[t]] = -2 - lab;

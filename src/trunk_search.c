@@ -195,15 +195,6 @@ static int jl_take_best(jl_block_batch *b, jl_trunk_check_fn check, void *ctx,
 /* Voxels within this share of a voxel count as touching, not crossing. */
 #define JL_GAP_EPS 1e-6
 
-/* When to give up: deadline (jl_time_now(); <= 0: none) or *stop set. */
-typedef struct jl_gap_limits {
-  double deadline;
-  const volatile sig_atomic_t *stop;
-} jl_gap_limits;
-
-static int jl_gap_out_of_time(const jl_gap_limits *l) {
-  return (l->stop && *l->stop) || (l->deadline > 0.0 && jl_time_now() >= l->deadline);
-}
 
 /* The gap fill's map is the inner voxel map (trunk_voxels.h). */
 typedef jl_voxel_map jl_gap_map;
@@ -333,7 +324,7 @@ static int jl_gap_cmp_key(const void *x, const void *y) {
  * first, so free space gathers at the other end. Keeps occ current; stops
  * (blocks slid so far stay slid) when lim is reached. */
 static int jl_gap_compact(const jl_gap_map *m, uint8_t *occ, const double h[3], jl_block_packing *p,
-                          int axis, int sign, const jl_gap_limits *lim, jl_error *err) {
+                          int axis, int sign, const jl_trunk_limits *lim, jl_error *err) {
   int n = p->count;
   jl_gap_key *ord = malloc((size_t)(n > 0 ? n : 1) * sizeof *ord);
   if (!ord) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for compaction");
@@ -341,7 +332,7 @@ static int jl_gap_compact(const jl_gap_map *m, uint8_t *occ, const double h[3], 
   qsort(ord, (size_t)n, sizeof *ord, jl_gap_cmp_key);
   int o1 = axis == 0 ? 1 : 0, o2 = axis == 2 ? 1 : 2;
   for (int t = 0; t < n; ++t) {
-    if (t % JL_GAP_POLL == 0 && jl_gap_out_of_time(lim)) break;
+    if (t % JL_GAP_POLL == 0 && jl_trunk_limits_hit(lim, 0.0)) break;
     int b = ord[t].b;
     double *c = p->centre + 3 * b;
     jl_vec3 ax[3];
@@ -383,7 +374,7 @@ static int jl_gap_compact(const jl_gap_map *m, uint8_t *occ, const double h[3], 
  * each stays only when p with it passes check. */
 static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mask, uint8_t *tmp,
                            const double h[3], jl_block_packing *p, int max_add,
-                           jl_trunk_check_fn check, void *check_ctx, const jl_gap_limits *lim,
+                           jl_trunk_check_fn check, void *check_ctx, const jl_trunk_limits *lim,
                            int *added, jl_error *err) {
   *added = 0;
   double voxel = m->v;
@@ -391,7 +382,7 @@ static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mas
   jl_quat qo[6];
   memset(mask, 0, m->n);
   for (int o = 0; o < 6; ++o) {
-    if (jl_gap_out_of_time(lim)) return JL_OK;
+    if (jl_trunk_limits_hit(lim, 0.0)) return JL_OK;
     jl_vec3 ax[3];
     double ext[3];
     qo[o] = jl_axis_orientation(o);
@@ -399,20 +390,20 @@ static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mas
     for (int d = 0; d < 3; ++d) len[o][d] = (int)ceil(2.0 * ext[d] / voxel - 1e-6);
     for (size_t i = 0; i < m->n; ++i) tmp[i] = (uint8_t)(m->free[i] && !occ[i]);
     for (int d = 0; d < 3; ++d) {
-      if (jl_gap_out_of_time(lim)) return JL_OK;
+      if (jl_trunk_limits_hit(lim, 0.0)) return JL_OK;
       jl_gap_erode(tmp, m->dim, d, len[o][d]);
     }
     for (size_t i = 0; i < m->n; ++i) mask[i] |= (uint8_t)(tmp[i] << o);
   }
   int rc;
   for (size_t id = 0; id < m->n && *added < max_add; ++id) {
-    if ((id & 0xFFFFF) == 0 && jl_gap_out_of_time(lim)) return JL_OK;
+    if ((id & 0xFFFFF) == 0 && jl_trunk_limits_hit(lim, 0.0)) return JL_OK;
     if (!mask[id]) continue;
     int i = (int)(id % (size_t)m->dim[0]), j = (int)((id / (size_t)m->dim[0]) % (size_t)m->dim[1]);
     int k = (int)(id / ((size_t)m->dim[0] * (size_t)m->dim[1]));
     for (int o = 0; o < 6 && mask[id]; ++o) {
       if (!(mask[id] >> o & 1)) continue;
-      if (jl_gap_out_of_time(lim)) return JL_OK;  /* the blocks added so far passed */
+      if (jl_trunk_limits_hit(lim, 0.0)) return JL_OK;  /* the blocks added so far passed */
       mask[id] &= (uint8_t) ~(1u << o);
       if (p->count >= p->capacity && (rc = jl_block_packing_reserve(p, 2 * p->capacity + 8, err)))
         return rc;
@@ -446,7 +437,7 @@ static int jl_gap_fill_map(const jl_gap_map *m, const uint8_t *occ, uint8_t *mas
 /* The free space of the trunk with p in place (the gap map less every
  * voxel a block meets), handed over as a plain voxel map. */
 static int jl_gap_free_map(const jl_mesh *mesh, jl_block_size size, double voxel,
-                           const jl_block_packing *p, const jl_gap_limits *lim, jl_voxel_map *out,
+                           const jl_block_packing *p, const jl_trunk_limits *lim, jl_voxel_map *out,
                            int *cut, jl_error *err) {
   memset(out, 0, sizeof *out);
   int rc = jl_voxel_map_build(out, mesh, voxel, JL_POCKET_MAX_VOXELS, JL_VOXEL_INNER, 1, lim->deadline,
@@ -467,8 +458,8 @@ int jl_trunk_pocket_insert(const jl_trunk_geom *g, double voxel, jl_block_packin
                            jl_error *err) {
   memset(info, 0, sizeof *info);
   double t0 = jl_time_now();
-  jl_gap_limits lim = {time_s > 0.0 ? t0 + time_s : 0.0, stop};
-  if (max_add <= 0 || jl_gap_out_of_time(&lim)) return JL_OK;
+  jl_trunk_limits lim = {time_s > 0.0 ? t0 + time_s : 0.0, stop, 0.0};
+  if (max_add <= 0 || jl_trunk_limits_hit(&lim, 0.0)) return JL_OK;
   jl_block_size size = g->block;
   if (!(voxel > 0.0)) voxel = fmin(size.x, fmin(size.y, size.z)) / JL_POCKET_VOXELS_PER_EDGE;
   double lo[3], hi[3];
@@ -504,8 +495,8 @@ int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_
                       int max_add, double time_s, const volatile sig_atomic_t *stop,
                       jl_trunk_check_fn check, void *check_ctx, int *added, jl_error *err) {
   *added = 0;
-  jl_gap_limits lim = {time_s > 0.0 ? jl_time_now() + time_s : 0.0, stop};
-  if (jl_gap_out_of_time(&lim)) return JL_OK;
+  jl_trunk_limits lim = {time_s > 0.0 ? jl_time_now() + time_s : 0.0, stop, 0.0};
+  if (jl_trunk_limits_hit(&lim, 0.0)) return JL_OK;
   double h[3] = {0.5 * size.x, 0.5 * size.y, 0.5 * size.z};
   if (!(voxel > 0.0)) voxel = fmin(size.x, fmin(size.y, size.z)) / JL_GAP_VOXELS_PER_EDGE;
   jl_gap_map m;
@@ -525,15 +516,15 @@ int jl_trunk_gap_fill(const jl_mesh *mesh, jl_block_size size, double voxel, jl_
     goto done;
   }
   int nseq = (int)(sizeof jl_gap_seqs / sizeof jl_gap_seqs[0]);
-  for (int s = 0; s < nseq && *added < max_add && !jl_gap_out_of_time(&lim); ++s) {
+  for (int s = 0; s < nseq && *added < max_add && !jl_trunk_limits_hit(&lim, 0.0); ++s) {
     if ((rc = jl_block_packing_copy(&trial, p, err))) goto done;
     jl_gap_mark_all(&m, occ, h, &trial);
-    for (int t = 0; t < 4 && jl_gap_seqs[s][t] >= 0 && !jl_gap_out_of_time(&lim); ++t) {
+    for (int t = 0; t < 4 && jl_gap_seqs[s][t] >= 0 && !jl_trunk_limits_hit(&lim, 0.0); ++t) {
       int a = jl_gap_seqs[s][t];
       if ((rc = jl_gap_compact(&m, occ, h, &trial, a / 2, a % 2 ? 1 : -1, &lim, err))) goto done;
     }
     double worst = 0.0;
-    if (jl_gap_out_of_time(&lim)) break;
+    if (jl_trunk_limits_hit(&lim, 0.0)) break;
     if (s > 0 && !check(check_ctx, &trial, &worst)) continue;
     int got = 0;
     if ((rc = jl_gap_fill_map(&m, occ, mask, tmp, h, &trial, max_add - *added, check, check_ctx,

@@ -6,6 +6,7 @@
 
 #include "parallel.h"
 #include "timer.h"
+#include "trunk_check.h"
 
 /* Rays nudged off the voxel centre lines (in units of the ray spacing) so
  * that none runs along a mesh edge lying in a plane of voxel centres. */
@@ -17,14 +18,6 @@
  * counts as wholly inside (the sum of its pieces is rounded). */
 #define JL_VOXEL_FULL_TOL 1e-9
 
-typedef struct jl_vox_limits {
-  double deadline;
-  const volatile sig_atomic_t *stop;
-} jl_vox_limits;
-
-static int jl_vox_out_of_time(const jl_vox_limits *l) {
-  return (l->stop && *l->stop) || (l->deadline > 0.0 && jl_time_now() >= l->deadline);
-}
 
 /* Projections of the three points on axis L against a box of half edge
  * hv centred at the origin: 1 when they are apart (touching counts). */
@@ -91,7 +84,7 @@ static void jl_vox_rays_free(jl_vox_rays *r) {
 /* Two passes over the triangles (count, then fill) so each ray's crossings
  * lie in one array; *cut = 1 when the limits stopped it. */
 static int jl_vox_rays_build(jl_vox_rays *r, const jl_voxel_map *m, const jl_mesh *mesh, int sub,
-                             int corners, int k0, int k1, const jl_vox_limits *lim, int *cut) {
+                             int corners, int k0, int k1, const jl_trunk_limits *lim, int *cut) {
   memset(r, 0, sizeof *r);
   double w = m->v / sub;
   const double oy = (corners ? 0.0 : 0.5) + JL_VOXEL_RAY_DY, oz = (corners ? 0.0 : 0.5) + JL_VOXEL_RAY_DZ;
@@ -120,7 +113,7 @@ static int jl_vox_rays_build(jl_vox_rays *r, const jl_voxel_map *m, const jl_mes
       memcpy(fill, r->start, nrays * sizeof *fill);
     }
     for (int t = 0; t < mesh->n_triangles; ++t) {
-      if (t % JL_VOXEL_POLL == 0 && jl_vox_out_of_time(lim)) {
+      if (t % JL_VOXEL_POLL == 0 && jl_trunk_limits_hit(lim, 0.0)) {
         *cut = 1;
         free(fill);
         return JL_OK;
@@ -161,7 +154,7 @@ typedef struct jl_vox_job {
   jl_voxel_map *m;
   const jl_mesh *mesh;
   int rule, sub;
-  jl_vox_limits lim;
+  jl_trunk_limits lim;
   int rc[JL_MAX_THREADS], cut[JL_MAX_THREADS];
   /* parts */
   jl_voxel_part *parts[JL_MAX_THREADS];
@@ -188,7 +181,7 @@ static void jl_vox_build_slab(void *ctx, int t, int nt) {
   }
   double v = m->v;
   for (int k = k0; k < k1; ++k) {
-    if (jl_vox_out_of_time(&job->lim)) {
+    if (jl_trunk_limits_hit(&job->lim, 0.0)) {
       *cut = 1;
       break;
     }
@@ -208,7 +201,7 @@ static void jl_vox_build_slab(void *ctx, int t, int nt) {
   double hv = 0.5 * v, eps = JL_VOXEL_EPS * v;
   uint8_t through = job->rule == JL_VOXEL_OUTER ? JL_VOXEL_CUT : 0;
   for (int t3 = 0; t3 < mesh->n_triangles && !*cut; ++t3) {
-    if (t3 % JL_VOXEL_POLL == 0 && jl_vox_out_of_time(&job->lim)) {
+    if (t3 % JL_VOXEL_POLL == 0 && jl_trunk_limits_hit(&job->lim, 0.0)) {
       *cut = 1;
       break;
     }
@@ -280,7 +273,7 @@ int jl_voxel_map_build(jl_voxel_map *m, const jl_mesh *mesh, double v, double ma
   job->m = m;
   job->mesh = mesh;
   job->rule = rule;
-  job->lim = (jl_vox_limits){deadline, stop};
+  job->lim = (jl_trunk_limits){deadline, stop, 0.0};
   int nt = jl_parallel_threads(threads, m->dim[2], 4);
   jl_parallel_run(nt, jl_vox_build_slab, job);
   int rc = jl_vox_finish(job, nt, cut, err);
@@ -331,7 +324,7 @@ static void jl_vox_parts_slab(void *ctx, int t, int nt) {
   int rc = cells && len ? jl_vox_rays_build(&r, m, job->mesh, sub, 1, k0, k1, &job->lim, cut) : JL_ERR_NOMEM;
   double v = m->v, x0 = m->origin[0], xend = m->origin[0] + nx * v, full = v * sub * sub;
   for (int k = k0; k < k1 && !rc && !*cut; ++k) {
-    if (jl_vox_out_of_time(&job->lim)) {
+    if (jl_trunk_limits_hit(&job->lim, 0.0)) {
       *cut = 1;
       break;
     }
@@ -394,7 +387,7 @@ int jl_voxel_map_parts(const jl_voxel_map *m, const jl_mesh *mesh, int sub, int 
   job->m = (jl_voxel_map *)m;  /* read only here */
   job->mesh = mesh;
   job->sub = sub;
-  job->lim = (jl_vox_limits){deadline, stop};
+  job->lim = (jl_trunk_limits){deadline, stop, 0.0};
   int nt = jl_parallel_threads(threads, m->dim[2], 4);
   jl_parallel_run(nt, jl_vox_parts_slab, job);
   int rc = jl_vox_finish(job, nt, cut, err);

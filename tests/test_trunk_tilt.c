@@ -203,18 +203,20 @@ static void test_slanted_legal_threads(void **state) {
   assert_int_equal(c1, c2);
   assert_memory_equal(p1.centre, p2.centre, (size_t)c1 * 3 * sizeof(double));
   assert_memory_equal(p1.quat, p2.quat, (size_t)c1 * 4 * sizeof(double));
-  /* with a deadline at half its time the fill stops there (plus the
+  /* with a deadline at a quarter of its time the fill stops there (plus the
    * finishing allowance of a fill cut short and of the split's exact
-   * check), keeping a legal split of at most the complete fill's count */
-  double t0 = jl_time_now(), deadline = t0 + 0.5 * i2.time_s;
+   * check), keeping a legal split of at most the complete fill's count;
+   * should the machine run it faster now than when it was timed, it ends
+   * complete with the same count */
+  double t0 = jl_time_now(), deadline = t0 + 0.25 * i2.time_s;
   jl_tilt_info ic;
   p1.count = 0;
   assert_int_equal(jl_trunk_tilt_fill(&g, 0, 0, 2, deadline, NULL, &p1, &ic, &err), JL_OK);
   double over = jl_time_now() - deadline;
   printf("slanted-seat-back: tilted fill with a deadline of %.2f s: %d blocks, %d splits, %.2f s past it\n",
          deadline - t0, ic.count, ic.splits, over);
-  assert_false(ic.complete);
   assert_true(over < 4 * JL_TRUNK_FINISH_S);
+  if (ic.complete) assert_int_equal(ic.count, c2);
   assert_int_equal(ic.count, p1.count);
   assert_true(ic.count <= c2 && ic.splits <= i2.splits);
   jl_trunk_report rep;
