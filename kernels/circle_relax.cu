@@ -28,10 +28,12 @@
 
 template <int MAX_THREADS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
-jl_circle_relax_kernel(jl_relax_params p, jl_circle_batch b) {
+jl_circle_relax_kernel(jl_relax_params p, jl_circle_batch b, double *nbr) {
   extern __shared__ double jl_mem[];
   __shared__ jl_relax_ws ws;
-  jl_relax_candidate(&ws, jl_mem, &p, b, (int)blockIdx.x);
+  // each block's neighbour lists in global memory (NULL: all pairs)
+  double *nbmem = nbr ? nbr + (size_t)blockIdx.x * JL_NBR_DOUBLES(p.n) : NULL;
+  jl_relax_candidate(&ws, jl_mem, nbmem, &p, b, (int)blockIdx.x);
 }
 
 static int jl_circle_threads(int n) {
@@ -39,7 +41,7 @@ static int jl_circle_threads(int n) {
   return t > JL_CIRCLE_MAX_THREADS ? JL_CIRCLE_MAX_THREADS : t;
 }
 
-typedef void (*jl_circle_kernel_fn)(jl_relax_params, jl_circle_batch);
+typedef void (*jl_circle_kernel_fn)(jl_relax_params, jl_circle_batch, double *);
 
 static jl_circle_kernel_fn jl_circle_kernel_for(int n) {
   if (jl_circle_threads(n) <= JL_CIRCLE_SMALL_THREADS)
@@ -60,6 +62,8 @@ struct jl_cuda_circles {
   int n, count;
   jl_circle_batch d;  // device pointers
   jl_circle_cut *cut; // host-mapped: the host raises flag, the kernel polls it
+  double *nbr;        // neighbour lists, JL_NBR_DOUBLES(n) per candidate (allocated
+                      // at the first launch that uses them; never copied)
 };
 
 // The host's wait for a launch it may cut: short sleeps between polls, so
@@ -73,6 +77,7 @@ extern "C" void jl_cuda_circles_destroy(jl_cuda_circles *c) {
   cudaFree(c->d.need_start); cudaFree(c->d.stuck); cudaFree(c->d.rng_offset);
   cudaFree(c->d.steps); cudaFree(c->d.trials_done); cudaFree(c->d.accepted);
   cudaFree(c->d.wx); cudaFree(c->d.wy); cudaFree(c->d.Rt);
+  cudaFree(c->nbr);
   if (c->cut) cudaFreeHost(c->cut);
   delete c;
 }
@@ -158,7 +163,10 @@ extern "C" int jl_cuda_circles_run(jl_cuda_circles *c, const jl_relax_params *p,
     JL_CUDA_TRY(cudaHostGetDevicePointer((void **)&d.cut, c->cut, 0));
     jl_circle_cut_check(c->cut);  // already due: every block ends at its first poll
   }
-  jl_circle_kernel_for(b->n)<<<b->count, jl_circle_threads(b->n), smem>>>(*p, d);
+  if (p->nbr && !c->nbr)
+    JL_CUDA_TRY(cudaMalloc(&c->nbr, sizeof(double) * JL_NBR_DOUBLES(c->n) * (size_t)c->count));
+  jl_circle_kernel_for(b->n)<<<b->count, jl_circle_threads(b->n), smem>>>(*p, d,
+                                                                         p->nbr ? c->nbr : NULL);
   JL_CUDA_TRY(cudaGetLastError());
   if (cut) {
     while (cudaStreamQuery(0) == cudaErrorNotReady) {

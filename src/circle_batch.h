@@ -47,6 +47,16 @@ int jl_cuda_circles_resident(int n, int *blocks_per_sm, char *msg, int msg_len);
 /* The default batch for n circles: CUDA as above, CPU per_thread per thread. */
 int jl_circle_auto_batch(const jl_device *dev, int n, int per_thread);
 
+/* Neighbour lists pay from this many circles (same bits, only the speed
+ * differs). On the CPU twin, measured in the search's own launches: about
+ * even at n = 5 and 8, 25% faster from 12 on, 6x at 200. On CUDA the lists
+ * are left to the 256-thread kernel, n > 64 (the small kernel's all-pairs
+ * pass is one broadcast read of shared memory per pair). */
+#define JL_NBR_MIN_N_CPU 10
+#define JL_NBR_MIN_N_CUDA 65
+/* 1 when n circles on this device take their contacts from neighbour lists. */
+int jl_circle_nbr_auto(const jl_device *dev, int n);
+
 /* A launch ends early (its candidates stop at their next poll, legal) at
  * cut_at or once *stop is set, on both paths. */
 typedef struct jl_circle_engine {

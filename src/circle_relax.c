@@ -67,7 +67,12 @@ static void *jl_cpu_worker(void *arg) {
   jl_cpu_job *job = arg;
   int n = job->p->n;
   double *mem = malloc(sizeof(double) * JL_RELAX_WS_DOUBLES(n));
-  if (!mem) return (void *)1;
+  double *nbmem = job->p->nbr ? malloc(sizeof(double) * JL_NBR_DOUBLES(n)) : NULL;
+  if (!mem || (job->p->nbr && !nbmem)) {
+    free(mem);
+    free(nbmem);
+    return (void *)1;
+  }
   jl_relax_ws ws;
   /* Each thread runs at least one candidate; once the launch is cut it
    * takes no other, and those left keep their state (need_start too). */
@@ -75,9 +80,10 @@ static void *jl_cpu_worker(void *arg) {
     if (done > 0 && job->b->cut && jl_circle_cut_check(job->b->cut)) break;
     int k = atomic_fetch_add(&job->next, 1);
     if (k >= job->b->count) break;
-    jl_relax_candidate(&ws, mem, job->p, *job->b, (job->first + k) % job->b->count);
+    jl_relax_candidate(&ws, mem, nbmem, job->p, *job->b, (job->first + k) % job->b->count);
   }
   free(mem);
+  free(nbmem);
   return NULL;
 }
 
@@ -126,6 +132,11 @@ int jl_circle_auto_batch(const jl_device *dev, int n, int per_thread) {
   (void)n;
 #endif
   return dev->threads * per_thread;
+}
+
+int jl_circle_nbr_auto(const jl_device *dev, int n) {
+  if (n > JL_NBR_MAX_N) return 0;
+  return n >= (dev->kind == JL_DEVICE_CUDA ? JL_NBR_MIN_N_CUDA : JL_NBR_MIN_N_CPU);
 }
 
 int jl_circle_engine_init(jl_circle_engine *e, const jl_device *dev, int n, int count,

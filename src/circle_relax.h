@@ -79,6 +79,12 @@ typedef struct jl_relax_params {
   double walk_aim;         /* share of the walk's jumps that move a circle drawn
                               in proportion to its overlap energy (the rest draw
                               every circle alike) */
+  int nbr;                 /* 1: contacts from per-candidate neighbour lists
+                              (Verlet lists, jl_nbr_refresh) instead of all pairs;
+                              the same bits, cheaper from a size on
+                              (jl_circle_nbr_auto chooses by device and n) */
+  double nbr_skin;         /* a list holds every j with d < r_i + r_j + nbr_skin;
+                              rebuilt once a circle moved JL_NBR_REBUILD of it */
   uint64_t seed;
   int bench_steps;         /* > 0: benchmark launch, exactly this many relaxation
                               steps per candidate in a container 2% tighter
@@ -103,8 +109,9 @@ extern "C"
 int jl_circle_cut_check(jl_circle_cut *c);
 
 /* Pair evaluations between two polls of the cut (about a millisecond of one
- * CPU thread): a step costs n^2 of them, so small packings poll every few
- * hundred steps and large ones every step. */
+ * CPU thread): a step costs n^2 of them (n JL_NBR_CAP with neighbour lists),
+ * so small packings poll every few hundred steps and large ones every step
+ * or every few. */
 #define JL_CUT_POLL_PAIRS 1000000
 
 /* A batch of candidates, structure of arrays, candidate-major. */
@@ -132,6 +139,22 @@ typedef struct jl_circle_batch {
  * the walk's cx cy kx ky tabu (jl_relax_ws_bind). */
 #define JL_RELAX_WS_DOUBLES(n) (19 * (size_t)(n) + JL_RELAX_REDUCE_SLOTS)
 
+/* Neighbour lists (p->nbr): entries per circle. A circle with more (a
+ * large circle among many small ones) takes all pairs until the next build. */
+#define JL_NBR_CAP 32
+/* A list is rebuilt once some circle has moved this share of the skin since
+ * the build: two circles that were not listed (d >= s + skin) are then still
+ * apart (d >= s + skin - 2 moves). 0.45 rather than 0.5 leaves a tenth of
+ * the skin against rounding. */
+#define JL_NBR_REBUILD 0.45
+/* Lists hold circle indices as uint16_t. */
+#define JL_NBR_MAX_N 65535
+/* Doubles of neighbour-list scratch per candidate (global memory on the GPU,
+ * a thread's scratch on the CPU): the positions at the build rx ry, then the
+ * list lengths (n) and the lists (n * JL_NBR_CAP) as uint16_t. */
+#define JL_NBR_DOUBLES(n) \
+  (2 * (size_t)(n) + ((size_t)(n) * (1 + JL_NBR_CAP) * sizeof(uint16_t) + 7) / 8)
+
 #ifdef __CUDACC__
 #include <curand_kernel.h>
 typedef curandStatePhilox4_32_10_t jl_rng_state;
@@ -141,6 +164,11 @@ typedef curandStatePhilox4_32_10_t jl_rng_state;
 #define JL_LEADER (threadIdx.x == 0)
 #define jl_rng_state_init(s, seed, sub, off) curand_init((seed), (sub), (off), (s))
 #define jl_rng_state_next(s) curand(s)
+/* Any thread may raise a block-wide flag (read after the next barrier). */
+#define JL_RAISE(flag) atomicOr((flag), 1)
+/* Entry k of circle i's list: by entry, so a warp reading entry k of its
+ * circles reads consecutive addresses. */
+#define JL_NBR_AT(n, i, k) ((size_t)(k) * (size_t)(n) + (size_t)(i))
 #else
 typedef jl_rng jl_rng_state;
 #define JL_RELAX_FN static inline
@@ -149,6 +177,9 @@ typedef jl_rng jl_rng_state;
 #define JL_LEADER 1
 #define jl_rng_state_init(s, seed, sub, off) jl_rng_init((s), (seed), (sub), (off))
 #define jl_rng_state_next(s) jl_rng_u32(s)
+#define JL_RAISE(flag) (*(flag) = 1)
+/* by circle: one thread reads one list after another */
+#define JL_NBR_AT(n, i, k) ((size_t)(i) * JL_NBR_CAP + (size_t)(k))
 #endif
 
 /* One candidate's working state: arrays in shared memory on the GPU (or a
@@ -161,6 +192,13 @@ typedef struct jl_relax_ws {
   double *ce;              /* the walk: each circle's overlap energy at the start
                               of a step (shares bx: compression, its only other
                               user, ends the step) */
+  double *rx, *ry;         /* neighbour lists (NULL nb: all pairs): the positions
+                              at the last build */
+  uint16_t *nbc, *nb;      /* each circle's list length (JL_NBR_CAP + 1: too
+                              many, all pairs) and its list, ascending */
+  int nb_stale;            /* 1: the lists must be built before their next use */
+  uint64_t nb_builds;      /* list builds (tests and measurements) */
+  double nb_lim2;          /* squared move since the build that makes them stale */
   jl_rng_state rng;
   uint64_t draws;          /* 32-bit draws taken from rng */
   uint64_t steps;
@@ -307,6 +345,118 @@ JL_HD static inline void jl_circle_contacts(int i, double xi, double yi, double 
   }
 }
 
+/* Circle i's contacts with the circles of its neighbour list, in ascending
+ * j. The list holds every circle that touches i (and a few that do not),
+ * and jl_pair_contact adds only touching pairs, so these are the additions
+ * of jl_circle_contacts: the same bits. */
+JL_HD static inline void jl_circle_contacts_list(int i, double xi, double yi, double ri,
+                                                 const double *x, const double *y,
+                                                 const double *r, const uint16_t *nb, int n,
+                                                 int cnt, int area_weighted, double *ax,
+                                                 double *ay, double *ov) {
+  (void)n;  /* the CPU layout does not need it */
+  for (int k = 0; k < cnt; ++k) {
+    int j = nb[JL_NBR_AT(n, i, k)];
+    jl_pair_contact(i, j, xi, yi, ri, x[j], y[j], r[j], area_weighted, ax, ay, ov);
+  }
+}
+
+/* Circle i's contacts: from its neighbour list while it has one, else from
+ * all pairs. The lists must be current (jl_nbr_refresh). */
+JL_RELAX_FN void jl_ws_contacts(const jl_relax_ws *w, int n, int i, double xi, double yi,
+                                double ri, int area_weighted, double *ax, double *ay,
+                                double *ov) {
+  int cnt = w->nb ? w->nbc[i] : JL_NBR_CAP + 1;
+  if (cnt <= JL_NBR_CAP)
+    jl_circle_contacts_list(i, xi, yi, ri, w->x, w->y, w->r, w->nb, n, cnt, area_weighted, ax,
+                            ay, ov);
+  else
+    jl_circle_contacts(i, xi, yi, ri, w->x, w->y, w->r, n, area_weighted, ax, ay, ov);
+}
+
+/* Points the neighbour lists at nbmem (JL_NBR_DOUBLES(n); NULL: all pairs)
+ * and marks them for a build before their first use. */
+JL_RELAX_FN void jl_relax_ws_bind_nbr(jl_relax_ws *w, double *nbmem, int n, double skin) {
+  w->nb_builds = 0;
+  if (!nbmem || n > JL_NBR_MAX_N || !(skin > 0.0)) {
+    w->rx = w->ry = NULL;
+    w->nbc = w->nb = NULL;
+    w->nb_stale = 0;  /* never: there is nothing to build */
+    return;
+  }
+  w->nb_stale = 1;
+  w->rx = nbmem;
+  w->ry = nbmem + n;
+  w->nbc = (uint16_t *)(nbmem + 2 * (size_t)n);
+  w->nb = w->nbc + n;
+  double lim = JL_NBR_REBUILD * skin;
+  w->nb_lim2 = lim * lim;
+}
+
+/* Builds every circle's list: each j != i with d < r_i + r_j + skin, in
+ * ascending j (a scan over all j, tested a chunk of 64 at a time without a
+ * branch as in jl_circle_contacts; its cost is one all-pairs step, paid once
+ * per rebuild), and records the positions. */
+JL_RELAX_FN void jl_nbr_build(jl_relax_ws *w, const jl_relax_params *p) {
+  const int n = p->n;
+  const double *x = w->x, *y = w->y, *r = w->r;
+  JL_FOR(i, n) {
+    double xi = x[i], yi = y[i], ri = r[i] + p->nbr_skin;
+    int cnt = 0;
+    for (int j0 = 0; j0 < n && cnt <= JL_NBR_CAP; j0 += 64) {
+      int m = n - j0 < 64 ? n - j0 : 64;
+      uint64_t hit = 0;
+      for (int k = 0; k < m; ++k) {
+        double ddx = xi - x[j0 + k], ddy = yi - y[j0 + k], cut = ri + r[j0 + k];
+        /* !(>=), as in jl_circle_contacts: a NaN distance is listed too */
+        hit |= (uint64_t)!(ddx * ddx + ddy * ddy >= cut * cut) << k;
+      }
+      if (i >= j0 && i < j0 + m) hit &= ~((uint64_t)1 << (i - j0));
+      while (hit && cnt <= JL_NBR_CAP) {
+#ifdef __CUDA_ARCH__
+        int k = __ffsll((long long)hit) - 1;
+#else
+        int k = __builtin_ctzll(hit);
+#endif
+        hit &= hit - 1;
+        if (cnt < JL_NBR_CAP) w->nb[JL_NBR_AT(n, i, cnt)] = (uint16_t)(j0 + k);
+        cnt++;
+      }
+    }
+    w->nbc[i] = (uint16_t)cnt;  /* JL_NBR_CAP + 1: too many, all pairs */
+    w->rx[i] = xi;
+    w->ry[i] = yi;
+  }
+  /* every thread has read nb_stale (it entered here) before it falls */
+  JL_SYNC();
+  if (JL_LEADER) {
+    w->nb_stale = 0;
+    w->nb_builds++;
+  }
+}
+
+/* Circle i moved (after a relaxation step): the lists go stale once it is
+ * JL_NBR_REBUILD of the skin from where they were built. */
+JL_RELAX_FN void jl_nbr_moved(jl_relax_ws *w, int i) {
+  double ex = w->x[i] - w->rx[i], ey = w->y[i] - w->ry[i];
+  if (!(ex * ex + ey * ey <= w->nb_lim2)) JL_RAISE(&w->nb_stale);
+}
+
+/* Makes the lists current for the packing in x, y, whatever moved it since
+ * (a move, a restore, a copy): rebuilt when stale or when some circle is
+ * JL_NBR_REBUILD of the skin from where they were built. Inside a
+ * relaxation the steps keep them current (jl_nbr_moved). */
+JL_RELAX_FN void jl_nbr_refresh(jl_relax_ws *w, const jl_relax_params *p) {
+  if (!w->nb) return;
+  double m = 0.0;
+  JL_FOR(i, p->n) {
+    double ex = w->x[i] - w->rx[i], ey = w->y[i] - w->ry[i];
+    if (!(ex * ex + ey * ey <= w->nb_lim2)) m = 1.0;
+  }
+  m = jl_block_max(m, w->red);
+  if (m > 0.0 || w->nb_stale) jl_nbr_build(w, p);
+}
+
 /* Smallest container centred at the origin: max |c_i| + r_i. */
 JL_RELAX_FN double jl_relax_enclosing(jl_relax_ws *w, int n) {
   double m = 0.0;
@@ -326,11 +476,12 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
   double checkpoint = INFINITY;
   for (int s = 0; s < max_steps; ++s) {
     if (w->cut) return 0;
+    if (w->nb_stale) jl_nbr_build(w, p);
     double worst = 0.0;
     JL_FOR(i, n) {
       double xi = x[i], yi = y[i], ri = r[i];
       double ax = 0.0, ay = 0.0, ov = 0.0;
-      jl_circle_contacts(i, xi, yi, ri, x, y, r, n, p->area_weighted, &ax, &ay, &ov);
+      jl_ws_contacts(w, n, i, xi, yi, ri, p->area_weighted, &ax, &ay, &ov);
       jl_container_contact(xi, yi, ri, Rc, &ax, &ay, &ov);
       w->dx[i] = ax;
       w->dy[i] = ay;
@@ -349,6 +500,7 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
     JL_FOR(i, n) {
       x[i] += w->dx[i];
       y[i] += w->dy[i];
+      if (w->nb) jl_nbr_moved(w, i);
     }
     JL_SYNC();
   }
@@ -496,11 +648,12 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
   JL_SYNC();
   for (int s = 0; s < max_steps; ++s) {
     if (w->cut) return 0;
+    if (w->nb_stale) jl_nbr_build(w, p);
     double worst = 0.0;
     JL_FOR(i, n) {
       double xi = x[i], yi = y[i], ri = r[i];
       double ax = 0.0, ay = 0.0, ov = 0.0;
-      jl_circle_contacts(i, xi, yi, ri, x, y, r, n, p->area_weighted, &ax, &ay, &ov);
+      jl_ws_contacts(w, n, i, xi, yi, ri, p->area_weighted, &ax, &ay, &ov);
       jl_container_contact(xi, yi, ri, Rc, &ax, &ay, &ov);
       w->dx[i] = ax;
       w->dy[i] = ay;
@@ -548,6 +701,7 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
       w->vy[i] = vy;
       x[i] = ox + dt * vx;
       y[i] = oy + dt * vy;
+      if (w->nb) jl_nbr_moved(w, i);
     }
     JL_SYNC();
   }
@@ -557,6 +711,7 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
 /* Legalization by the chosen method: returns 1 as soon as the largest
  * overlap is <= tol, 0 when it stalls or after max_steps. */
 JL_RELAX_FN int jl_relax_run(jl_relax_ws *w, const jl_relax_params *p, double Rc, int max_steps) {
+  jl_nbr_refresh(w, p);
   if (p->relax == JL_RELAX_FIRE) return jl_relax_run_fire(w, p, Rc, max_steps);
   return jl_relax_run_jacobi(w, p, Rc, max_steps);
 }
@@ -619,9 +774,13 @@ JL_RELAX_FN void jl_relax_start(jl_relax_ws *w, const jl_relax_params *p) {
   }
   JL_SYNC();
   jl_relax_run(w, p, INFINITY, 4 * p->max_steps);
+  jl_nbr_refresh(w, p);
   double s = 1.0;
   JL_FOR(i, n) {
-    for (int j = 0; j < n; ++j) {
+    /* every overlapping pair is listed; a maximum needs no order */
+    int cnt = w->nb ? w->nbc[i] : JL_NBR_CAP + 1, all = cnt > JL_NBR_CAP;
+    for (int k = 0; k < (all ? n : cnt); ++k) {
+      int j = all ? k : w->nb[JL_NBR_AT(n, i, k)];
       double ddx = w->x[i] - w->x[j], ddy = w->y[i] - w->y[j], sum = w->r[i] + w->r[j];
       double d2 = ddx * ddx + ddy * ddy;
       if (j != i && d2 < sum * sum) s = fmax(s, d2 > 0.0 ? sum / sqrt(d2) : 2.0);
@@ -731,7 +890,11 @@ JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
 JL_RELAX_FN double jl_circle_energy(const jl_relax_ws *w, int n, int i, double Rc) {
   const double *x = w->x, *y = w->y, *r = w->r;
   double e = 0.0;
-  for (int j = 0; j < n; ++j) {
+  /* from i's neighbour list while it has one (jl_nbr_refresh): it holds
+   * every circle that overlaps i, in ascending j, so the same additions */
+  int cnt = w->nb ? w->nbc[i] : JL_NBR_CAP + 1, all = cnt > JL_NBR_CAP;
+  for (int k = 0; k < (all ? n : cnt); ++k) {
+    int j = all ? k : w->nb[JL_NBR_AT(n, i, k)];
     double ddx = x[i] - x[j], ddy = y[i] - y[j], sum = r[i] + r[j];
     double d2 = ddx * ddx + ddy * ddy;
     if (j != i && d2 < sum * sum) {
@@ -750,6 +913,7 @@ JL_RELAX_FN double jl_circle_energy(const jl_relax_ws *w, int n, int i, double R
  * s2 are scratch), so both paths get the same bits. */
 JL_RELAX_FN double jl_relax_energy(jl_relax_ws *w, const jl_relax_params *p, double Rc) {
   const int n = p->n;
+  jl_nbr_refresh(w, p);
   JL_FOR(i, n) {
     w->s0[i] = jl_circle_energy(w, n, i, Rc);
     w->s1[i] = 0.0;
@@ -876,6 +1040,7 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
   double Rt = w->Rt;
   jl_copy_xy(w->cx, w->cy, w->x, w->y, n);
   if (p->walk_aim > 0.0) {
+    jl_nbr_refresh(w, p);
     JL_FOR(i, n) w->ce[i] = jl_circle_energy(w, n, i, Rt);
     JL_SYNC();
   }
@@ -929,18 +1094,23 @@ JL_RELAX_FN void jl_relax_ws_bind(jl_relax_ws *w, double *mem, int n) {
 
 /* The whole per-candidate job of one launch: load, maybe start, run the
  * trials, store. Called per candidate by the CPU twin and per block by the
- * kernel, with w and mem in shared memory on the GPU. */
-JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_params *p,
-                                    jl_circle_batch b, int c) {
+ * kernel, with w and mem in shared memory on the GPU; nbmem
+ * (JL_NBR_DOUBLES(n), global memory on the GPU) holds the neighbour lists
+ * when p->nbr is set. */
+JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, double *nbmem,
+                                    const jl_relax_params *p, jl_circle_batch b, int c) {
   const int n = p->n;
   if (JL_LEADER) {
     jl_relax_ws_bind(w, mem, n);
+    jl_relax_ws_bind_nbr(w, p->nbr ? nbmem : NULL, n, p->nbr_skin);
     jl_rng_state_init(&w->rng, p->seed, (uint64_t)c, b.rng_offset[c]);
     w->draws = 0;
     w->steps = 0;
     w->cut_src = b.cut;
     w->cut = 0;
-    double every = (double)JL_CUT_POLL_PAIRS / ((double)n * (double)n);
+    /* a step's pair tests: n per circle, or about a list's worth */
+    double per = w->nb && n > JL_NBR_CAP ? (double)JL_NBR_CAP : (double)n;
+    double every = (double)JL_CUT_POLL_PAIRS / ((double)n * per);
     w->cut_every = every > 1.0 ? (int)every : 1;
     w->cut_wait = 1;
     double band = p->accept_worse;
@@ -952,6 +1122,7 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, const jl_relax_
     w->x[i] = b.x[(size_t)c * n + i];
     w->y[i] = b.y[(size_t)c * n + i];
     w->r[i] = b.r[i];
+    if (w->nb) { w->rx[i] = w->x[i]; w->ry[i] = w->y[i]; }
   }
   JL_SYNC();
   if (b.need_start[c]) {

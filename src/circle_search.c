@@ -25,6 +25,13 @@
 /* Polished packings whose R agree this closely (relative) count as one. */
 #define JL_ELITE_SAME 1e-9
 
+/* The neighbour lists' skin, relative to the mean radius: a wider one lists
+ * more circles, a narrower one is rebuilt more often. In the search's own
+ * launches on the CPU twin (n = 200, 500, 1000, radii 1..n and equal) 0.25,
+ * 0.5, 1 and 2 gave about the same steps per second; 1 rebuilds every
+ * 140-320 steps. */
+#define JL_NBR_SKIN 1.0
+
 void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   memset(o, 0, sizeof *o);
   o->mode = JL_MODE_POPULATION;
@@ -96,6 +103,12 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->walk_tenure = 4;
   p->walk_reset = 50;
   p->walk_aim = JL_WALK_AIM_DEFAULT;
+  /* Neighbour lists: off here; the search and the benchmark choose by
+   * device and n (jl_circle_nbr_auto). The skin is a share of the mean radius. */
+  double rsum = 0.0;
+  for (int i = 0; i < n; ++i) rsum += r_sorted[i];
+  p->nbr = 0;
+  p->nbr_skin = n > 0 ? JL_NBR_SKIN * rsum / n : 0.0;
   p->seed = seed;
 }
 
@@ -192,6 +205,11 @@ static int jl_auto_batch(const jl_device *dev, int n, jl_search_mode mode) {
  * walk steps and starts outlast any step budget, still end their rounds,
  * polish, show progress and meet --time. */
 #define JL_LAUNCH_MAX_S 1.0
+/* Under --time a launch's step budget is sized from the last launch's step
+ * rate to end by itself after about this long, before the cut. */
+#define JL_LAUNCH_TARGET_S 0.8
+/* Launches shorter than this give no rate worth sizing by (timer noise). */
+#define JL_LAUNCH_RATE_MIN_S 0.01
 /* The polish after the last launch may run this far past --time, so a
  * record found at the end is not lost unpolished. */
 #define JL_POLISH_GRACE_S 0.5
@@ -400,9 +418,13 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
    * would end every walk after one launch */
   p.walk_every = o->mode == JL_MODE_TRIALS ? 0 : o->walk;
   p.walk_aim = o->aim;
+  p.nbr = jl_circle_nbr_auto(dev, prob->n);
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)
     p.step_budget = (uint64_t)(JL_STEP_BUDGET_N / prob->n);
+  const uint64_t budget_max = p.step_budget;
+  /* --rounds keeps the fixed budget: a seed gives the same bits */
+  const int sized = p.step_budget > 0 && o->time_s > 0 && o->rounds <= 0;
   int stuck_limit = o->stuck_limit > 0 ? o->stuck_limit
                     : (prob->n * JL_STUCK_PER_CIRCLE > JL_STUCK_MIN ? prob->n * JL_STUCK_PER_CIRCLE
                                                                     : JL_STUCK_MIN);
@@ -430,7 +452,21 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     eng.cut_at = st.deadline;
     if (st.deadline > 0 && o->rounds <= 0 && jl_time_now() + JL_LAUNCH_MAX_S < st.deadline)
       eng.cut_at = jl_time_now() + JL_LAUNCH_MAX_S;
+    uint64_t steps0 = 0;
+    for (int c = 0; c < count; ++c) steps0 += b.steps[c];
+    double t_launch = jl_time_now();
     if ((rc = jl_circle_engine_run(&eng, &p, &b, err)) != JL_OK) goto done;
+    t_launch = jl_time_now() - t_launch;
+    uint64_t steps1 = 0;
+    for (int c = 0; c < count; ++c) steps1 += b.steps[c];
+    /* Under --time the next launch's budget follows this one's step rate, so
+     * a launch ends by itself in about JL_LAUNCH_TARGET_S instead of at the
+     * cut (which discards the walk steps it interrupts); never above the
+     * default, so small packings keep their rounds. */
+    if (sized && t_launch > JL_LAUNCH_RATE_MIN_S && steps1 > steps0) {
+      double fit = JL_LAUNCH_TARGET_S * (double)(steps1 - steps0) / t_launch / count;
+      p.step_budget = fit < (double)budget_max ? (fit > 1.0 ? (uint64_t)fit : 1) : budget_max;
+    }
     round++;
     st.polish_deadline = 0.0;
     if (st.deadline > 0)

@@ -26,15 +26,23 @@ static int jl_cmp_double(const void *a, const void *b) {
 
 static const char *const jl_bench_help =
   "usage: jostle bench relax --n N [--batch B] [--steps S] [--device D] [--threads T]\n"
-  "                          [--seed S] [--relax fire|jacobi] [--repeat K]\n"
+  "                          [--seed S] [--relax fire|jacobi] [--repeat K] [--equal]\n"
+  "                          [--nbr auto|on|off] [--search]\n"
   "\n"
-  "Builds B random start packings of radii 1..N (one warm-up launch), then times\n"
+  "Builds B random start packings of radii 1..N (--equal: N unit circles; one\n"
+  "warm-up launch), then times\n"
   "K launches (default 5) in each of which every candidate does exactly S\n"
   "relaxation steps (default 2000) in a container 2% tighter than its packing,\n"
   "and prints one JSON line: candidates x steps per second of the median launch\n"
   "(and the fastest and slowest). --relax picks the step: fire (the search's\n"
   "default, damped dynamics with one fixed-order block sum per step) or jacobi\n"
-  "(the seed's step, the one its 486 steps/s measured).\n"
+  "(the seed's step, the one its 486 steps/s measured). --nbr: contacts from\n"
+  "neighbour lists (on), from all pairs (off) or as the search chooses by N\n"
+  "(auto, the default); the results are the same bits, only the speed differs.\n"
+  "circle_steps_per_s is steps_per_s times N. --search: each timed launch runs\n"
+  "the search's own work instead (every candidate walks, as jostle circles does:\n"
+  "moves, relaxations until legal or stalled, energies) until it has spent S\n"
+  "steps, so list rebuilds after moves are counted too.\n"
   "\n"
   "usage: jostle bench spread --n N [--steps S] [--device D] [--seed S]\n"
   "\n"
@@ -57,6 +65,8 @@ int jl_cli_bench(int argc, char **argv) {
     {"steps", required_argument, NULL, 't'}, {"device", required_argument, NULL, 'd'},
     {"threads", required_argument, NULL, 'j'}, {"seed", required_argument, NULL, 's'},
     {"relax", required_argument, NULL, 'r'},  {"repeat", required_argument, NULL, 'k'},
+    {"equal", no_argument, NULL, 'e'},        {"nbr", required_argument, NULL, 'l'},
+    {"search", no_argument, NULL, 'S'},
     {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
@@ -70,7 +80,7 @@ int jl_cli_bench(int argc, char **argv) {
     return jl_cli_fail(&err);
   }
   long n = 50, batch = 0, steps = 2000, threads = 0, repeat = JL_BENCH_REPEAT;
-  int relax = JL_RELAX_FIRE;
+  int relax = JL_RELAX_FIRE, equal = 0, nbr = -1, search = 0;  /* nbr -1: as the search chooses */
   uint64_t seed = 1;
   const char *device = "auto";
   int c, rc = JL_OK;
@@ -91,6 +101,14 @@ int jl_cli_bench(int argc, char **argv) {
       else if (strcmp(optarg, "jacobi") == 0) relax = JL_RELAX_JACOBI;
       else rc = jl_error_set(&err, JL_ERR_INPUT, "--relax: '%s' is not fire or jacobi", optarg);
       break;
+    case 'e': equal = 1; break;
+    case 'S': search = 1; break;
+    case 'l':
+      if (strcmp(optarg, "auto") == 0) nbr = -1;
+      else if (strcmp(optarg, "on") == 0) nbr = 1;
+      else if (strcmp(optarg, "off") == 0) nbr = 0;
+      else rc = jl_error_set(&err, JL_ERR_INPUT, "--nbr: '%s' is not auto, on or off", optarg);
+      break;
     case 'h': fputs(jl_bench_help, stdout); return 0;
     default: break;
     }
@@ -102,9 +120,10 @@ int jl_cli_bench(int argc, char **argv) {
   if (batch <= 0) batch = jl_circle_auto_batch(&dev, (int)n, 2);
 
   double r[4096];
-  for (int i = 0; i < n; ++i) r[i] = i + 1;
+  for (int i = 0; i < n; ++i) r[i] = equal ? 1.0 : i + 1;
   jl_relax_params p;
   jl_relax_params_default(&p, r, (int)n, seed);
+  p.nbr = nbr >= 0 ? nbr : jl_circle_nbr_auto(&dev, (int)n);
   jl_circle_batch b;
   jl_circle_engine eng;
   if (jl_circle_batch_alloc(&b, (int)n, (int)batch, r, &err) != JL_OK) return jl_cli_fail(&err);
@@ -114,13 +133,15 @@ int jl_cli_bench(int argc, char **argv) {
   }
   memset(b.need_start, 1, (size_t)batch);
   p.trials = 1;
-  rc = jl_circle_engine_run(&eng, &p, &b, &err);  /* warm-up: random starts */
-  p.bench_steps = (int)steps;
   p.relax = relax;
+  if (search) p.walk_every = JL_WALK_DEFAULT;
+  rc = jl_circle_engine_run(&eng, &p, &b, &err);  /* warm-up: random starts */
+  if (search) p.step_budget = (uint64_t)steps;
+  else p.bench_steps = (int)steps;
   /* Every launch does the same work (exactly S steps per candidate), so
    * the median launch is the figure: one short launch on a busy host can be
    * a fifth off either way. */
-  double dt[JL_BENCH_REPEAT_MAX];
+  double dt[JL_BENCH_REPEAT_MAX], rate[JL_BENCH_REPEAT_MAX];
   uint64_t per_launch = 0;
   for (int k = 0; k < repeat && rc == JL_OK; ++k) {
     uint64_t s0 = 0, s1 = 0;
@@ -130,18 +151,25 @@ int jl_cli_bench(int argc, char **argv) {
     dt[k] = jl_time_now() - t0;
     for (int c = 0; c < batch; ++c) s1 += b.steps[c];
     per_launch = s1 - s0;
+    rate[k] = (double)per_launch / dt[k];
   }
   jl_circle_engine_free(&eng);
   jl_circle_batch_free(&b);
   if (rc != JL_OK) return jl_cli_fail(&err);
+  /* the median launch's rate (--search launches differ a little in steps) */
   qsort(dt, (size_t)repeat, sizeof dt[0], jl_cmp_double);
+  qsort(rate, (size_t)repeat, sizeof rate[0], jl_cmp_double);
   double med = repeat % 2 ? dt[repeat / 2] : 0.5 * (dt[repeat / 2 - 1] + dt[repeat / 2]);
-  printf("{\"bench\": \"relax\", \"relax\": \"%s\", \"n\": %ld, \"device\": \"%s\", \"device_name\": \"%s\", "
+  double med_rate = repeat % 2 ? rate[repeat / 2] : 0.5 * (rate[repeat / 2 - 1] + rate[repeat / 2]);
+  printf("{\"bench\": \"%s\", \"relax\": \"%s\", \"n\": %ld, \"radii\": \"%s\", \"nbr\": %s, "
+         "\"device\": \"%s\", \"device_name\": \"%s\", "
          "\"batch\": %ld, \"steps_per_candidate\": %ld, \"steps\": %llu, \"repeats\": %ld, "
-         "\"seconds\": %.6g, \"seconds_min\": %.6g, \"seconds_max\": %.6g, \"steps_per_s\": %.6g}\n",
-         relax == JL_RELAX_FIRE ? "fire" : "jacobi", n, jl_device_kind_name(dev.kind), dev.name,
-         batch, steps, (unsigned long long)per_launch, repeat, med, dt[0], dt[repeat - 1],
-         (double)per_launch / med);
+         "\"seconds\": %.6g, \"seconds_min\": %.6g, \"seconds_max\": %.6g, \"steps_per_s\": %.6g, "
+         "\"circle_steps_per_s\": %.6g}\n",
+         search ? "relax-search" : "relax", relax == JL_RELAX_FIRE ? "fire" : "jacobi", n,
+         equal ? "equal" : "1..n", p.nbr ? "true" : "false", jl_device_kind_name(dev.kind),
+         dev.name, batch, steps, (unsigned long long)per_launch, repeat, med, dt[0],
+         dt[repeat - 1], med_rate, med_rate * (double)n);
   return 0;
 }
 

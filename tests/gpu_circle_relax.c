@@ -32,9 +32,11 @@ static void test_curand_matches_host_philox(void **state) {
 }
 
 /* Runs the same batch (random starts, then trials) on both paths; aim < 0
- * keeps the default share of aimed walk jumps. */
-static void compare_paths(int n, int count, int trials, int area_weighted, int relax, int walk, double aim) {
-  double r[512];
+ * keeps the default share of aimed walk jumps; nbr: contacts from neighbour
+ * lists (in global memory on the device) on both paths. */
+static void compare_paths_nbr(int n, int count, int trials, int area_weighted, int relax, int walk,
+                              double aim, int nbr) {
+  static double r[1000];
   for (int i = 0; i < n; ++i) r[i] = i + 1;
   jl_circle_batch cpu, gpu;
   assert_int_equal(jl_circle_batch_alloc(&cpu, n, count, r, NULL), JL_OK);
@@ -49,6 +51,7 @@ static void compare_paths(int n, int count, int trials, int area_weighted, int r
   p.relax = relax;
   p.walk_every = walk;
   if (aim >= 0.0) p.walk_aim = aim;
+  p.nbr = nbr;
   jl_device dev;
   jl_error err;
   assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
@@ -69,9 +72,9 @@ static void compare_paths(int n, int count, int trials, int area_weighted, int r
   for (size_t k = 0; k < nc; ++k)
     if (memcmp(&cpu.x[k], &gpu.x[k], sizeof(double)) || memcmp(&cpu.y[k], &gpu.y[k], sizeof(double)))
       differ++;
-  printf("n=%d count=%d trials=%d area=%d relax=%d: %d of %zu centres differ; R[0] cpu %.17g gpu %.17g; "
+  printf("n=%d count=%d trials=%d area=%d relax=%d nbr=%d: %d of %zu centres differ; R[0] cpu %.17g gpu %.17g; "
          "steps[0] cpu %llu gpu %llu\n",
-         n, count, trials, area_weighted, relax, differ, nc, cpu.R[0], gpu.R[0],
+         n, count, trials, area_weighted, relax, nbr, differ, nc, cpu.R[0], gpu.R[0],
          (unsigned long long)cpu.steps[0], (unsigned long long)gpu.steps[0]);
   assert_int_equal(differ, 0);
   for (int c = 0; c < count; ++c)  /* the walkers did walk */
@@ -90,6 +93,10 @@ static void compare_paths(int n, int count, int trials, int area_weighted, int r
   jl_circle_batch_free(&gpu);
 }
 
+static void compare_paths(int n, int count, int trials, int area_weighted, int relax, int walk, double aim) {
+  compare_paths_nbr(n, count, trials, area_weighted, relax, walk, aim, 0);
+}
+
 static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0, JL_RELAX_FIRE, 0, -1.0); }
 static void test_kernel_matches_twin_n50(void **state) { (void)state; compare_paths(50, 32, 2, 0, JL_RELAX_FIRE, 0, -1.0); }
 static void test_kernel_matches_twin_area(void **state) { (void)state; compare_paths(30, 16, 0, 1, JL_RELAX_FIRE, 0, -1.0); }
@@ -105,6 +112,14 @@ static void test_kernel_matches_twin_walk_mixed(void **state) { (void)state; com
 static void test_kernel_matches_twin_walk_unaimed(void **state) { (void)state; compare_paths(30, 32, 0, 0, JL_RELAX_FIRE, 1, 0.0); }
 /* More circles than threads per block: each thread loops over several. */
 static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0); }
+
+/* Neighbour lists (global memory per block on the device, a thread's
+ * scratch on the CPU): in the small kernel with every candidate walking, in
+ * the large one with trials and walks mixed over two launches, and at
+ * n = 1000 (4 circles per thread, a start and one trial each). */
+static void test_kernel_matches_twin_lists_walk(void **state) { (void)state; compare_paths_nbr(50, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0, 1); }
+static void test_kernel_matches_twin_lists_n300(void **state) { (void)state; compare_paths_nbr(300, 8, 0, 0, JL_RELAX_FIRE, 2, -1.0, 1); }
+static void test_kernel_matches_twin_lists_n1000(void **state) { (void)state; compare_paths_nbr(1000, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0, 1); }
 
 /* Two fresh batches of radii 1..n, the default parameters and a CUDA
  * engine for them. */
@@ -230,6 +245,9 @@ int main(void) {
     cmocka_unit_test(test_kernel_matches_twin_walk_mixed),
     cmocka_unit_test(test_kernel_matches_twin_walk_unaimed),
     cmocka_unit_test(test_kernel_matches_twin_n300),
+    cmocka_unit_test(test_kernel_matches_twin_lists_walk),
+    cmocka_unit_test(test_kernel_matches_twin_lists_n300),
+    cmocka_unit_test(test_kernel_matches_twin_lists_n1000),
     cmocka_unit_test(test_kernel_matches_twin_cut),
     cmocka_unit_test(test_kernel_cut_while_running),
     cmocka_unit_test(test_too_many_circles_for_a_block),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --time and SIGINT hold at every size: a search whose launches, walk steps
-# and polish each outlast the time limit (n = 200 on the CPU) still stops
-# within about a second of --time or of SIGINT or SIGTERM, writing a legal packing.
+# and polish each outlast the time limit (n = 200 and 300 on the CPU) still
+# stops within about a second of --time or of SIGINT or SIGTERM, writing a
+# legal packing.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -21,6 +22,15 @@ jwait 8
 expect_rc 0
 ended "$d/t.json" 200 time
 echo "n = 200, --time 3: exit after $TOOK s"
+
+# --time 2 at n = 300 on all cores: a launch is cut after a second at most
+# and sized from the step rate to end by itself before that, the polish
+# after the last one takes at most half a second: done within 3 s.
+jbg t300 circles --n 300 --device cpu --time 2 --out "$d/t300.json" --quiet
+jwait 3
+expect_rc 0
+ended "$d/t300.json" 300 time
+echo "n = 300, --time 2: exit after $TOOK s"
 
 # SIGINT at n = 200 and SIGTERM at n = 100, 3 s in: ignored for 200 s before.
 for sig in INT:200 TERM:100; do
