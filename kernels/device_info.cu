@@ -19,3 +19,7 @@ extern "C" int jl_cuda_device_query(int ordinal, char *name, int name_len, int *
   *sm_count = prop.multiProcessorCount;
   return 0;
 }
+
+extern "C" int jl_cuda_device_use(int ordinal) {
+  return cudaSetDevice(ordinal) == cudaSuccess ? 0 : -1;
+}

@@ -11,7 +11,8 @@ JL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # The Debian packages jostle needs to build, test and plot.
 JL_DEPS=(meson ninja-build pkg-config gcc libcjson-dev libcmocka-dev libnlopt-dev
-         libassimp-dev libfclib-dev python3-matplotlib)
+         libassimp-dev libfclib-dev python3-matplotlib
+         libopenmpi-dev openmpi-bin)
 
 jl_say() { echo "jostle: $*"; }
 

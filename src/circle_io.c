@@ -67,8 +67,31 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
   jl_buf_printf(b, ", \"time_to_best_s\": ");
   jl_buf_json_number(b, r->time_to_best_s);
   jl_buf_printf(b, ", \"trials\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"restarts\": %" PRIu64
-                   ", \"stopped_by\": \"%s\"},\n",
+                   ", \"stopped_by\": \"%s\"",
                 r->trials, r->relax_steps, r->restarts, jl_stop_name(r->stopped_by));
+  jl_buf_printf(b, ", \"ranks\": %d, \"migrations\": %" PRIu64, r->ranks > 0 ? r->ranks : 1,
+                r->migrations);
+  if (r->ranks > 1 && r->rank_info) {
+    jl_buf_printf(b, ",\n    \"islands\": [");
+    for (int k = 0; k < r->ranks; ++k) {
+      const jl_rank_info *ri = &r->rank_info[k];
+      jl_buf_printf(b, "%s\n      {\"rank\": %d, \"seed\": %" PRIu64 ", \"device\": \"%s\", \"cuda_device\": %d, "
+                       "\"device_name\": ", k ? "," : "", k, ri->seed, ri->cuda_device >= 0 ? "cuda" : "cpu",
+                    ri->cuda_device);
+      jl_buf_json_string(b, ri->device_name);
+      jl_buf_printf(b, ", \"trials\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"best_R\": ",
+                    ri->trials, ri->relax_steps);
+      jl_buf_json_number(b, ri->best_R);
+      jl_buf_printf(b, ", \"failed\": %s", ri->failed ? "true" : "false");
+      if (ri->failed) {
+        jl_buf_printf(b, ", \"error\": ");
+        jl_buf_json_string(b, ri->msg);
+      }
+      jl_buf_printf(b, "}");
+    }
+    jl_buf_printf(b, "]");
+  }
+  jl_buf_printf(b, "},\n");
 }
 
 static void jl_json_circles(jl_buf *b, const jl_circle_packing *pk) {

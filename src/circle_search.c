@@ -247,6 +247,7 @@ typedef struct jl_search_state {
   double polish_deadline;  /* this round's polish (0: none) */
   volatile sig_atomic_t *stop;
   uint64_t restarts;
+  int migrate_stop;        /* the last migration's verdict (JL_STOP_* + 1, 0: go on) */
 } jl_search_state;
 
 static void *jl_polish_worker(void *arg) {
@@ -341,6 +342,31 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
       }
       int rc = jl_circle_packing_copy(&st->best, &job->pk, err);
       if (rc != JL_OK) return rc;
+    }
+  }
+  return JL_OK;
+}
+
+/* One migration: offers the elite, takes the other ranks' packings into the
+ * elite (restarts adopt them as their own) and the best. A packing that
+ * fails the exact check here is not taken. */
+static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o, int want, uint64_t trials, uint64_t steps, uint64_t *migrations,
+                             jl_error *err) {
+  jl_circle_migration m = {.offer = st->elite, .offer_count = st->elite_count,
+                           .want_stop = want, .trials = trials, .relax_steps = steps};
+  int rc = o->migrate(o->migrate_ctx, &m, err);
+  if (rc != JL_OK) return rc;
+  (*migrations)++;
+  st->migrate_stop = m.stop;
+  for (int k = 0; k < m.incoming_count; ++k) {
+    const jl_circle_packing *pk = &m.incoming[k];
+    jl_circle_check chk;
+    jl_circle_check_packing(pk, JL_LEGAL_REL_TOL, &chk);
+    if (!chk.legal) continue;
+    if ((rc = jl_elite_offer(st, pk, err)) != JL_OK) return rc;
+    if (st->best.R == 0.0 || pk->R < st->best.R * (1.0 - 1e-13)) {
+      st->t_best = jl_time_now() - st->t0;
+      if ((rc = jl_circle_packing_copy(&st->best, pk, err)) != JL_OK) return rc;
     }
   }
   return JL_OK;
@@ -446,6 +472,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   st.stop = o->stop;
   int stopped_by = JL_STOP_ROUNDS;
   long round = 0;
+  uint64_t migrations = 0;
+  double next_migration = o->migrate_s;
   for (;;) {
     /* With --rounds launches run to their budgets, so a seed gives the
      * same bits; --time (the deadline) and SIGINT still cut them. */
@@ -485,10 +513,24 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
                        prob->best_known_R > 0 ? gap : 0.0, (unsigned long long)trials,
                        now > 0 ? (double)steps / now : 0.0, (unsigned long long)st.restarts,
                        st.elite_count);
-    if (o->target_R > 0 && st.best.R > 0 && st.best.R <= o->target_R) { stopped_by = JL_STOP_TARGET; break; }
-    if (o->stop && *o->stop) { stopped_by = JL_STOP_SIGNAL; break; }
-    if (o->rounds > 0 && round >= o->rounds) { stopped_by = JL_STOP_ROUNDS; break; }
-    if (o->time_s > 0 && now >= o->time_s) { stopped_by = JL_STOP_TIME; break; }
+    int want = 0;  /* JL_STOP_* + 1 */
+    if (o->target_R > 0 && st.best.R > 0 && st.best.R <= o->target_R) want = JL_STOP_TARGET + 1;
+    else if (o->stop && *o->stop) want = JL_STOP_SIGNAL + 1;
+    else if (o->rounds > 0 && round >= o->rounds) want = JL_STOP_ROUNDS + 1;
+    else if (o->time_s > 0 && now >= o->time_s) want = JL_STOP_TIME + 1;
+    if (o->migrate) {
+      int due = want || (o->rounds > 0 ? o->migrate_rounds > 0 && round % o->migrate_rounds == 0
+                                       : now >= next_migration);
+      if (due) {
+        if ((rc = jl_search_migrate(&st, o, want, trials, steps, &migrations, err)) != JL_OK)
+          goto done;
+        next_migration = jl_time_now() - st.t0 + o->migrate_s;
+        want = st.migrate_stop;
+      } else {
+        want = 0;
+      }
+    }
+    if (want) { stopped_by = want - 1; break; }
     jl_search_restart(&st, &b, &s, o, stuck_limit, &host_rng);
   }
   jl_progress_end(&pr);
@@ -517,6 +559,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     info->relax_steps += b.steps[c];
   }
   info->restarts = st.restarts;
+  info->migrations = migrations;
   info->stopped_by = stopped_by;
   rc = JL_OK;
 done:

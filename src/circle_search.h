@@ -38,6 +38,22 @@ typedef enum jl_search_mode {
 /* The population's elite: at most this many polished packings. */
 #define JL_ELITE_MAX 256
 
+/* Islands (src/islands.h): several searches, one per MPI rank, hand each
+ * other their best packings. The search calls the hook after a round when a
+ * migration is due or when it would stop; every rank calls it the same
+ * number of times, and a rank stops only when the hook says all stop. */
+typedef struct jl_circle_migration {
+  const jl_circle_packing *offer; /* in: this search's best distinct packings, R ascending */
+  int offer_count;
+  int want_stop;                  /* in: this search would stop now (JL_STOP_* + 1), 0: no */
+  uint64_t trials, relax_steps;   /* in: this search's totals */
+  const jl_circle_packing *incoming; /* out: the other searches' packings (owned by the hook) */
+  int incoming_count;
+  int stop;                       /* out: every search stops now (JL_STOP_* + 1), 0: go on */
+} jl_circle_migration;
+
+typedef int (*jl_circle_migrate_fn)(void *ctx, jl_circle_migration *m, jl_error *err);
+
 typedef struct jl_circle_search_opts {
   jl_search_mode mode;
   int batch;               /* candidates per launch; 0: chosen for the device */
@@ -60,6 +76,10 @@ typedef struct jl_circle_search_opts {
   const jl_circle_packing *resume; /* start every candidate from this packing */
   volatile sig_atomic_t *stop;     /* set asynchronously (SIGINT): the launch, the
                                     * polish and the search end within about a second */
+  jl_circle_migrate_fn migrate;    /* islands: NULL for one search */
+  void *migrate_ctx;
+  double migrate_s;                /* a migration every this many seconds (--time runs) */
+  long migrate_rounds;             /* or every this many rounds (--rounds runs, reproducible) */
 } jl_circle_search_opts;
 
 void jl_circle_search_opts_default(jl_circle_search_opts *o);

@@ -28,6 +28,16 @@ typedef struct jl_circle_packing {
 } jl_circle_packing;
 
 /* What one search run did, written beside the packing in the result JSON. */
+/* One island's (MPI rank's) facts, gathered to rank 0 (src/islands.h). */
+typedef struct jl_rank_info {
+  int cuda_device;         /* -1: CPU */
+  int failed;
+  uint64_t seed, trials, relax_steps;
+  double best_R;           /* 0: none */
+  char device_name[128];
+  char msg[256];           /* the failure's message */
+} jl_rank_info;
+
 typedef struct jl_circle_run_info {
   uint64_t seed;
   const char *device;             /* "cpu" or "cuda" */
@@ -41,6 +51,9 @@ typedef struct jl_circle_run_info {
   uint64_t relax_steps;
   uint64_t restarts;
   int stopped_by;                 /* JL_STOP_* */
+  uint64_t migrations;            /* islands: exchanges with the other ranks */
+  int ranks;                      /* islands: MPI ranks (1: one search) */
+  const jl_rank_info *rank_info;  /* ranks entries (rank 0 only), or NULL */
 } jl_circle_run_info;
 
 enum { JL_STOP_TIME = 0, JL_STOP_TARGET = 1, JL_STOP_SIGNAL = 2, JL_STOP_ROUNDS = 3 };

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "device.h"
 #include "file_util.h"
+#include "islands.h"
 #include "log.h"
 
 static const char *const jl_circles_help =
@@ -55,7 +56,9 @@ static const char *const jl_circles_help =
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
-  "  --threads T       CPU threads (default: all cores)\n"
+  "  --threads T       CPU threads (default: all cores, shared by the ranks on a node)\n"
+  "  --migrate S       under mpirun: the ranks exchange their best packings every S\n"
+  "                    seconds (default n/10, within 2..30; with --rounds every 5 rounds)\n"
   "\n"
   "output:\n"
   "  --out FILE.json   result (default NAME.json here, NAME the instance's name made\n"
@@ -89,7 +92,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_ADOPT, OPT_WALK, OPT_AIM, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_ADOPT, OPT_WALK, OPT_AIM, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -115,6 +118,7 @@ static const struct option jl_circles_opts[] = {
   {"resume", required_argument, NULL, OPT_RESUME},
   {"device", required_argument, NULL, OPT_DEVICE},
   {"threads", required_argument, NULL, OPT_THREADS},
+  {"migrate", required_argument, NULL, OPT_MIGRATE},
   {"out", required_argument, NULL, OPT_OUT},
   {"svg", required_argument, NULL, OPT_SVG},
   {"txt", required_argument, NULL, OPT_TXT},
@@ -128,6 +132,7 @@ typedef struct jl_circles_args {
   const char *problem, *resume, *device, *out, *svg, *txt;
   jl_circle_search_opts search;
   int time_given;
+  double migrate_s;
 } jl_circles_args;
 
 static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help, jl_error *err) {
@@ -191,6 +196,7 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_DEVICE: a->device = optarg; break;
     case OPT_THREADS: rc = jl_cli_int("--threads", optarg, 1, 256, &a->threads, err); break;
+    case OPT_MIGRATE: rc = jl_cli_double("--migrate", optarg, 0.01, 1e6, &a->migrate_s, err); break;
     case OPT_OUT: a->out = optarg; break;
     case OPT_SVG: a->svg = optarg; break;
     case OPT_TXT: a->txt = optarg; break;
@@ -249,6 +255,22 @@ static int jl_circles_problem(const jl_circles_args *a, jl_circle_problem *prob,
   return JL_OK;
 }
 
+/* Prints the run's facts line: the device, or every rank's. */
+static void jl_circles_print_where(const jl_circle_run_info *info, const jl_device *dev) {
+  if (info->ranks <= 1 || !info->rank_info) {
+    printf("%s\n", dev->name);
+    return;
+  }
+  printf("%d ranks (%llu migrations):", info->ranks, (unsigned long long)info->migrations);
+  for (int r = 0; r < info->ranks; ++r) {
+    const jl_rank_info *ri = &info->rank_info[r];
+    printf("%s %s", r ? ";" : "", ri->device_name);
+    if (ri->cuda_device >= 0) printf(" (CUDA device %d)", ri->cuda_device);
+    if (ri->failed) printf(" failed");
+  }
+  printf("\n");
+}
+
 int jl_cli_circles(int argc, char **argv) {
   jl_error err = {0};
   jl_circles_args a;
@@ -258,47 +280,135 @@ int jl_cli_circles(int argc, char **argv) {
     fputs(jl_circles_help, stdout);
     return 0;
   }
+  jl_islands isl;
+  if (jl_islands_init(&isl, &err) != JL_OK) return jl_cli_fail(&err);
+  const int root = isl.rank == 0;
   jl_circle_problem prob = {0};
   jl_circle_packing resume = {0}, best = {0};
+  jl_rank_info *ranks = NULL;
   int have_resume = 0, status = 0;
-  if (jl_circles_problem(&a, &prob, &resume, &have_resume, &err) != JL_OK) {
-    status = jl_cli_fail(&err);
-    goto done;
-  }
+  /* Setup errors (input, outputs, device) are agreed on by all ranks, so a
+   * rank never waits in a migration for one that has left. */
+  int ok = jl_circles_problem(&a, &prob, &resume, &have_resume, &err) == JL_OK;
   /* The outputs, checked before any work: the default names come from the
    * instance's name, kept to a safe file name in the current folder. */
   char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8], svg[JL_CLI_PATH_MAX], txt[JL_CLI_PATH_MAX];
-  jl_cli_default_stem(prob.name, "circles", stem, sizeof stem);
-  snprintf(def_out, sizeof def_out, "%s.json", stem);
-  const char *out = a.out ? a.out : def_out;
-  if (a.svg) snprintf(svg, sizeof svg, "%s", a.svg); else jl_cli_sibling(out, ".svg", svg, sizeof svg);
-  if (a.txt) snprintf(txt, sizeof txt, "%s", a.txt); else jl_cli_sibling(out, ".txt", txt, sizeof txt);
+  const char *out = NULL;
   jl_cli_outputs outs = {0};
-  jl_cli_outputs_add(&outs, a.out ? "--out" : "the result", out);
-  jl_cli_outputs_add(&outs, a.svg ? "--svg" : "the picture", svg);
-  jl_cli_outputs_add(&outs, a.txt ? "--txt" : "the text", txt);
-  const char *inputs[2] = {a.problem, a.resume};
-  if (jl_cli_outputs_check(&outs, inputs, 2, &err) != JL_OK) {
-    status = jl_cli_fail(&err);
-    goto done;
+  if (ok) {
+    jl_cli_default_stem(prob.name, "circles", stem, sizeof stem);
+    snprintf(def_out, sizeof def_out, "%s.json", stem);
+    out = a.out ? a.out : def_out;
+    if (a.svg) snprintf(svg, sizeof svg, "%s", a.svg); else jl_cli_sibling(out, ".svg", svg, sizeof svg);
+    if (a.txt) snprintf(txt, sizeof txt, "%s", a.txt); else jl_cli_sibling(out, ".txt", txt, sizeof txt);
+    jl_cli_outputs_add(&outs, a.out ? "--out" : "the result", out);
+    jl_cli_outputs_add(&outs, a.svg ? "--svg" : "the picture", svg);
+    jl_cli_outputs_add(&outs, a.txt ? "--txt" : "the text", txt);
+    const char *inputs[2] = {a.problem, a.resume};
+    if (root && jl_cli_outputs_check(&outs, inputs, 2, &err) != JL_OK) ok = 0;
   }
   jl_device dev;
   int notice = 0;
-  if (jl_device_select(&dev, a.device, (int)a.threads, &notice, &err) != JL_OK) {
+  if (ok) {
+    /* the ranks on a node share its cores unless --threads says otherwise */
+    int threads = (int)a.threads;
+    if (threads <= 0 && isl.local_size > 1) {
+      threads = jl_cpu_count() / isl.local_size;
+      if (threads < 1) threads = 1;
+    }
+    if (jl_device_select_slot(&dev, a.device, threads, isl.local_rank, &notice, &err) != JL_OK) ok = 0;
+  }
+  if (ok && isl.size > 1 && jl_islands_circles_begin(&isl, &prob, &err) != JL_OK) ok = 0;
+  if (!jl_islands_all_ok(&isl, ok)) {
+    if (ok)
+      jl_error_set(&err, JL_ERR_INPUT, "another MPI rank failed to set up (its message above)");
     status = jl_cli_fail(&err);
     goto done;
   }
-  jl_log log = {stderr, a.search.progress ? JL_LOG_INFO : JL_LOG_NOTICE};
+  jl_log log = {stderr, root && a.search.progress ? JL_LOG_INFO : root ? JL_LOG_NOTICE : JL_LOG_ERROR};
   if (notice)
     jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d threads)",
                   dev.threads);
-  jl_log_printf(&log, JL_LOG_INFO, "%s, %d circles, %s, %s mode, seed %llu", prob.name, prob.n,
-                dev.name, jl_search_mode_name(a.search.mode), (unsigned long long)a.search.seed);
+  const uint64_t user_seed = a.search.seed;
+  a.search.seed = jl_islands_seed(user_seed, isl.rank);
+  if (isl.size > 1) {
+    a.search.migrate = jl_islands_circle_migrate;
+    a.search.migrate_ctx = &isl;
+    a.search.migrate_s = a.migrate_s > 0 ? a.migrate_s : jl_islands_migrate_default(prob.n);
+    a.search.migrate_rounds = a.migrate_s > 0 ? (long)a.migrate_s : JL_ISLANDS_MIGRATE_ROUNDS;
+    if (a.search.migrate_rounds < 1) a.search.migrate_rounds = 1;
+    if (!root) a.search.progress = 0;
+    jl_log_printf(&log, JL_LOG_INFO,
+                  "%s, %d circles, %d MPI ranks (rank 0: %s), %s mode, seed %llu, migrations every %g %s",
+                  prob.name, prob.n, isl.size, dev.name, jl_search_mode_name(a.search.mode),
+                  (unsigned long long)user_seed,
+                  a.search.rounds > 0 ? (double)a.search.migrate_rounds : a.search.migrate_s,
+                  a.search.rounds > 0 ? "rounds" : "s");
+  } else {
+    jl_log_printf(&log, JL_LOG_INFO, "%s, %d circles, %s, %s mode, seed %llu", prob.name, prob.n,
+                  dev.name, jl_search_mode_name(a.search.mode), (unsigned long long)user_seed);
+  }
   a.search.resume = have_resume ? &resume : NULL;
   a.search.stop = &jl_stop_flag;
   jl_install_signals();
   jl_circle_run_info info;
-  if (jl_circle_search(&prob, &dev, &a.search, &best, &info, &err) != JL_OK) {
+  memset(&info, 0, sizeof info);
+  int searched = jl_circle_search(&prob, &dev, &a.search, &best, &info, &err) == JL_OK;
+  if (!searched) {
+    if (isl.size <= 1) {
+      status = jl_cli_fail(&err);
+      goto done;
+    }
+    /* a failed rank says so and stays in the migrations until the others stop */
+    fprintf(stderr, "jostle: rank %d (%s): %s; the other ranks go on\n", isl.rank, dev.name, err.msg);
+    status = err.code == JL_ERR_INPUT ? 2 : 1;
+    jl_error idle_err = {0};
+    if (jl_circle_packing_init(&best, prob.n, &idle_err) != JL_OK ||
+        jl_islands_circles_idle(&isl, err.msg, &best, &idle_err) != JL_OK) {
+      jl_cli_fail(&idle_err);
+      goto done;
+    }
+    info.seed = a.search.seed;
+    info.device = jl_device_kind_name(dev.kind);
+    info.device_name = dev.name;
+    info.mode = jl_search_mode_name(a.search.mode);
+    info.stopped_by = JL_STOP_SIGNAL;
+  }
+  info.seed = user_seed;
+  info.ranks = isl.size;
+  if (isl.size > 1) {
+    jl_rank_info mine;
+    memset(&mine, 0, sizeof mine);
+    mine.cuda_device = dev.kind == JL_DEVICE_CUDA ? dev.cuda_ordinal : -1;
+    mine.failed = !searched;
+    mine.seed = a.search.seed;
+    mine.trials = info.trials;
+    mine.relax_steps = info.relax_steps;
+    mine.best_R = best.R;
+    snprintf(mine.device_name, sizeof mine.device_name, "%s", dev.name);
+    if (!searched) snprintf(mine.msg, sizeof mine.msg, "%.*s", (int)sizeof mine.msg - 1, err.msg);
+    if (root && !(ranks = calloc((size_t)isl.size, sizeof *ranks))) {
+      jl_error_set(&err, JL_ERR_NOMEM, "out of memory");
+      status = jl_cli_fail(&err);
+      goto done;
+    }
+    jl_error gerr = {0};
+    if (jl_islands_gather(&isl, &mine, ranks, &gerr) != JL_OK) {
+      status = jl_cli_fail(&gerr);
+      goto done;
+    }
+    if (root) {
+      info.rank_info = ranks;
+      info.trials = info.relax_steps = 0;
+      for (int r = 0; r < isl.size; ++r) {
+        info.trials += ranks[r].trials;
+        info.relax_steps += ranks[r].relax_steps;
+      }
+    }
+  }
+  if (!root) goto done;
+  if (best.R <= 0.0) {
+    jl_error_set(&err, JL_ERR_DEVICE, "no rank found a packing; nothing written");
     status = jl_cli_fail(&err);
     goto done;
   }
@@ -327,13 +437,16 @@ int jl_cli_circles(int argc, char **argv) {
   if (prob.best_known_R > 0)
     printf("  (record %.10f, gap %+.2e)", prob.best_known_R, best.R / prob.best_known_R - 1.0);
   printf("  legal (max overlap %.2Le)\n", chk.max_overlap > 0 ? chk.max_overlap : 0.0L);
-  printf("stopped by %s after %.1f s (best at %.1f s), %llu trials, %llu relaxation steps on %s\n",
+  printf("stopped by %s after %.1f s (best at %.1f s), %llu trials, %llu relaxation steps on ",
          stop_names[info.stopped_by], info.time_s, info.time_to_best_s,
-         (unsigned long long)info.trials, (unsigned long long)info.relax_steps, dev.name);
+         (unsigned long long)info.trials, (unsigned long long)info.relax_steps);
+  jl_circles_print_where(&info, &dev);
   printf("wrote %s, %s, %s\n", out, svg, txt);
 done:
+  free(ranks);
   jl_circle_packing_free(&best);
   jl_circle_packing_free(&resume);
   jl_circle_problem_free(&prob);
+  jl_islands_finalize(&isl);
   return status;
 }

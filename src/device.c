@@ -21,21 +21,32 @@ static void jl_device_cpu(jl_device *dev, int threads) {
 }
 
 int jl_device_select(jl_device *dev, const char *want, int threads, int *notice, jl_error *err) {
+  return jl_device_select_slot(dev, want, threads, 0, notice, err);
+}
+
+int jl_device_select_slot(jl_device *dev, const char *want, int threads, int slot, int *notice,
+                          jl_error *err) {
   if (notice) *notice = 0;
   memset(dev, 0, sizeof *dev);
   if (!want || strcmp(want, "auto") == 0 || strcmp(want, "cuda") == 0) {
     int must = want && strcmp(want, "cuda") == 0;
 #ifdef JL_HAVE_CUDA
-    if (jl_cuda_device_count() > 0) {
+    int count = jl_cuda_device_count();
+    if (count > 0) {
       jl_device_cpu(dev, threads);
       dev->kind = JL_DEVICE_CUDA;
-      dev->cuda_ordinal = 0;
-      if (jl_cuda_device_query(0, dev->name, sizeof dev->name, &dev->sm_count) != 0)
-        return jl_error_set(err, JL_ERR_DEVICE, "CUDA device 0 could not be queried");
+      dev->cuda_ordinal = (slot > 0 ? slot : 0) % count;
+      if (jl_cuda_device_query(dev->cuda_ordinal, dev->name, sizeof dev->name, &dev->sm_count) != 0)
+        return jl_error_set(err, JL_ERR_DEVICE, "CUDA device %d could not be queried",
+                            dev->cuda_ordinal);
+      if (dev->cuda_ordinal != 0 && jl_cuda_device_use(dev->cuda_ordinal) != 0)
+        return jl_error_set(err, JL_ERR_DEVICE, "CUDA device %d could not be made current",
+                            dev->cuda_ordinal);
       return JL_OK;
     }
     if (must) return jl_error_set(err, JL_ERR_DEVICE, "--device cuda: no CUDA device is present");
 #else
+    (void)slot;
     if (must)
       return jl_error_set(err, JL_ERR_DEVICE,
                           "--device cuda: this jostle was built without CUDA (meson -Dcuda=enabled)");

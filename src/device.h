@@ -24,6 +24,10 @@ typedef struct jl_device {
 /* want: "cpu", "cuda" or "auto". threads <= 0 means all cores. With "auto"
  * and no device, *notice is set to 1 so the CLI can say it fell back. */
 int jl_device_select(jl_device *dev, const char *want, int threads, int *notice, jl_error *err);
+/* The same, on CUDA device slot mod the devices present (one MPI rank per
+ * device: slot = the rank on its node); makes it the calling thread's device. */
+int jl_device_select_slot(jl_device *dev, const char *want, int threads, int slot, int *notice,
+                          jl_error *err);
 int jl_cpu_count(void);
 const char *jl_device_kind_name(jl_device_kind k);
 
@@ -31,6 +35,7 @@ const char *jl_device_kind_name(jl_device_kind k);
 /* kernels/device_info.cu */
 int jl_cuda_device_count(void);
 int jl_cuda_device_query(int ordinal, char *name, int name_len, int *sm_count);
+int jl_cuda_device_use(int ordinal);
 /* kernels/rng_check.cu: count draws of cuRAND's Philox(seed, sub, offset) */
 int jl_cuda_philox_sample(uint64_t seed, uint64_t sub, uint64_t offset, int count,
                           uint32_t *host_out);

@@ -569,8 +569,10 @@ static void test_json_round_trip(void **state) {
   jl_circle_packing pk, back;
   jl_error err;
   make_result(&p, &pk);
-  jl_circle_run_info info = {12345678901234ULL, "cpu", "16 CPU threads", "population", 1,
-                             0.5, 1.5, 0.25, 1000, 200000, 3, JL_STOP_TARGET};
+  jl_circle_run_info info = {.seed = 12345678901234ULL, .device = "cpu",
+                             .device_name = "16 CPU threads", .mode = "population", .walk = 1,
+                             .aim = 0.5, .time_s = 1.5, .time_to_best_s = 0.25, .trials = 1000,
+                             .relax_steps = 200000, .restarts = 3, .stopped_by = JL_STOP_TARGET};
   tmp_file(state, "out.json", path, sizeof path);
   assert_int_equal(jl_circle_result_write_json(path, &p, &pk, &info, NULL, &err), JL_OK);
 

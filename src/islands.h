@@ -1,0 +1,81 @@
+/* Islands: one search per MPI rank (`mpirun -np K jostle circles|trunk`),
+ * each on its own device and seed, handing each other their best packings
+ * every few seconds through one MPI_Allgather of small fixed-size messages.
+ * Rank 0 alone prints progress and writes the outputs.
+ *
+ * Without MPI (meson -Dmpi=disabled) or outside an MPI launcher everything
+ * runs as one rank and no MPI call is made. A build without MPI started by
+ * an MPI launcher with several ranks refuses to run, so K copies never write
+ * the same files. */
+#ifndef JL_ISLANDS_H
+#define JL_ISLANDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "circle_search.h"
+#include "circles.h"
+#include "device.h"
+#include "error.h"
+
+/* Packings each rank offers per migration (its best distinct ones). */
+#define JL_ISLANDS_OFFER 3
+/* The migration interval when --migrate is not given: a few launches at
+ * small n, longer where a packing takes longer to change (seconds). */
+#define JL_ISLANDS_MIGRATE_MIN_S 2.0
+#define JL_ISLANDS_MIGRATE_MAX_S 30.0
+/* --rounds runs (reproducible): a migration every this many rounds. */
+#define JL_ISLANDS_MIGRATE_ROUNDS 5
+#define JL_ISLANDS_MSG 256
+
+typedef struct jl_islands {
+  int rank, size;
+  int local_rank;          /* rank among those on this node: picks the CUDA device */
+  int local_size;          /* ranks on this node: share its CPU threads */
+  int mpi;                 /* 1: MPI_Init was called here (finalize calls MPI_Finalize) */
+  /* one migration's buffers: every rank's slot, then the packings taken in */
+  unsigned char *slots;
+  size_t slot_bytes;
+  jl_circle_packing *incoming;
+  int incoming_cap;
+  const jl_circle_problem *prob; /* radii for the packings taken in */
+  int failed;              /* this rank's search failed; it only exchanges */
+  char failed_msg[JL_ISLANDS_MSG];
+} jl_islands;
+
+
+/* Joins the MPI job when started by an MPI launcher (mpirun, srun): sets
+ * rank, size and local rank. Otherwise one rank. */
+int jl_islands_init(jl_islands *isl, jl_error *err);
+void jl_islands_finalize(jl_islands *isl);
+
+/* The seed of rank r: --seed itself on rank 0 (one rank runs as before),
+ * a splitmix64 mix of seed and rank elsewhere. */
+uint64_t jl_islands_seed(uint64_t seed, int rank);
+
+/* The default migration interval for n circles (seconds). */
+double jl_islands_migrate_default(int n);
+
+/* Collective: 1 when every rank passes ok = 1. With one rank: ok. */
+int jl_islands_all_ok(jl_islands *isl, int ok);
+
+/* Prepares the circle exchange for prob (buffers for every rank's offer). */
+int jl_islands_circles_begin(jl_islands *isl, const jl_circle_problem *prob, jl_error *err);
+
+/* The circle search's migrate hook (ctx: jl_islands *). */
+int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err);
+
+/* A rank whose search failed keeps taking part in the migrations, offering
+ * nothing, until the others stop; it keeps the best packing it receives in
+ * best (R = 0: none) so rank 0 can still write one. */
+int jl_islands_circles_idle(jl_islands *isl, const char *msg, jl_circle_packing *best,
+                            jl_error *err);
+
+/* Collective: every rank's facts to rank 0 (all[size] there; may be NULL
+ * elsewhere). */
+int jl_islands_gather(jl_islands *isl, const jl_rank_info *mine, jl_rank_info *all,
+                      jl_error *err);
+
+void jl_islands_free(jl_islands *isl);
+
+#endif

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Islands over MPI ranks on the CPU path (mpirun --oversubscribe -np 2): both
+# ranks search with their own seeds, migrations happen, rank 0 writes a legal
+# result holding the best of both, the same seed gives the same packing, and
+# SIGINT to one rank stops the run with the outputs written.
+# Run with MPIRUN set (tests/meson.build does it when Open MPI is found).
+. "$(dirname "$0")/common.sh"
+
+MPIRUN=${MPIRUN:-mpirun}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# no network in CI: shared memory and loopback only
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+mrun() {
+  LAST=$1
+  shift
+  CMD="(mpirun -np 2) $*"
+  RC=0
+  timeout -k 10 "${JL_TIMEOUT:-180}" "$MPIRUN" --oversubscribe -np 2 "$JOSTLE" "$@" \
+    >"$W/$LAST.out" 2>"$W/$LAST.err" </dev/null || RC=$?
+}
+
+d=$W/o
+mkdir -p "$d"
+args=(circles --n 16 --rounds 6 --migrate 2 --threads 1 --batch 4 --quiet)
+mrun a "${args[@]}" --out "$d/a.json"
+expect_rc 0
+check_result "$d/a.json" 16
+jpy '
+d = load(sys.argv[1])["run"]
+if d.get("ranks") != 2: fail("expected run.ranks == 2, got %r" % d.get("ranks"))
+# rounds 2, 4 and 6: three migrations
+if d.get("migrations") != 3: fail("expected 3 migrations (every 2 of 6 rounds), got %r" % d.get("migrations"))
+isl = d.get("islands")
+if not isinstance(isl, list) or len(isl) != 2: fail("expected run.islands with 2 ranks, got %r" % isl)
+if [r["rank"] for r in isl] != [0, 1]: fail("expected ranks 0 and 1, got %r" % isl)
+if isl[0]["seed"] != 1 or isl[1]["seed"] == 1: fail("expected rank 0 on seed 1 and rank 1 on its own seed, got %r" % [r["seed"] for r in isl])
+for r in isl:
+    if r["trials"] <= 0 or r["relax_steps"] <= 0: fail("rank %d did not search: %r" % (r["rank"], r))
+    if r["device"] != "cpu" or r["cuda_device"] != -1: fail("rank %d: expected the CPU, got %r" % (r["rank"], r))
+    if r["failed"]: fail("rank %d failed: %r" % (r["rank"], r))
+if d["trials"] != isl[0]["trials"] + isl[1]["trials"]: fail("run.trials is not the sum of the ranks")
+R = load(sys.argv[1])["R"]
+if R > min(r["best_R"] for r in isl) * (1 + 1e-12): fail("rank 0 wrote R %r, a rank held %r" % (R, min(r["best_R"] for r in isl)))
+' "$d/a.json" || fail "jostle $CMD: run facts (above)"
+grep -q "2 ranks (3 migrations)" "$W/a.out" || fail "jostle $CMD: expected the summary to name 2 ranks and 3 migrations"
+jrun va verify "$d/a.json"
+expect_rc 0
+
+# the same seed, the same packing
+mrun b "${args[@]}" --out "$d/b.json"
+expect_rc 0
+jpy '
+a, b = load(sys.argv[1]), load(sys.argv[2])
+if a["circles"] != b["circles"] or a["run"]["trials"] != b["run"]["trials"]:
+    fail("two runs of seed 1 differ: R %r vs %r, trials %r vs %r" % (a["R"], b["R"], a["run"]["trials"], b["run"]["trials"]))
+' "$d/a.json" "$d/b.json" || fail "jostle $CMD: not reproducible"
+
+# SIGINT to rank 1 alone: every rank stops within a migration and a launch,
+# rank 0 writes the best packing
+LAST=s
+CMD="(mpirun -np 2) circles --n 20 --time 120"
+"$MPIRUN" --oversubscribe -np 2 "$JOSTLE" circles --n 20 --time 120 --threads 1 --migrate 2 \
+  --quiet --out "$d/s.json" >"$W/s.out" 2>"$W/s.err" </dev/null &
+mpid=$!
+BG_PIDS+=("$mpid")
+rank1=""
+for _ in $(seq 1 100); do
+  sleep 0.2
+  for p in $(pgrep -P "$mpid" 2>/dev/null); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then rank1=$p; fi
+  done
+  [ -n "$rank1" ] && break
+done
+[ -n "$rank1" ] || fail "could not find rank 1 among mpirun's children"
+sleep 4
+kill -INT "$rank1"
+start=$(date +%s)
+RC=0
+for _ in $(seq 1 150); do kill -0 "$mpid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$mpid" 2>/dev/null && fail "jostle $CMD: still running 15 s after SIGINT to rank 1"
+wait "$mpid" || RC=$?
+expect_rc 0
+[ -s "$d/s.json" ] || fail "jostle $CMD: expected $d/s.json after SIGINT to rank 1"
+check_result "$d/s.json" 20
+stop=$(json_get "$d/s.json" 'd["run"]["stopped_by"]') || exit 1
+[ "$stop" = "'signal'" ] || fail "jostle $CMD: expected run.stopped_by == \"signal\", got $stop"
+jrun vs verify "$d/s.json"
+expect_rc 0
+
+echo "PASS: cli_mpi (stopped $(( $(date +%s) - start )) s after SIGINT to rank 1)"
