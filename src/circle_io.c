@@ -81,7 +81,7 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
       jl_buf_json_string(b, ri->device_name);
       jl_buf_printf(b, ", \"trials\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"best_R\": ",
                     ri->trials, ri->relax_steps);
-      jl_buf_json_number(b, ri->best_R);
+      jl_buf_json_number(b, ri->best);
       jl_buf_printf(b, ", \"failed\": %s", ri->failed ? "true" : "false");
       if (ri->failed) {
         jl_buf_printf(b, ", \"error\": ");

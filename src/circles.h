@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "error.h"
 
 #define JL_NAME_MAX 128
@@ -28,16 +29,6 @@ typedef struct jl_circle_packing {
 } jl_circle_packing;
 
 /* What one search run did, written beside the packing in the result JSON. */
-/* One island's (MPI rank's) facts, gathered to rank 0 (src/islands.h). */
-typedef struct jl_rank_info {
-  int cuda_device;         /* -1: CPU */
-  int failed;
-  uint64_t seed, trials, relax_steps;
-  double best_R;           /* 0: none */
-  char device_name[128];
-  char msg[256];           /* the failure's message */
-} jl_rank_info;
-
 typedef struct jl_circle_run_info {
   uint64_t seed;
   const char *device;             /* "cpu" or "cuda" */

@@ -384,7 +384,7 @@ int jl_cli_circles(int argc, char **argv) {
     mine.seed = a.search.seed;
     mine.trials = info.trials;
     mine.relax_steps = info.relax_steps;
-    mine.best_R = best.R;
+    mine.best = best.R;
     snprintf(mine.device_name, sizeof mine.device_name, "%s", dev.name);
     if (!searched) snprintf(mine.msg, sizeof mine.msg, "%.*s", (int)sizeof mine.msg - 1, err.msg);
     if (root && !(ranks = calloc((size_t)isl.size, sizeof *ranks))) {

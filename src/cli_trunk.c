@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "device.h"
 #include "file_util.h"
+#include "islands.h"
 #include "log.h"
 #include "mesh.h"
 #include "timer.h"
@@ -88,7 +89,9 @@ static const char *const jl_trunk_help =
   "  --seed S          random seed (default 1)\n"
   "  --resume FILE     start from a trunk result (.json) when it beats the fills\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
-  "  --threads T       CPU threads (default: all cores)\n"
+  "  --threads T       CPU threads (default: all cores, shared by the ranks on a node)\n"
+  "  --migrate S       under mpirun: the ranks exchange their best packings every S\n"
+  "                    seconds of the search (default 10)\n"
   "  --no-reach        do not measure the reachable volume (the part of the\n"
   "                    interior some block can reach; by default it takes up\n"
   "                    to a tenth of --time before the fills)\n"
@@ -104,7 +107,7 @@ static const char *const jl_trunk_help =
 
 enum {
   OPT_UNITS = 1000, OPT_BLOCK, OPT_SPACING, OPT_CELL, OPT_TIME, OPT_SEED, OPT_DEVICE,
-  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS, OPT_NO_REACH
+  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS, OPT_NO_REACH, OPT_MIGRATE
 };
 
 static const struct option jl_trunk_opts[] = {
@@ -121,6 +124,7 @@ static const struct option jl_trunk_opts[] = {
   {"resume", required_argument, NULL, OPT_RESUME},
   {"quiet", no_argument, NULL, OPT_QUIET},
   {"no-reach", no_argument, NULL, OPT_NO_REACH},
+  {"migrate", required_argument, NULL, OPT_MIGRATE},
   {"help", no_argument, NULL, OPT_HELP},
   {NULL, 0, NULL, 0},
 };
@@ -134,6 +138,7 @@ typedef struct jl_trunk_args {
   double time_s;
   uint64_t seed;
   long threads;
+  double migrate_s;
   long max_blocks;
   int quiet;
   int no_reach;
@@ -180,6 +185,7 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
     case OPT_SEED: rc = jl_cli_u64("--seed", optarg, &a->seed, err); break;
     case OPT_DEVICE: a->device = optarg; break;
     case OPT_THREADS: rc = jl_cli_int("--threads", optarg, 1, 256, &a->threads, err); break;
+    case OPT_MIGRATE: rc = jl_cli_double("--migrate", optarg, 0.01, 1e6, &a->migrate_s, err); break;
     case OPT_OUT: a->out = optarg; break;
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_QUIET: a->quiet = 1; break;
@@ -631,6 +637,11 @@ int jl_cli_trunk(int argc, char **argv) {
     return 0;
   }
   double t0 = jl_time_now();
+  jl_islands isl;
+  if (jl_islands_init(&isl, &err) != JL_OK) return jl_cli_fail(&err);
+  const int root = isl.rank == 0;
+  int agreed = isl.size <= 1;  /* the ranks agreed that every one is set up */
+  jl_rank_info *ranks = NULL;
   jl_trunk_problem prob;
   jl_mesh mesh = {0};
   jl_trunk_geom geom;
@@ -661,11 +672,21 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_cli_outputs_add(&outs, "the scene", glb);
   jl_cli_outputs_add(&outs, "the views", svg);
   const char *ins[3] = {prob.mesh, is_problem ? a.input : NULL, a.resume};
-  if (jl_cli_outputs_check(&outs, ins, 3, &err) != JL_OK) goto fail;
+  if (root && jl_cli_outputs_check(&outs, ins, 3, &err) != JL_OK) goto fail;
   jl_device dev;
   int notice = 0;
-  if (jl_device_select(&dev, a.device, (int)a.threads, &notice, &err) != JL_OK) goto fail;
-  jl_log log = {stderr, a.quiet ? JL_LOG_NOTICE : JL_LOG_INFO};
+  /* the ranks on a node share its cores unless --threads says otherwise */
+  if (a.threads <= 0 && isl.local_size > 1) {
+    a.threads = jl_cpu_count() / isl.local_size;
+    if (a.threads < 1) a.threads = 1;
+  }
+  if (jl_device_select_slot(&dev, a.device, (int)a.threads, isl.local_rank, &notice, &err) != JL_OK)
+    goto fail;
+  if (!root) a.quiet = 1;
+  jl_log log = {stderr, !root ? JL_LOG_ERROR : a.quiet ? JL_LOG_NOTICE : JL_LOG_INFO};
+  if (isl.size > 1)
+    jl_log_printf(&log, JL_LOG_INFO, "%s: %d MPI ranks (rank 0: %s), each its own seed, migrations every %g s",
+                  prob.name, isl.size, dev.name, a.migrate_s > 0 ? a.migrate_s : JL_ISLANDS_TRUNK_MIGRATE_S);
   if (notice)
     jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d threads)", dev.threads);
 
@@ -736,7 +757,8 @@ int jl_cli_trunk(int argc, char **argv) {
    * and only ever hands back packings that passed the exact check. */
   jl_trunk_search_config cfg;
   jl_trunk_search_config_default(&cfg);
-  cfg.seed = a.seed;
+  cfg.seed = jl_islands_seed(a.seed, isl.rank);
+  cfg.device_slot = isl.local_rank;
   cfg.time_s = deadline - jl_time_now();
   cfg.device = a.device;
   cfg.threads = (int)a.threads;
@@ -747,25 +769,84 @@ int jl_cli_trunk(int argc, char **argv) {
   /* at the volume bound nothing can be added */
   int at_bound = best.count >= bound, out_of_time = cfg.time_s <= 0.0 || jl_trunk_stop_flag;
   int ran_search = !at_bound && !out_of_time;
+  if (isl.size > 1) {
+    long cap = bound > best.count ? bound : best.count;
+    int ok = jl_islands_trunk_begin(&isl, (int)cap, &err) == JL_OK;
+    agreed = 1;
+    if (!jl_islands_all_ok(&isl, ok)) {
+      if (ok) jl_error_set(&err, JL_ERR_INPUT, "another MPI rank failed to set up (its message above)");
+      goto fail;
+    }
+    cfg.migrate = jl_islands_trunk_migrate;
+    cfg.migrate_ctx = &isl;
+    cfg.migrate_s = a.migrate_s > 0 ? a.migrate_s : JL_ISLANDS_TRUNK_MIGRATE_S;
+  }
   jl_trunk_progress_ctx pctx = {.name = prob.name, .t0 = t0, .last_best = best.count};
   jl_progress_init(&pctx.pr, stderr, !a.quiet);
   int src = ran_search ? jl_trunk_search_run(&cfg, &mesh, &best, jl_trunk_check, &geom, jl_trunk_on_progress,
                                              &pctx, &jl_trunk_stop_flag, &found, &si, &err)
                        : JL_OK;
   jl_progress_end(&pctx.pr);
+  int rank_failed = 0;
   if (src == JL_ERR_INPUT) {  /* a trunk beyond the search's sizes (samples, grid, CUDA slots): go on without */
     jl_log_printf(&log, JL_LOG_NOTICE, "%s: no search: %s", prob.name, err.msg);
     memset(&err, 0, sizeof err);
     memset(&si, 0, sizeof si);
     found.count = 0;
     ran_search = 0;
+  } else if (src != JL_OK && isl.size > 1) {
+    /* a failed rank says so, keeps its fills' packing and stays in the
+     * migrations until the others stop */
+    fprintf(stderr, "jostle: rank %d (%s): %s; the other ranks go on\n", isl.rank, dev.name, err.msg);
+    rank_failed = 1;
+    isl.failed = 1;
+    snprintf(isl.failed_msg, sizeof isl.failed_msg, "%.*s", (int)sizeof isl.failed_msg - 1, err.msg);
+    memset(&si, 0, sizeof si);
+    found.count = 0;
+    ran_search = 0;
+    status = err.code == JL_ERR_INPUT ? 2 : 1;
   } else if (src != JL_OK) {
     goto fail;
+  }
+  /* islands: a rank that ran no search still takes part until all stop */
+  if (isl.size > 1 && !ran_search) {
+    jl_error merr = {0};
+    if (jl_islands_trunk_until_stop(&isl, rank_failed ? 0 : JL_TRUNK_STOP_TIME + 1, &merr) != JL_OK) {
+      err = merr;
+      goto fail;
+    }
   }
   if (found.count > best.count) {
     if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
     search = "anneal";
     time_to_best = si.time_to_best_s + (t_search - t0);
+  }
+  if (isl.size > 1) {
+    /* every rank's best to rank 0, which keeps the largest that passes its check */
+    int from = 0;
+    jl_rank_info mine;
+    memset(&mine, 0, sizeof mine);
+    mine.cuda_device = dev.kind == JL_DEVICE_CUDA ? dev.cuda_ordinal : -1;
+    mine.failed = rank_failed;
+    mine.seed = cfg.seed;
+    mine.trials = si.moves;
+    mine.relax_steps = si.relax_steps;
+    mine.best = best.count;
+    snprintf(mine.device_name, sizeof mine.device_name, "%s", dev.name);
+    if (rank_failed) snprintf(mine.msg, sizeof mine.msg, "%s", isl.failed_msg);
+    if (root && !(ranks = calloc((size_t)isl.size, sizeof *ranks))) {
+      jl_error_set(&err, JL_ERR_NOMEM, "out of memory");
+      goto fail;
+    }
+    int had = best.count;
+    if (jl_islands_trunk_collect(&isl, &best, jl_trunk_check, &geom, &from, &err) != JL_OK ||
+        jl_islands_gather(&isl, &mine, ranks, &err) != JL_OK)
+      goto fail;
+    if (!root) goto done;
+    if (best.count > had) {
+      search = "rank";
+      time_to_best = jl_time_now() - t0;
+    }
   }
   static const char *const stop_names[] = {"rounds", "time", "target", "signal"};
   if (at_bound)
@@ -788,7 +869,8 @@ int jl_cli_trunk(int argc, char **argv) {
                          jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
                          gi.time_s, stopped_by, ran_search ? &si : NULL, gi.complete, start,
                          {fills.fills[0].slab[0], fills.fills[0].slab[1]}, base.count, base.time_s, base.complete,
-                         fills.fills[0].tilt, &fills, reach.measured ? &reach : NULL};
+                         fills.fills[0].tilt, &fills, reach.measured ? &reach : NULL,
+                         isl.size, si.migrations, ranks};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
@@ -828,11 +910,24 @@ int jl_cli_trunk(int argc, char **argv) {
          si.legalize_tried, (unsigned long long)si.moves,
          (unsigned long long)si.relax_steps, si.checks, si.checks_failed,
          si.device_name[0] ? si.device_name : dev.name);
+  if (isl.size > 1) {
+    printf("%d ranks (%llu migrations):", isl.size, (unsigned long long)si.migrations);
+    for (int r = 0; r < isl.size; ++r) {
+      printf("%s %s", r ? ";" : "", ranks[r].device_name);
+      if (ranks[r].cuda_device >= 0) printf(" (CUDA device %d)", ranks[r].cuda_device);
+      printf(" %.0f blocks%s", ranks[r].best, ranks[r].failed ? " (failed)" : "");
+    }
+    printf("\n");
+  }
   printf("wrote %s, %s, %s\n", out, glb, svg);
   goto done;
 fail:
   status = jl_cli_fail(&err);
+  /* the other ranks wait for this one's word before the search */
+  if (!agreed) jl_islands_all_ok(&isl, 0);
 done:
+  free(ranks);
+  jl_islands_finalize(&isl);
   jl_trunk_geom_free(&geom);
   jl_mesh_free(&mesh);
   jl_block_packing_free(&best);

@@ -56,6 +56,10 @@ int jl_islands_init(jl_islands *isl, jl_error *err) {
 }
 
 void jl_islands_free(jl_islands *isl) {
+  if (isl->blocks_in)
+    for (int k = 0; k < isl->size; ++k) jl_block_packing_free(&isl->blocks_in[k]);
+  free(isl->blocks_in);
+  isl->blocks_in = NULL;
   if (isl->incoming)
     for (int k = 0; k < isl->incoming_cap; ++k) jl_circle_packing_free(&isl->incoming[k]);
   free(isl->incoming);
@@ -98,6 +102,22 @@ int jl_islands_all_ok(jl_islands *isl, int ok) {
   (void)isl;
 #endif
   return ok;
+}
+
+/* Every rank's slot (send, slot_bytes) into isl->slots, rank order. */
+static int jl_islands_allgather(jl_islands *isl, const unsigned char *send, jl_error *err) {
+#ifdef JL_HAVE_MPI
+  if (isl->mpi && isl->size > 1) {
+    int rc = MPI_Allgather(send, (int)isl->slot_bytes, MPI_BYTE, isl->slots, (int)isl->slot_bytes,
+                           MPI_BYTE, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      return jl_error_set(err, JL_ERR_DEVICE, "MPI_Allgather of the migration failed (code %d)", rc);
+    return JL_OK;
+  }
+#endif
+  (void)err;
+  memcpy(isl->slots, send, isl->slot_bytes);
+  return JL_OK;
 }
 
 /* A slot: this header, then up to JL_ISLANDS_OFFER packings (R, x[n], y[n]). */
@@ -144,18 +164,8 @@ int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err) 
     memcpy(d, pk->y, (size_t)n * sizeof(double));
     d += n;
   }
-#ifdef JL_HAVE_MPI
-  if (isl->mpi && isl->size > 1) {
-    int rc = MPI_Allgather(send, (int)isl->slot_bytes, MPI_BYTE, isl->slots, (int)isl->slot_bytes,
-                           MPI_BYTE, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS)
-      return jl_error_set(err, JL_ERR_DEVICE, "MPI_Allgather of the migration failed (code %d)", rc);
-  } else
-#endif
-  {
-    (void)err;
-    memcpy(isl->slots, send, isl->slot_bytes);
-  }
+  int rc = jl_islands_allgather(isl, send, err);
+  if (rc != JL_OK) return rc;
   m->incoming = isl->incoming;
   m->incoming_count = 0;
   m->stop = 0;
@@ -217,5 +227,104 @@ int jl_islands_gather(jl_islands *isl, const jl_rank_info *mine, jl_rank_info *a
 #endif
   (void)err;
   if (all) all[0] = *mine;
+  return JL_OK;
+}
+
+/* ---- trunks: one packing per rank, up to cap blocks (centre, quaternion) ---- */
+
+int jl_islands_trunk_begin(jl_islands *isl, int cap, jl_error *err) {
+  isl->cap = cap;
+  isl->slot_bytes = sizeof(jl_slot_head) + (size_t)cap * 7 * sizeof(double);
+  isl->slots = calloc((size_t)isl->size + 1, isl->slot_bytes);
+  isl->blocks_in = calloc((size_t)isl->size, sizeof *isl->blocks_in);
+  if (!isl->slots || !isl->blocks_in)
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the islands' exchange");
+  for (int k = 0; k < isl->size; ++k) {
+    int rc = jl_block_packing_init(&isl->blocks_in[k], cap, err);
+    if (rc != JL_OK) return rc;
+  }
+  return JL_OK;
+}
+
+/* Sends p (may be NULL: nothing) and want; fills blocks_in[] with the other
+ * ranks' packings (count 0: none) and returns the verdict in *stop. */
+static int jl_islands_trunk_exchange(jl_islands *isl, const jl_block_packing *p, int want,
+                                     int *stop, int *n_in, jl_error *err) {
+  unsigned char *send = isl->slots + (size_t)isl->size * isl->slot_bytes;
+  jl_slot_head h;
+  memset(&h, 0, sizeof h);
+  h.want = want;
+  h.failed = isl->failed;
+  h.count = p ? (p->count < isl->cap ? p->count : isl->cap) : 0;
+  snprintf(h.msg, sizeof h.msg, "%s", isl->failed_msg);
+  memcpy(send, &h, sizeof h);
+  double *d = (double *)(send + sizeof h);
+  for (int i = 0; i < h.count; ++i) {
+    memcpy(d, p->centre + 3 * i, 3 * sizeof(double));
+    memcpy(d + 3, p->quat + 4 * i, 4 * sizeof(double));
+    d += 7;
+  }
+  int rc = jl_islands_allgather(isl, send, err);
+  if (rc != JL_OK) return rc;
+  *stop = 0;
+  *n_in = 0;
+  int alive = 0;
+  for (int r = 0; r < isl->size; ++r) {
+    const unsigned char *slot = isl->slots + (size_t)r * isl->slot_bytes;
+    jl_slot_head rh;
+    memcpy(&rh, slot, sizeof rh);
+    if (!rh.failed) alive++;
+    if (rh.want && !*stop) *stop = rh.want;
+    if (r == isl->rank || rh.count <= 0) continue;
+    jl_block_packing *q = &isl->blocks_in[(*n_in)++];
+    const double *e = (const double *)(slot + sizeof rh);
+    q->count = rh.count < isl->cap ? rh.count : isl->cap;
+    for (int i = 0; i < q->count; ++i) {
+      memcpy(q->centre + 3 * i, e, 3 * sizeof(double));
+      memcpy(q->quat + 4 * i, e + 3, 4 * sizeof(double));
+      e += 7;
+    }
+  }
+  if (alive == 0 && !*stop) *stop = JL_TRUNK_STOP_SIGNAL + 1;
+  return JL_OK;
+}
+
+int jl_islands_trunk_migrate(void *ctx, jl_trunk_migration *m, jl_error *err) {
+  jl_islands *isl = ctx;
+  int n_in = 0;
+  int rc = jl_islands_trunk_exchange(isl, m->offer, m->want_stop, &m->stop, &n_in, err);
+  m->incoming = isl->blocks_in;
+  m->incoming_count = n_in;
+  return rc;
+}
+
+int jl_islands_trunk_until_stop(jl_islands *isl, int want, jl_error *err) {
+  for (;;) {
+    int stop = 0, n_in = 0;
+    int rc = jl_islands_trunk_exchange(isl, NULL, want, &stop, &n_in, err);
+    if (rc != JL_OK || stop) return rc;
+  }
+}
+
+int jl_islands_trunk_collect(jl_islands *isl, jl_block_packing *best, jl_trunk_check_fn check,
+                             void *check_ctx, int *from_rank, jl_error *err) {
+  int stop = 0, n_in = 0;
+  *from_rank = isl->rank;
+  int rc = jl_islands_trunk_exchange(isl, best, 1, &stop, &n_in, err);
+  if (rc != JL_OK || isl->rank != 0) return rc;
+  /* rank order: of equal counts the lowest rank's */
+  int k = 0;
+  for (int r = 0; r < isl->size; ++r) {
+    const unsigned char *slot = isl->slots + (size_t)r * isl->slot_bytes;
+    jl_slot_head rh;
+    memcpy(&rh, slot, sizeof rh);
+    if (r == isl->rank || rh.count <= 0) continue;
+    const jl_block_packing *q = &isl->blocks_in[k++];
+    double worst = 0.0;
+    if (q->count > best->count && check(check_ctx, q, &worst)) {
+      if ((rc = jl_block_packing_copy(best, q, err)) != JL_OK) return rc;
+      *from_rank = r;
+    }
+  }
   return JL_OK;
 }

@@ -16,6 +16,8 @@
 #include "circle_search.h"
 #include "circles.h"
 #include "device.h"
+#include "trunk.h"
+#include "trunk_search.h"
 #include "error.h"
 
 /* Packings each rank offers per migration (its best distinct ones). */
@@ -24,6 +26,10 @@
  * small n, longer where a packing takes longer to change (seconds). */
 #define JL_ISLANDS_MIGRATE_MIN_S 2.0
 #define JL_ISLANDS_MIGRATE_MAX_S 30.0
+/* Trunks: a migration every this many seconds of the search (a packing of
+ * hundreds of blocks changes slowly; a check of an incoming one costs
+ * about a launch). */
+#define JL_ISLANDS_TRUNK_MIGRATE_S 10.0
 /* --rounds runs (reproducible): a migration every this many rounds. */
 #define JL_ISLANDS_MIGRATE_ROUNDS 5
 #define JL_ISLANDS_MSG 256
@@ -39,6 +45,8 @@ typedef struct jl_islands {
   jl_circle_packing *incoming;
   int incoming_cap;
   const jl_circle_problem *prob; /* radii for the packings taken in */
+  jl_block_packing *blocks_in;   /* trunks: the other ranks' packings (size entries) */
+  int cap;                       /* trunks: most blocks a packing may hold (same on all ranks) */
   int failed;              /* this rank's search failed; it only exchanges */
   char failed_msg[JL_ISLANDS_MSG];
 } jl_islands;
@@ -75,6 +83,23 @@ int jl_islands_circles_idle(jl_islands *isl, const char *msg, jl_circle_packing 
  * elsewhere). */
 int jl_islands_gather(jl_islands *isl, const jl_rank_info *mine, jl_rank_info *all,
                       jl_error *err);
+
+/* Prepares the trunk exchange: packings of at most cap blocks (the same on
+ * every rank: the volume bound of the one mesh). */
+int jl_islands_trunk_begin(jl_islands *isl, int cap, jl_error *err);
+
+/* The trunk search's migrate hook (ctx: jl_islands *). */
+int jl_islands_trunk_migrate(void *ctx, jl_trunk_migration *m, jl_error *err);
+
+/* A rank that runs no search (failed, or nothing left to search) takes
+ * part in the migrations, offering nothing and wanting to stop (want:
+ * JL_TRUNK_STOP_* + 1), until every rank stops. */
+int jl_islands_trunk_until_stop(jl_islands *isl, int want, jl_error *err);
+
+/* Collective at the end: every rank's best; on rank 0 best becomes the
+ * largest that passes check (*from_rank: whose). */
+int jl_islands_trunk_collect(jl_islands *isl, jl_block_packing *best, jl_trunk_check_fn check,
+                             void *check_ctx, int *from_rank, jl_error *err);
 
 void jl_islands_free(jl_islands *isl);
 

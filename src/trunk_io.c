@@ -393,6 +393,25 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
                   si->checks_failed, si->gap_added, si->gap_time_s, si->chains_best, si->legalize_tried,
                   si->legalize_legal, si->legalize_dropped, si->legalize_time_s, si->pocket_tried,
                   si->pocket_added, si->pocket_time_s, si->n_points, si->spacing, si->cell);
+  jl_buf_printf(&b, ", \"ranks\": %d, \"migrations\": %" PRIu64, r->ranks > 0 ? r->ranks : 1, r->migrations);
+  if (r->ranks > 1 && r->rank_info) {
+    jl_buf_printf(&b, ",\n    \"islands\": [");
+    for (int k = 0; k < r->ranks; ++k) {
+      const jl_rank_info *ri = &r->rank_info[k];
+      jl_buf_printf(&b, "%s\n      {\"rank\": %d, \"seed\": %" PRIu64 ", \"device\": \"%s\", \"cuda_device\": %d, "
+                        "\"device_name\": ", k ? "," : "", k, ri->seed, ri->cuda_device >= 0 ? "cuda" : "cpu",
+                    ri->cuda_device);
+      jl_buf_json_string(&b, ri->device_name);
+      jl_buf_printf(&b, ", \"moves\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"count\": %.0f, \"failed\": %s",
+                    ri->trials, ri->relax_steps, ri->best, ri->failed ? "true" : "false");
+      if (ri->failed) {
+        jl_buf_printf(&b, ", \"error\": ");
+        jl_buf_json_string(&b, ri->msg);
+      }
+      jl_buf_printf(&b, "}");
+    }
+    jl_buf_printf(&b, "]");
+  }
   jl_buf_printf(&b, "},\n  \"blocks\": [\n");
   for (int i = 0; i < bp->count; ++i) {
     jl_buf_printf(&b, "    {\"c\": ");

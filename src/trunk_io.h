@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "mesh.h"
 #include "trunk_check.h"
 #include "trunk_frame.h"
@@ -54,6 +55,9 @@ typedef struct jl_trunk_result {
   int tilt_count;                 /* the tilted fill (0 when not run, no sloped face or no split could win) */
   const jl_trunk_fill_report *fills; /* the fills in both frames, their budget and times (NULL: not written) */
   const jl_reach_info *reach;     /* the reachable volume; NULL when not measured */
+  int ranks;                      /* islands: MPI ranks (1: one search) */
+  uint64_t migrations;            /* islands: exchanges with the other ranks */
+  const jl_rank_info *rank_info;  /* ranks entries, or NULL */
 } jl_trunk_result;
 
 int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);

@@ -572,6 +572,34 @@ static int jl_search_pockets(const jl_trunk_search_config *cfg, const jl_trunk_g
   return rc;
 }
 
+/* One migration: offers the best, takes a larger packing of another rank
+ * as the best when it passes the exact check here (the chains then adopt
+ * it as they adopt any new best). */
+static int jl_search_migrate(const jl_trunk_search_config *cfg, jl_block_packing *best, int want,
+                             jl_trunk_check_fn check, void *check_ctx, int *stop_out, int *adopted,
+                             jl_trunk_run_info *info, jl_error *err) {
+  jl_trunk_migration m = {.offer = best, .want_stop = want};
+  int rc = cfg->migrate(cfg->migrate_ctx, &m, err);
+  if (rc) return rc;
+  info->migrations++;
+  *stop_out = m.stop;
+  *adopted = 0;
+  for (int k = 0; k < m.incoming_count; ++k) {
+    const jl_block_packing *pk = &m.incoming[k];
+    if (pk->count <= best->count) continue;
+    double worst = 0.0;
+    info->checks++;
+    if (!check(check_ctx, pk, &worst)) {
+      info->checks_failed++;
+      continue;
+    }
+    if ((rc = jl_block_packing_copy(best, pk, err))) return rc;
+    info->migrate_adopted++;
+    *adopted = 1;
+  }
+  return JL_OK;
+}
+
 int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
                         const jl_block_packing *start, jl_trunk_check_fn check, void *check_ctx,
                         jl_trunk_progress_fn progress, void *progress_ctx,
@@ -591,7 +619,8 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   double spacing = cfg->spacing > 0.0 ? cfg->spacing : jl_surface_default_spacing(&size);
   double cell = cfg->cell > 0.0 ? cfg->cell : JL_GRID_CELL_DEFAULT;
   jl_device dev;
-  int rc = jl_device_select(&dev, cfg->device ? cfg->device : "auto", cfg->threads, NULL, err);
+  int rc = jl_device_select_slot(&dev, cfg->device ? cfg->device : "auto", cfg->threads,
+                                 cfg->device_slot, NULL, err);
   if (rc) return rc;
 
   double vol = jl_signed_volume(mesh);
@@ -666,6 +695,8 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   long round = 0;
   int count = 0;
   int stopped_by = JL_TRUNK_STOP_ROUNDS;
+  int migrate_stop = 0;  /* the last migration's verdict */
+  double next_migration = jl_time_now() + cfg->migrate_s;
   if (stop && *stop) { stopped_by = JL_TRUNK_STOP_SIGNAL; goto finish; }
   if (deadline > 0.0 && jl_time_now() >= deadline) { stopped_by = JL_TRUNK_STOP_TIME; goto finish; }
   if (cfg->target_count > 0 && best->count >= cfg->target_count) { stopped_by = JL_TRUNK_STOP_TARGET; goto finish; }
@@ -775,10 +806,27 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
       pr.relax_steps += b.steps[c];
     }
     if (progress) progress(progress_ctx, &pr);
-    if (cfg->target_count > 0 && best->count >= cfg->target_count) { stopped_by = JL_TRUNK_STOP_TARGET; break; }
-    if (stop && *stop) { stopped_by = JL_TRUNK_STOP_SIGNAL; break; }
-    if (cfg->rounds > 0 && round >= cfg->rounds) { stopped_by = JL_TRUNK_STOP_ROUNDS; break; }
-    if (deadline > 0.0 && jl_time_now() >= deadline) { stopped_by = JL_TRUNK_STOP_TIME; break; }
+    int want = 0;  /* JL_TRUNK_STOP_* + 1 */
+    if (cfg->target_count > 0 && best->count >= cfg->target_count) want = JL_TRUNK_STOP_TARGET + 1;
+    else if (stop && *stop) want = JL_TRUNK_STOP_SIGNAL + 1;
+    else if (cfg->rounds > 0 && round >= cfg->rounds) want = JL_TRUNK_STOP_ROUNDS + 1;
+    else if (deadline > 0.0 && jl_time_now() >= deadline) want = JL_TRUNK_STOP_TIME + 1;
+    if (cfg->migrate) {
+      int due = want || (cfg->rounds > 0 ? cfg->migrate_rounds > 0 && round % cfg->migrate_rounds == 0
+                                         : jl_time_now() >= next_migration);
+      if (!due) {
+        want = 0;
+      } else {
+        int adopted = 0;
+        if ((rc = jl_search_migrate(cfg, best, want, check, check_ctx, &migrate_stop, &adopted, info,
+                                    err)))
+          goto done;
+        next_migration = jl_time_now() + cfg->migrate_s;
+        if (adopted) t_best = jl_time_now() - t0;
+        want = migrate_stop;
+      }
+    }
+    if (want) { stopped_by = want - 1; break; }
     /* share the best: lagging chains (and a few others) continue from it */
     if (best->count > 0) {
       for (int c = 0; c < count; ++c) {
@@ -791,6 +839,14 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     }
   }
 finish:
+  /* islands: a search leaves only on a migration that stops every rank */
+  while (cfg->migrate && !migrate_stop) {
+    int adopted = 0;
+    if ((rc = jl_search_migrate(cfg, best, stopped_by + 1, check, check_ctx, &migrate_stop, &adopted,
+                                info, err)))
+      goto done;
+    if (adopted) t_best = jl_time_now() - t_enter;
+  }
   info->best_count = best->count;
   info->time_s = jl_time_now() - t_enter;
   info->time_to_best_s = t_best;

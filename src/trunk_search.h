@@ -17,6 +17,20 @@
 extern "C" {
 #endif
 
+/* Islands (src/islands.h): one search per MPI rank. The search calls the
+ * hook after a launch when a migration is due, and once more when it would
+ * stop; it stops only when the hook says all stop, so every rank calls it
+ * the same number of times. */
+typedef struct jl_trunk_migration {
+  const jl_block_packing *offer;   /* in: this search's best legal packing */
+  int want_stop;                   /* in: this search would stop (JL_TRUNK_STOP_* + 1), 0: no */
+  const jl_block_packing *incoming; /* out: the other ranks' best packings (owned by the hook) */
+  int incoming_count;
+  int stop;                        /* out: every search stops (JL_TRUNK_STOP_* + 1), 0: go on */
+} jl_trunk_migration;
+
+typedef int (*jl_trunk_migrate_fn)(void *ctx, jl_trunk_migration *m, jl_error *err);
+
 typedef struct jl_trunk_search_config {
   uint64_t seed;
   double time_s;           /* return after about this many seconds from the call
@@ -37,6 +51,11 @@ typedef struct jl_trunk_search_config {
   int no_gap_fill;         /* 1: no gap fill (jl_trunk_gap_fill) of the start and of new bests */
   int no_legalize;         /* 1: chains above the best are only checked, not legalized */
   int no_pockets;          /* 1: no turned blocks into free pockets (jl_trunk_pocket_insert) */
+  int device_slot;         /* CUDA device slot mod the devices present (an MPI rank's) */
+  jl_trunk_migrate_fn migrate; /* islands: NULL for one search */
+  void *migrate_ctx;
+  double migrate_s;        /* a migration every this many seconds (timed runs) */
+  long migrate_rounds;     /* or every this many launches (runs by --rounds) */
 } jl_trunk_search_config;
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c);
@@ -79,6 +98,8 @@ typedef struct jl_trunk_run_info {
   double spacing, cell;
   int batch;
   int stopped_by;          /* JL_TRUNK_STOP_* */
+  uint64_t migrations;     /* islands: exchanges with the other ranks */
+  int migrate_adopted;     /* of the packings they sent, the ones that became the best */
   char device[8];          /* "cpu" or "cuda" */
   char device_name[128];
 } jl_trunk_run_info;

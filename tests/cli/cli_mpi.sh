@@ -80,6 +80,7 @@ RC=0
 for _ in $(seq 1 150); do kill -0 "$mpid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$mpid" 2>/dev/null && fail "jostle $CMD: still running 15 s after SIGINT to rank 1"
 wait "$mpid" || RC=$?
+took=$(( $(date +%s) - start ))
 expect_rc 0
 [ -s "$d/s.json" ] || fail "jostle $CMD: expected $d/s.json after SIGINT to rank 1"
 check_result "$d/s.json" 20
@@ -88,4 +89,28 @@ stop=$(json_get "$d/s.json" 'd["run"]["stopped_by"]') || exit 1
 jrun vs verify "$d/s.json"
 expect_rc 0
 
-echo "PASS: cli_mpi (stopped $(( $(date +%s) - start )) s after SIGINT to rank 1)"
+# trunks: both ranks search the slanted seat back, migrate, rank 0 writes the
+# largest legal packing; the cuboid is filled to its bound by the fills, so
+# no rank searches and the ranks still end together
+mrun t trunk "$SRC/meshes/slanted-seat-back.stl" --time 20 --migrate 2 --threads 1 --quiet --out "$d/t.json"
+expect_rc 0
+jpy '
+d = load(sys.argv[1]); run = d["run"]
+if run.get("ranks") != 2 or run.get("migrations", 0) < 2: fail("expected 2 ranks and >= 2 migrations, got %r, %r" % (run.get("ranks"), run.get("migrations")))
+isl = run.get("islands")
+if not isinstance(isl, list) or len(isl) != 2 or any(r["failed"] for r in isl): fail("expected 2 islands, none failed: %r" % isl)
+if isl[0]["seed"] == isl[1]["seed"]: fail("both ranks ran seed %r" % isl[0]["seed"])
+if any(r["moves"] <= 0 for r in isl): fail("a rank made no annealing move: %r" % isl)
+if d["count"] != max(r["count"] for r in isl): fail("wrote %r blocks, the ranks held %r" % (d["count"], [r["count"] for r in isl]))
+if d["count"] < 330: fail("expected at least the fills'"'"' 330 blocks, got %r" % d["count"])
+' "$d/t.json" || fail "jostle $CMD: run facts (above)"
+jrun vt verify "$d/t.json"
+expect_rc 0
+mrun c trunk "$SRC/meshes/cuboid-1000x500x400.stl" --time 20 --threads 1 --quiet --out "$d/c.json"
+expect_rc 0
+jpy '
+d = load(sys.argv[1])
+if d["count"] != 200 or d["run"]["ranks"] != 2: fail("cuboid: expected 200 blocks from 2 ranks, got %r, %r" % (d["count"], d["run"]["ranks"]))
+' "$d/c.json" || fail "jostle $CMD: cuboid"
+
+echo "PASS: cli_mpi (stopped $took s after SIGINT to rank 1)"
