@@ -353,7 +353,14 @@ int jl_cli_circles(int argc, char **argv) {
   jl_install_signals();
   jl_circle_run_info info;
   memset(&info, 0, sizeof info);
-  int searched = jl_circle_search(&prob, &dev, &a.search, &best, &info, &err) == JL_OK;
+  /* JL_ISLANDS_FAIL_RANK=r: rank r fails as a device error would (tests the
+   * other ranks going on) */
+  const char *fail_rank = getenv("JL_ISLANDS_FAIL_RANK");
+  int searched;
+  if (isl.size > 1 && fail_rank && atoi(fail_rank) == isl.rank)
+    searched = jl_error_set(&err, JL_ERR_DEVICE, "failure injected by JL_ISLANDS_FAIL_RANK") == JL_OK;
+  else
+    searched = jl_circle_search(&prob, &dev, &a.search, &best, &info, &err) == JL_OK;
   if (!searched) {
     if (isl.size <= 1) {
       status = jl_cli_fail(&err);
