@@ -347,16 +347,18 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
   return JL_OK;
 }
 
-/* One migration: offers the elite, takes the other ranks' packings into the
+/* The islands' hook after a round: offers the elite when an exchange
+ * starts, and when one completes takes the other ranks' packings into the
  * elite (restarts adopt them as their own) and the best. A packing that
  * fails the exact check here is not taken. */
-static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o, int want, uint64_t trials, uint64_t steps, uint64_t *migrations,
-                             jl_error *err) {
-  jl_circle_migration m = {.offer = st->elite, .offer_count = st->elite_count,
-                           .want_stop = want, .trials = trials, .relax_steps = steps};
+static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o, int due, int want,
+                             uint64_t *migrations, int *started, jl_error *err) {
+  jl_circle_migration m = {.offer = st->elite, .offer_count = st->elite_count, .due = due,
+                           .want_stop = want, .blocking = o->rounds > 0};
   int rc = o->migrate(o->migrate_ctx, &m, err);
   if (rc != JL_OK) return rc;
-  (*migrations)++;
+  *migrations += (uint64_t)m.completed;
+  *started = m.started;
   st->migrate_stop = m.stop;
   for (int k = 0; k < m.incoming_count; ++k) {
     const jl_circle_packing *pk = &m.incoming[k];
@@ -519,16 +521,12 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     else if (o->rounds > 0 && round >= o->rounds) want = JL_STOP_ROUNDS + 1;
     else if (o->time_s > 0 && now >= o->time_s) want = JL_STOP_TIME + 1;
     if (o->migrate) {
-      int due = want || (o->rounds > 0 ? o->migrate_rounds > 0 && round % o->migrate_rounds == 0
-                                       : now >= next_migration);
-      if (due) {
-        if ((rc = jl_search_migrate(&st, o, want, trials, steps, &migrations, err)) != JL_OK)
-          goto done;
-        next_migration = jl_time_now() - st.t0 + o->migrate_s;
-        want = st.migrate_stop;
-      } else {
-        want = 0;
-      }
+      int due = o->rounds > 0 ? o->migrate_rounds > 0 && round % o->migrate_rounds == 0
+                              : now >= next_migration;
+      int started = 0;
+      if ((rc = jl_search_migrate(&st, o, due, want, &migrations, &started, err)) != JL_OK) goto done;
+      if (started) next_migration = now + o->migrate_s;
+      want = st.migrate_stop;
     }
     if (want) { stopped_by = want - 1; break; }
     jl_search_restart(&st, &b, &s, o, stuck_limit, &host_rng);

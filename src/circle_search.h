@@ -39,15 +39,19 @@ typedef enum jl_search_mode {
 #define JL_ELITE_MAX 256
 
 /* Islands (src/islands.h): several searches, one per MPI rank, hand each
- * other their best packings. The search calls the hook after a round when a
- * migration is due or when it would stop; every rank calls it the same
- * number of times, and a rank stops only when the hook says all stop. */
+ * other their best packings. The search calls the hook after every round;
+ * the hook starts an exchange when one is due or the search would stop, and
+ * reports it when it has completed (the ranks do not wait for each other,
+ * except with blocking). A rank stops only on a completed exchange whose
+ * verdict is stop, so every rank takes part in the same exchanges. */
 typedef struct jl_circle_migration {
   const jl_circle_packing *offer; /* in: this search's best distinct packings, R ascending */
   int offer_count;
+  int due;                        /* in: the interval has passed: start an exchange */
   int want_stop;                  /* in: this search would stop now (JL_STOP_* + 1), 0: no */
-  uint64_t trials, relax_steps;   /* in: this search's totals */
-  const jl_circle_packing *incoming; /* out: the other searches' packings (owned by the hook) */
+  int blocking;                   /* in: wait for the exchange (--rounds: the same bits per seed) */
+  int started, completed;         /* out: exchanges started and completed by this call */
+  const jl_circle_packing *incoming; /* out: the other ranks' packings (owned by the hook) */
   int incoming_count;
   int stop;                       /* out: every search stops now (JL_STOP_* + 1), 0: go on */
 } jl_circle_migration;

@@ -319,6 +319,8 @@ int jl_cli_circles(int argc, char **argv) {
     if (jl_device_select_slot(&dev, a.device, threads, isl.local_rank, &notice, &err) != JL_OK) ok = 0;
   }
   if (ok && isl.size > 1 && jl_islands_circles_begin(&isl, &prob, &err) != JL_OK) ok = 0;
+  if (ok && isl.size > 1 && root && !(ranks = calloc((size_t)isl.size, sizeof *ranks)))
+    ok = jl_error_set(&err, JL_ERR_NOMEM, "out of memory") == JL_OK;
   if (!jl_islands_all_ok(&isl, ok)) {
     if (ok)
       jl_error_set(&err, JL_ERR_INPUT, "another MPI rank failed to set up (its message above)");
@@ -371,10 +373,11 @@ int jl_cli_circles(int argc, char **argv) {
     status = err.code == JL_ERR_INPUT ? 2 : 1;
     jl_error idle_err = {0};
     if (jl_circle_packing_init(&best, prob.n, &idle_err) != JL_OK ||
-        jl_islands_circles_idle(&isl, err.msg, &best, &idle_err) != JL_OK) {
+        jl_islands_circles_idle(&isl, err.msg, &idle_err) != JL_OK) {
       jl_cli_fail(&idle_err);
       goto done;
     }
+    best.R = 0.0;
     info.seed = a.search.seed;
     info.device = jl_device_kind_name(dev.kind);
     info.device_name = dev.name;
@@ -394,13 +397,11 @@ int jl_cli_circles(int argc, char **argv) {
     mine.best = best.R;
     snprintf(mine.device_name, sizeof mine.device_name, "%s", dev.name);
     if (!searched) snprintf(mine.msg, sizeof mine.msg, "%.*s", (int)sizeof mine.msg - 1, err.msg);
-    if (root && !(ranks = calloc((size_t)isl.size, sizeof *ranks))) {
-      jl_error_set(&err, JL_ERR_NOMEM, "out of memory");
-      status = jl_cli_fail(&err);
-      goto done;
-    }
+    /* every rank's final best to rank 0 (a rank's last offer may predate
+     * its best), then every rank's facts */
     jl_error gerr = {0};
-    if (jl_islands_gather(&isl, &mine, ranks, &gerr) != JL_OK) {
+    if (jl_islands_circles_collect(&isl, &best, &gerr) != JL_OK ||
+        jl_islands_gather(&isl, &mine, ranks, &gerr) != JL_OK) {
       status = jl_cli_fail(&gerr);
       goto done;
     }

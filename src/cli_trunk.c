@@ -772,6 +772,8 @@ int jl_cli_trunk(int argc, char **argv) {
   if (isl.size > 1) {
     long cap = bound > best.count ? bound : best.count;
     int ok = jl_islands_trunk_begin(&isl, (int)cap, &err) == JL_OK;
+    if (ok && root && !(ranks = calloc((size_t)isl.size, sizeof *ranks)))
+      ok = jl_error_set(&err, JL_ERR_NOMEM, "out of memory") == JL_OK;
     agreed = 1;
     if (!jl_islands_all_ok(&isl, ok)) {
       if (ok) jl_error_set(&err, JL_ERR_INPUT, "another MPI rank failed to set up (its message above)");
@@ -834,10 +836,6 @@ int jl_cli_trunk(int argc, char **argv) {
     mine.best = best.count;
     snprintf(mine.device_name, sizeof mine.device_name, "%s", dev.name);
     if (rank_failed) snprintf(mine.msg, sizeof mine.msg, "%s", isl.failed_msg);
-    if (root && !(ranks = calloc((size_t)isl.size, sizeof *ranks))) {
-      jl_error_set(&err, JL_ERR_NOMEM, "out of memory");
-      goto fail;
-    }
     int had = best.count;
     if (jl_islands_trunk_collect(&isl, &best, jl_trunk_check, &geom, &from, &err) != JL_OK ||
         jl_islands_gather(&isl, &mine, ranks, &err) != JL_OK)

@@ -56,6 +56,13 @@ int jl_islands_init(jl_islands *isl, jl_error *err) {
 }
 
 void jl_islands_free(jl_islands *isl) {
+#ifdef JL_HAVE_MPI
+  /* a run that ends on an error may leave an exchange in flight */
+  if (isl->in_flight && isl->request) MPI_Wait((MPI_Request *)isl->request, MPI_STATUS_IGNORE);
+#endif
+  isl->in_flight = 0;
+  free(isl->request);
+  isl->request = NULL;
   if (isl->blocks_in)
     for (int k = 0; k < isl->size; ++k) jl_block_packing_free(&isl->blocks_in[k]);
   free(isl->blocks_in);
@@ -104,59 +111,156 @@ int jl_islands_all_ok(jl_islands *isl, int ok) {
   return ok;
 }
 
-/* Every rank's slot (send, slot_bytes) into isl->slots, rank order. */
-static int jl_islands_allgather(jl_islands *isl, const unsigned char *send, jl_error *err) {
+/* ---- the exchange: one allgather of fixed-size slots, started and polled ---- */
+
+/* A slot: this header, then the job's packings. */
+typedef struct jl_slot_head {
+  int32_t want, failed, count, pad;
+  char msg[JL_ISLANDS_MSG];
+} jl_slot_head;
+
+static unsigned char *jl_islands_send(jl_islands *isl) {
+  return isl->slots + (size_t)isl->size * isl->slot_bytes;
+}
+
+static int jl_islands_alloc(jl_islands *isl, size_t slot_bytes, jl_error *err) {
+  isl->slot_bytes = slot_bytes;
+  isl->slots = calloc((size_t)isl->size + 1, slot_bytes);
+#ifdef JL_HAVE_MPI
+  isl->request = calloc(1, sizeof(MPI_Request));
+#else
+  isl->request = calloc(1, 1);
+#endif
+  if (!isl->slots || !isl->request)
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the islands' exchange");
+  return JL_OK;
+}
+
+static void jl_islands_head(jl_islands *isl, int want, int count) {
+  jl_slot_head h;
+  memset(&h, 0, sizeof h);
+  h.want = want;
+  h.failed = isl->failed;
+  h.count = count;
+  snprintf(h.msg, sizeof h.msg, "%s", isl->failed_msg);
+  memcpy(jl_islands_send(isl), &h, sizeof h);
+}
+
+static jl_slot_head jl_islands_head_of(const jl_islands *isl, int r) {
+  jl_slot_head h;
+  memcpy(&h, isl->slots + (size_t)r * isl->slot_bytes, sizeof h);
+  return h;
+}
+
+/* Starts the allgather of the send slot (packed by the caller). */
+static int jl_islands_start(jl_islands *isl, jl_error *err) {
 #ifdef JL_HAVE_MPI
   if (isl->mpi && isl->size > 1) {
-    int rc = MPI_Allgather(send, (int)isl->slot_bytes, MPI_BYTE, isl->slots, (int)isl->slot_bytes,
-                           MPI_BYTE, MPI_COMM_WORLD);
+    int rc = MPI_Iallgather(jl_islands_send(isl), (int)isl->slot_bytes, MPI_BYTE, isl->slots,
+                            (int)isl->slot_bytes, MPI_BYTE, MPI_COMM_WORLD,
+                            (MPI_Request *)isl->request);
     if (rc != MPI_SUCCESS)
-      return jl_error_set(err, JL_ERR_DEVICE, "MPI_Allgather of the migration failed (code %d)", rc);
+      return jl_error_set(err, JL_ERR_DEVICE, "MPI_Iallgather of the migration failed (code %d)", rc);
+    isl->in_flight = 1;
     return JL_OK;
   }
 #endif
   (void)err;
-  memcpy(isl->slots, send, isl->slot_bytes);
+  memcpy(isl->slots, jl_islands_send(isl), isl->slot_bytes);
+  isl->in_flight = 1;
   return JL_OK;
 }
 
-/* A slot: this header, then up to JL_ISLANDS_OFFER packings (R, x[n], y[n]). */
-typedef struct jl_slot_head {
-  int32_t want, failed, count, pad;
-  uint64_t trials, relax_steps;
-  char msg[JL_ISLANDS_MSG];
-} jl_slot_head;
+/* *done = 1 once the exchange in flight has completed (wait: block for it). */
+static int jl_islands_poll(jl_islands *isl, int wait, int *done, jl_error *err) {
+  *done = 1;
+#ifdef JL_HAVE_MPI
+  if (isl->mpi && isl->size > 1) {
+    int rc, flag = 0;
+    if (wait) {
+      rc = MPI_Wait((MPI_Request *)isl->request, MPI_STATUS_IGNORE);
+      flag = 1;
+    } else {
+      rc = MPI_Test((MPI_Request *)isl->request, &flag, MPI_STATUS_IGNORE);
+    }
+    if (rc != MPI_SUCCESS)
+      return jl_error_set(err, JL_ERR_DEVICE, "the migration's allgather failed (code %d)", rc);
+    *done = flag;
+  }
+#else
+  (void)wait;
+#endif
+  (void)err;
+  if (*done) isl->in_flight = 0;
+  return JL_OK;
+}
+
+/* The verdict of a completed exchange: the lowest rank's stop wish, or stop
+ * when every rank has failed. */
+static int jl_islands_verdict(const jl_islands *isl) {
+  int alive = 0;
+  for (int r = 0; r < isl->size; ++r) {
+    jl_slot_head h = jl_islands_head_of(isl, r);
+    if (h.want) return h.want;
+    alive += !h.failed;
+  }
+  return alive ? 0 : JL_STOP_SIGNAL + 1;
+}
+
+/* One hook call, for either job: starts an exchange when due or wanted
+ * (pack fills the send slot), and when one completes unpacks it and
+ * returns the verdict. A search that wants to stop waits, and starts a new
+ * exchange carrying its wish when the one it waited for had none. */
+typedef struct jl_islands_step {
+  int due, want, blocking;
+  int started, completed, stop;
+} jl_islands_step;
+
+static int jl_islands_run(jl_islands *isl, jl_islands_step *st, void (*pack)(jl_islands *, void *, int),
+                          void (*unpack)(jl_islands *, void *), void *arg, jl_error *err) {
+  st->started = st->completed = st->stop = 0;
+  for (;;) {
+    if (!isl->in_flight) {
+      if (!st->due && !st->want) return JL_OK;
+      pack(isl, arg, st->want);
+      int rc = jl_islands_start(isl, err);
+      if (rc != JL_OK) return rc;
+      st->started++;
+      st->due = 0;
+    }
+    int done = 0;
+    int rc = jl_islands_poll(isl, st->blocking || st->want, &done, err);
+    if (rc != JL_OK || !done) return rc;
+    st->completed++;
+    unpack(isl, arg);
+    st->stop = jl_islands_verdict(isl);
+    if (st->stop || !st->want) return JL_OK;
+  }
+}
+
+/* ---- circles: up to JL_ISLANDS_OFFER packings per rank (R, x[n], y[n]) ---- */
 
 int jl_islands_circles_begin(jl_islands *isl, const jl_circle_problem *prob, jl_error *err) {
   isl->prob = prob;
-  isl->slot_bytes = sizeof(jl_slot_head) + (size_t)JL_ISLANDS_OFFER * (1 + 2 * (size_t)prob->n) * sizeof(double);
-  isl->slots = calloc((size_t)isl->size + 1, isl->slot_bytes);  /* + 1: this rank's send slot */
+  int rc = jl_islands_alloc(isl, sizeof(jl_slot_head) + (size_t)JL_ISLANDS_OFFER *
+                                                            (1 + 2 * (size_t)prob->n) * sizeof(double),
+                            err);
+  if (rc != JL_OK) return rc;
   isl->incoming_cap = (isl->size - 1) * JL_ISLANDS_OFFER;
-  isl->incoming = isl->incoming_cap > 0 ? calloc((size_t)isl->incoming_cap, sizeof *isl->incoming) : NULL;
-  if (!isl->slots || (isl->incoming_cap > 0 && !isl->incoming))
+  if (isl->incoming_cap > 0 && !(isl->incoming = calloc((size_t)isl->incoming_cap, sizeof *isl->incoming)))
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the islands' exchange");
-  for (int k = 0; k < isl->incoming_cap; ++k) {
-    int rc = jl_circle_packing_init(&isl->incoming[k], prob->n, err);
-    if (rc != JL_OK) return rc;
-  }
+  for (int k = 0; k < isl->incoming_cap; ++k)
+    if ((rc = jl_circle_packing_init(&isl->incoming[k], prob->n, err)) != JL_OK) return rc;
   return JL_OK;
 }
 
-int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err) {
-  jl_islands *isl = ctx;
+static void jl_circles_pack(jl_islands *isl, void *arg, int want) {
+  const jl_circle_migration *m = arg;
   const int n = isl->prob->n;
-  unsigned char *send = isl->slots + (size_t)isl->size * isl->slot_bytes;
-  jl_slot_head h;
-  memset(&h, 0, sizeof h);
-  h.want = m->want_stop;
-  h.failed = isl->failed;
-  h.count = m->offer_count < JL_ISLANDS_OFFER ? m->offer_count : JL_ISLANDS_OFFER;
-  h.trials = m->trials;
-  h.relax_steps = m->relax_steps;
-  snprintf(h.msg, sizeof h.msg, "%s", isl->failed_msg);
-  memcpy(send, &h, sizeof h);
-  double *d = (double *)(send + sizeof h);
-  for (int k = 0; k < h.count; ++k) {
+  int count = m->offer_count < JL_ISLANDS_OFFER ? m->offer_count : JL_ISLANDS_OFFER;
+  jl_islands_head(isl, want, count);
+  double *d = (double *)(jl_islands_send(isl) + sizeof(jl_slot_head));
+  for (int k = 0; k < count; ++k) {
     const jl_circle_packing *pk = &m->offer[k];
     *d++ = pk->R;
     memcpy(d, pk->x, (size_t)n * sizeof(double));
@@ -164,21 +268,18 @@ int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err) 
     memcpy(d, pk->y, (size_t)n * sizeof(double));
     d += n;
   }
-  int rc = jl_islands_allgather(isl, send, err);
-  if (rc != JL_OK) return rc;
+}
+
+static void jl_circles_unpack(jl_islands *isl, void *arg) {
+  jl_circle_migration *m = arg;
+  const int n = isl->prob->n;
   m->incoming = isl->incoming;
   m->incoming_count = 0;
-  m->stop = 0;
-  int alive = 0;
   for (int r = 0; r < isl->size; ++r) {
-    const unsigned char *slot = isl->slots + (size_t)r * isl->slot_bytes;
-    jl_slot_head rh;
-    memcpy(&rh, slot, sizeof rh);
-    if (!rh.failed) alive++;
-    if (rh.want && !m->stop) m->stop = rh.want;  /* the lowest rank's reason */
+    jl_slot_head h = jl_islands_head_of(isl, r);
     if (r == isl->rank) continue;
-    const double *q = (const double *)(slot + sizeof rh);
-    for (int k = 0; k < rh.count && k < JL_ISLANDS_OFFER && m->incoming_count < isl->incoming_cap; ++k) {
+    const double *q = (const double *)(isl->slots + (size_t)r * isl->slot_bytes + sizeof h);
+    for (int k = 0; k < h.count && k < JL_ISLANDS_OFFER && m->incoming_count < isl->incoming_cap; ++k) {
       jl_circle_packing *pk = &isl->incoming[m->incoming_count++];
       pk->R = *q++;
       memcpy(pk->x, q, (size_t)n * sizeof(double));
@@ -188,30 +289,128 @@ int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err) 
       memcpy(pk->r, isl->prob->radii, (size_t)n * sizeof(double));
     }
   }
-  if (alive == 0 && !m->stop) m->stop = JL_STOP_SIGNAL + 1;  /* nobody left to search */
+}
+
+int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err) {
+  jl_islands *isl = ctx;
+  jl_islands_step st = {.due = m->due, .want = m->want_stop, .blocking = m->blocking};
+  m->incoming_count = 0;
+  int rc = jl_islands_run(isl, &st, jl_circles_pack, jl_circles_unpack, m, err);
+  m->started = st.started;
+  m->completed = st.completed;
+  m->stop = st.stop;
+  return rc;
+}
+
+int jl_islands_circles_idle(jl_islands *isl, const char *msg, jl_error *err) {
+  isl->failed = 1;
+  snprintf(isl->failed_msg, sizeof isl->failed_msg, "%s", msg);
+  for (;;) {
+    jl_circle_migration m = {.due = 1, .blocking = 1};
+    int rc = jl_islands_circle_migrate(isl, &m, err);
+    if (rc != JL_OK || m.stop) return rc;
+  }
+}
+
+int jl_islands_circles_collect(jl_islands *isl, jl_circle_packing *best, jl_error *err) {
+  jl_circle_migration m = {.offer = best, .offer_count = best->R > 0.0, .want_stop = 1,
+                           .blocking = 1};
+  int rc = jl_islands_circle_migrate(isl, &m, err);
+  if (rc != JL_OK || isl->rank != 0) return rc;
+  for (int k = 0; k < m.incoming_count; ++k) {
+    const jl_circle_packing *pk = &m.incoming[k];
+    jl_circle_check chk;
+    jl_circle_check_packing(pk, JL_LEGAL_REL_TOL, &chk);
+    if (chk.legal && (best->R <= 0.0 || pk->R < best->R))
+      if ((rc = jl_circle_packing_copy(best, pk, err)) != JL_OK) return rc;
+  }
   return JL_OK;
 }
 
-int jl_islands_circles_idle(jl_islands *isl, const char *msg, jl_circle_packing *best,
-                            jl_error *err) {
-  isl->failed = 1;
-  snprintf(isl->failed_msg, sizeof isl->failed_msg, "%s", msg);
-  best->R = 0.0;
-  for (;;) {
-    jl_circle_migration m = {0};
-    int rc = jl_islands_circle_migrate(isl, &m, err);
-    if (rc != JL_OK) return rc;
-    for (int k = 0; k < m.incoming_count; ++k) {
-      const jl_circle_packing *pk = &m.incoming[k];
-      jl_circle_check chk;
-      jl_circle_check_packing(pk, JL_LEGAL_REL_TOL, &chk);
-      if (chk.legal && (best->R == 0.0 || pk->R < best->R)) {
-        rc = jl_circle_packing_copy(best, pk, err);
-        if (rc != JL_OK) return rc;
-      }
-    }
-    if (m.stop) return JL_OK;
+/* ---- trunks: one packing per rank, up to cap blocks (centre, quaternion) ---- */
+
+int jl_islands_trunk_begin(jl_islands *isl, int cap, jl_error *err) {
+  isl->cap = cap;
+  int rc = jl_islands_alloc(isl, sizeof(jl_slot_head) + (size_t)cap * 7 * sizeof(double), err);
+  if (rc != JL_OK) return rc;
+  if (!(isl->blocks_in = calloc((size_t)isl->size, sizeof *isl->blocks_in)))
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the islands' exchange");
+  for (int k = 0; k < isl->size; ++k)
+    if ((rc = jl_block_packing_init(&isl->blocks_in[k], cap, err)) != JL_OK) return rc;
+  return JL_OK;
+}
+
+static void jl_trunk_pack(jl_islands *isl, void *arg, int want) {
+  const jl_trunk_migration *m = arg;
+  const jl_block_packing *p = m->offer;
+  int count = p ? (p->count < isl->cap ? p->count : isl->cap) : 0;
+  jl_islands_head(isl, want, count);
+  double *d = (double *)(jl_islands_send(isl) + sizeof(jl_slot_head));
+  for (int i = 0; i < count; ++i) {
+    memcpy(d, p->centre + 3 * i, 3 * sizeof(double));
+    memcpy(d + 3, p->quat + 4 * i, 4 * sizeof(double));
+    d += 7;
   }
+}
+
+static void jl_trunk_unpack(jl_islands *isl, void *arg) {
+  jl_trunk_migration *m = arg;
+  m->incoming = isl->blocks_in;
+  m->incoming_count = 0;
+  for (int r = 0; r < isl->size; ++r) {
+    jl_slot_head h = jl_islands_head_of(isl, r);
+    if (r == isl->rank || h.count <= 0) continue;
+    jl_block_packing *q = &isl->blocks_in[m->incoming_count++];
+    const double *e = (const double *)(isl->slots + (size_t)r * isl->slot_bytes + sizeof h);
+    q->count = h.count < isl->cap ? h.count : isl->cap;
+    for (int i = 0; i < q->count; ++i) {
+      memcpy(q->centre + 3 * i, e, 3 * sizeof(double));
+      memcpy(q->quat + 4 * i, e + 3, 4 * sizeof(double));
+      e += 7;
+    }
+  }
+}
+
+int jl_islands_trunk_migrate(void *ctx, jl_trunk_migration *m, jl_error *err) {
+  jl_islands *isl = ctx;
+  jl_islands_step st = {.due = m->due, .want = m->want_stop};
+  m->incoming_count = 0;
+  int rc = jl_islands_run(isl, &st, jl_trunk_pack, jl_trunk_unpack, m, err);
+  m->started = st.started;
+  m->completed = st.completed;
+  m->stop = st.stop;
+  return rc;
+}
+
+int jl_islands_trunk_until_stop(jl_islands *isl, int want, jl_error *err) {
+  for (;;) {
+    jl_trunk_migration m = {.due = 1, .want_stop = want};
+    jl_islands_step st = {.due = 1, .want = want, .blocking = 1};
+    int rc = jl_islands_run(isl, &st, jl_trunk_pack, jl_trunk_unpack, &m, err);
+    if (rc != JL_OK || st.stop) return rc;
+  }
+}
+
+int jl_islands_trunk_collect(jl_islands *isl, jl_block_packing *best, jl_trunk_check_fn check,
+                             void *check_ctx, int *from_rank, jl_error *err) {
+  *from_rank = isl->rank;
+  jl_trunk_migration m = {.offer = best};
+  jl_islands_step st = {.want = 1, .blocking = 1};
+  int rc = jl_islands_run(isl, &st, jl_trunk_pack, jl_trunk_unpack, &m, err);
+  if (rc != JL_OK || isl->rank != 0) return rc;
+  /* rank order: of equal counts the lowest rank's */
+  int k = 0;
+  for (int r = 0; r < isl->size; ++r) {
+    jl_slot_head h = jl_islands_head_of(isl, r);
+    if (r == isl->rank || h.count <= 0) continue;
+    const jl_block_packing *q = &isl->blocks_in[k++];
+    double worst = 0.0;
+    if (q->count > best->count && check(check_ctx, q, &worst)) {
+      if ((rc = jl_block_packing_copy(best, q, err)) != JL_OK) return rc;
+      *from_rank = r;
+    }
+  }
+  return JL_OK;
 }
 
 int jl_islands_gather(jl_islands *isl, const jl_rank_info *mine, jl_rank_info *all,
@@ -230,101 +429,3 @@ int jl_islands_gather(jl_islands *isl, const jl_rank_info *mine, jl_rank_info *a
   return JL_OK;
 }
 
-/* ---- trunks: one packing per rank, up to cap blocks (centre, quaternion) ---- */
-
-int jl_islands_trunk_begin(jl_islands *isl, int cap, jl_error *err) {
-  isl->cap = cap;
-  isl->slot_bytes = sizeof(jl_slot_head) + (size_t)cap * 7 * sizeof(double);
-  isl->slots = calloc((size_t)isl->size + 1, isl->slot_bytes);
-  isl->blocks_in = calloc((size_t)isl->size, sizeof *isl->blocks_in);
-  if (!isl->slots || !isl->blocks_in)
-    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the islands' exchange");
-  for (int k = 0; k < isl->size; ++k) {
-    int rc = jl_block_packing_init(&isl->blocks_in[k], cap, err);
-    if (rc != JL_OK) return rc;
-  }
-  return JL_OK;
-}
-
-/* Sends p (may be NULL: nothing) and want; fills blocks_in[] with the other
- * ranks' packings (count 0: none) and returns the verdict in *stop. */
-static int jl_islands_trunk_exchange(jl_islands *isl, const jl_block_packing *p, int want,
-                                     int *stop, int *n_in, jl_error *err) {
-  unsigned char *send = isl->slots + (size_t)isl->size * isl->slot_bytes;
-  jl_slot_head h;
-  memset(&h, 0, sizeof h);
-  h.want = want;
-  h.failed = isl->failed;
-  h.count = p ? (p->count < isl->cap ? p->count : isl->cap) : 0;
-  snprintf(h.msg, sizeof h.msg, "%s", isl->failed_msg);
-  memcpy(send, &h, sizeof h);
-  double *d = (double *)(send + sizeof h);
-  for (int i = 0; i < h.count; ++i) {
-    memcpy(d, p->centre + 3 * i, 3 * sizeof(double));
-    memcpy(d + 3, p->quat + 4 * i, 4 * sizeof(double));
-    d += 7;
-  }
-  int rc = jl_islands_allgather(isl, send, err);
-  if (rc != JL_OK) return rc;
-  *stop = 0;
-  *n_in = 0;
-  int alive = 0;
-  for (int r = 0; r < isl->size; ++r) {
-    const unsigned char *slot = isl->slots + (size_t)r * isl->slot_bytes;
-    jl_slot_head rh;
-    memcpy(&rh, slot, sizeof rh);
-    if (!rh.failed) alive++;
-    if (rh.want && !*stop) *stop = rh.want;
-    if (r == isl->rank || rh.count <= 0) continue;
-    jl_block_packing *q = &isl->blocks_in[(*n_in)++];
-    const double *e = (const double *)(slot + sizeof rh);
-    q->count = rh.count < isl->cap ? rh.count : isl->cap;
-    for (int i = 0; i < q->count; ++i) {
-      memcpy(q->centre + 3 * i, e, 3 * sizeof(double));
-      memcpy(q->quat + 4 * i, e + 3, 4 * sizeof(double));
-      e += 7;
-    }
-  }
-  if (alive == 0 && !*stop) *stop = JL_TRUNK_STOP_SIGNAL + 1;
-  return JL_OK;
-}
-
-int jl_islands_trunk_migrate(void *ctx, jl_trunk_migration *m, jl_error *err) {
-  jl_islands *isl = ctx;
-  int n_in = 0;
-  int rc = jl_islands_trunk_exchange(isl, m->offer, m->want_stop, &m->stop, &n_in, err);
-  m->incoming = isl->blocks_in;
-  m->incoming_count = n_in;
-  return rc;
-}
-
-int jl_islands_trunk_until_stop(jl_islands *isl, int want, jl_error *err) {
-  for (;;) {
-    int stop = 0, n_in = 0;
-    int rc = jl_islands_trunk_exchange(isl, NULL, want, &stop, &n_in, err);
-    if (rc != JL_OK || stop) return rc;
-  }
-}
-
-int jl_islands_trunk_collect(jl_islands *isl, jl_block_packing *best, jl_trunk_check_fn check,
-                             void *check_ctx, int *from_rank, jl_error *err) {
-  int stop = 0, n_in = 0;
-  *from_rank = isl->rank;
-  int rc = jl_islands_trunk_exchange(isl, best, 1, &stop, &n_in, err);
-  if (rc != JL_OK || isl->rank != 0) return rc;
-  /* rank order: of equal counts the lowest rank's */
-  int k = 0;
-  for (int r = 0; r < isl->size; ++r) {
-    const unsigned char *slot = isl->slots + (size_t)r * isl->slot_bytes;
-    jl_slot_head rh;
-    memcpy(&rh, slot, sizeof rh);
-    if (r == isl->rank || rh.count <= 0) continue;
-    const jl_block_packing *q = &isl->blocks_in[k++];
-    double worst = 0.0;
-    if (q->count > best->count && check(check_ctx, q, &worst)) {
-      if ((rc = jl_block_packing_copy(best, q, err)) != JL_OK) return rc;
-      *from_rank = r;
-    }
-  }
-  return JL_OK;
-}

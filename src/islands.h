@@ -40,8 +40,10 @@ typedef struct jl_islands {
   int local_size;          /* ranks on this node: share its CPU threads */
   int mpi;                 /* 1: MPI_Init was called here (finalize calls MPI_Finalize) */
   /* one migration's buffers: every rank's slot, then the packings taken in */
-  unsigned char *slots;
+  unsigned char *slots;    /* size + 1 slots: every rank's (received), then this rank's (sent) */
   size_t slot_bytes;
+  int in_flight;           /* an exchange was started and has not completed */
+  void *request;           /* its MPI_Request */
   jl_circle_packing *incoming;
   int incoming_cap;
   const jl_circle_problem *prob; /* radii for the packings taken in */
@@ -74,10 +76,12 @@ int jl_islands_circles_begin(jl_islands *isl, const jl_circle_problem *prob, jl_
 int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err);
 
 /* A rank whose search failed keeps taking part in the migrations, offering
- * nothing, until the others stop; it keeps the best packing it receives in
- * best (R = 0: none) so rank 0 can still write one. */
-int jl_islands_circles_idle(jl_islands *isl, const char *msg, jl_circle_packing *best,
-                            jl_error *err);
+ * nothing, until the others stop. */
+int jl_islands_circles_idle(jl_islands *isl, const char *msg, jl_error *err);
+
+/* Collective at the end: every rank offers best (R = 0: none); on rank 0
+ * best becomes the smallest legal one. */
+int jl_islands_circles_collect(jl_islands *isl, jl_circle_packing *best, jl_error *err);
 
 /* Collective: every rank's facts to rank 0 (all[size] there; may be NULL
  * elsewhere). */

@@ -575,17 +575,19 @@ static int jl_search_pockets(const jl_trunk_search_config *cfg, const jl_trunk_g
 /* Exact checks of incoming packings per migration, at most. */
 #define JL_MIGRATE_CHECKS 2
 
-/* One migration: offers the best, takes a larger packing of another rank
- * as the best when it passes the exact check here (the chains then adopt
- * it as they adopt any new best). */
-static int jl_search_migrate(const jl_trunk_search_config *cfg, jl_block_packing *best, int want,
-                             jl_trunk_check_fn check, void *check_ctx, int *stop_out, int *adopted,
-                             jl_trunk_run_info *info, jl_error *err) {
-  jl_trunk_migration m = {.offer = best, .want_stop = want};
+/* The islands' hook after a launch: offers the best when an exchange
+ * starts; when one completes, takes a larger packing of another rank as the
+ * best when it passes the exact check here (the chains then adopt it as
+ * they adopt any new best). */
+static int jl_search_migrate(const jl_trunk_search_config *cfg, jl_block_packing *best, int due,
+                             int want, jl_trunk_check_fn check, void *check_ctx, int *stop_out,
+                             int *started, int *adopted, jl_trunk_run_info *info, jl_error *err) {
+  jl_trunk_migration m = {.offer = best, .due = due, .want_stop = want};
   int rc = cfg->migrate(cfg->migrate_ctx, &m, err);
   if (rc) return rc;
-  info->migrations++;
+  info->migrations += (uint64_t)m.completed;
   *stop_out = m.stop;
+  *started = m.started;
   *adopted = 0;
   /* largest first, at most JL_MIGRATE_CHECKS of them: with many ranks
    * most send packings larger than this one's, and an exact check costs
@@ -829,19 +831,13 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     else if (cfg->rounds > 0 && round >= cfg->rounds) want = JL_TRUNK_STOP_ROUNDS + 1;
     else if (deadline > 0.0 && jl_time_now() >= deadline) want = JL_TRUNK_STOP_TIME + 1;
     if (cfg->migrate) {
-      int due = want || (cfg->rounds > 0 ? cfg->migrate_rounds > 0 && round % cfg->migrate_rounds == 0
-                                         : jl_time_now() >= next_migration);
-      if (!due) {
-        want = 0;
-      } else {
-        int adopted = 0;
-        if ((rc = jl_search_migrate(cfg, best, want, check, check_ctx, &migrate_stop, &adopted, info,
-                                    err)))
-          goto done;
-        next_migration = jl_time_now() + cfg->migrate_s;
-        if (adopted) t_best = jl_time_now() - t0;
-        want = migrate_stop;
-      }
+      int adopted = 0, started = 0;
+      if ((rc = jl_search_migrate(cfg, best, jl_time_now() >= next_migration, want, check, check_ctx,
+                                  &migrate_stop, &started, &adopted, info, err)))
+        goto done;
+      if (started) next_migration = jl_time_now() + cfg->migrate_s;
+      if (adopted) t_best = jl_time_now() - t0;
+      want = migrate_stop;
     }
     if (want) { stopped_by = want - 1; break; }
     /* share the best: lagging chains (and a few others) continue from it */
@@ -857,10 +853,10 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   }
 finish:
   /* islands: a search leaves only on a migration that stops every rank */
-  while (cfg->migrate && !migrate_stop) {
-    int adopted = 0;
-    if ((rc = jl_search_migrate(cfg, best, stopped_by + 1, check, check_ctx, &migrate_stop, &adopted,
-                                info, err)))
+  if (cfg->migrate && !migrate_stop) {
+    int adopted = 0, started = 0;
+    if ((rc = jl_search_migrate(cfg, best, 0, stopped_by + 1, check, check_ctx, &migrate_stop,
+                                &started, &adopted, info, err)))
       goto done;
     if (adopted) t_best = jl_time_now() - t_enter;
   }

@@ -18,12 +18,15 @@ extern "C" {
 #endif
 
 /* Islands (src/islands.h): one search per MPI rank. The search calls the
- * hook after a launch when a migration is due, and once more when it would
- * stop; it stops only when the hook says all stop, so every rank calls it
- * the same number of times. */
+ * hook after every launch; the hook starts an exchange when one is due or
+ * the search would stop, and reports it when it has completed. A search
+ * stops only on a completed exchange whose verdict is stop, so every rank
+ * takes part in the same exchanges. */
 typedef struct jl_trunk_migration {
   const jl_block_packing *offer;   /* in: this search's best legal packing */
+  int due;                         /* in: the interval has passed: start an exchange */
   int want_stop;                   /* in: this search would stop (JL_TRUNK_STOP_* + 1), 0: no */
+  int started, completed;          /* out: exchanges started and completed by this call */
   const jl_block_packing *incoming; /* out: the other ranks' best packings (owned by the hook) */
   int incoming_count;
   int stop;                        /* out: every search stops (JL_TRUNK_STOP_* + 1), 0: go on */
@@ -54,8 +57,7 @@ typedef struct jl_trunk_search_config {
   int device_slot;         /* CUDA device slot mod the devices present (an MPI rank's) */
   jl_trunk_migrate_fn migrate; /* islands: NULL for one search */
   void *migrate_ctx;
-  double migrate_s;        /* a migration every this many seconds (timed runs) */
-  long migrate_rounds;     /* or every this many launches (runs by --rounds) */
+  double migrate_s;        /* a migration every this many seconds */
 } jl_trunk_search_config;
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c);

@@ -105,7 +105,7 @@ if isl[0]["trials"] <= 0: fail("rank 0 did not search on")
 # trunks: both ranks search the slanted seat back, migrate, rank 0 writes the
 # largest legal packing; the cuboid is filled to its bound by the fills, so
 # no rank searches and the ranks still end together
-mrun t trunk "$SRC/meshes/slanted-seat-back.stl" --time 20 --migrate 2 --threads 1 --quiet --out "$d/t.json"
+mrun t trunk "$SRC/meshes/slanted-seat-back.stl" --time 40 --migrate 2 --threads 1 --quiet --out "$d/t.json"
 expect_rc 0
 jpy '
 d = load(sys.argv[1]); run = d["run"]
