@@ -49,6 +49,8 @@ static jl_circle_kernel_fn jl_circle_kernel_for(int n) {
   return jl_circle_relax_kernel<JL_CIRCLE_MAX_THREADS, JL_CIRCLE_MIN_BLOCKS>;
 }
 
+extern "C" int jl_cuda_circles_threads(int n) { return jl_circle_threads(n); }
+
 extern "C" int jl_cuda_circles_resident(int n, int *blocks_per_sm, char *msg, int msg_len) {
   jl_circle_kernel_fn k = jl_circle_kernel_for(n);
   size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(n);

@@ -39,6 +39,8 @@ int jl_cuda_circles_run(jl_cuda_circles *ctx, const jl_relax_params *p, jl_circl
 void jl_cuda_circles_destroy(jl_cuda_circles *ctx);
 /* Blocks of the kernel for n circles that one multiprocessor holds at once. */
 int jl_cuda_circles_resident(int n, int *blocks_per_sm, char *msg, int msg_len);
+/* Threads of the block that relaxes one candidate of n circles. */
+int jl_cuda_circles_threads(int n);
 #endif
 
 /* Candidates per launch when --batch is not given: on CUDA, whole waves of
@@ -56,6 +58,11 @@ int jl_circle_auto_batch(const jl_device *dev, int n, int per_thread);
 #define JL_NBR_MIN_N_CUDA 65
 /* 1 when n circles on this device take their contacts from neighbour lists. */
 int jl_circle_nbr_auto(const jl_device *dev, int n);
+
+/* How count candidates of n circles run on dev, for the first progress
+ * line: "2112 candidates, one block of 32 threads each, contacts from all
+ * pairs". */
+void jl_circle_layout_describe(const jl_device *dev, int n, int count, char *out, size_t cap);
 
 /* A launch ends early (its candidates stop at their next poll, legal) at
  * cut_at or once *stop is set, on both paths. */

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +138,19 @@ int jl_circle_auto_batch(const jl_device *dev, int n, int per_thread) {
 int jl_circle_nbr_auto(const jl_device *dev, int n) {
   if (n > JL_NBR_MAX_N) return 0;
   return n >= (dev->kind == JL_DEVICE_CUDA ? JL_NBR_MIN_N_CUDA : JL_NBR_MIN_N_CPU);
+}
+
+void jl_circle_layout_describe(const jl_device *dev, int n, int count, char *out, size_t cap) {
+  const char *contacts = jl_circle_nbr_auto(dev, n) ? "neighbour lists" : "all pairs";
+#ifdef JL_HAVE_CUDA
+  if (dev->kind == JL_DEVICE_CUDA) {
+    snprintf(out, cap, "%d candidates, one block of %d threads each, contacts from %s", count,
+             jl_cuda_circles_threads(n), contacts);
+    return;
+  }
+#endif
+  snprintf(out, cap, "%d candidates on %d thread%s, contacts from %s", count, dev->threads,
+           dev->threads == 1 ? "" : "s", contacts);
 }
 
 int jl_circle_engine_init(jl_circle_engine *e, const jl_device *dev, int n, int count,

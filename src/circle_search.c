@@ -196,6 +196,10 @@ static int jl_auto_batch(const jl_device *dev, int n, jl_search_mode mode) {
   return jl_circle_auto_batch(dev, n, mode == JL_MODE_TRIALS ? 4 : JL_CPU_CANDIDATES_PER_THREAD);
 }
 
+int jl_circle_search_batch(const jl_device *dev, int n, const jl_circle_search_opts *o) {
+  return o->batch > 0 ? o->batch : jl_auto_batch(dev, n, o->mode);
+}
+
 /* Rounds of about a second (polish often, answer Ctrl-C quickly): a budget
  * of relaxation steps per candidate, in proportion to 1/n. Shorter GPU
  * rounds (400000 / n) left the GPU idle during polishing and did worse. */
@@ -419,7 +423,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   jl_circle_engine eng = {0};
   jl_search_state st = {0};
   if ((rc = jl_sorted_init(&s, prob, err)) != JL_OK) goto done;
-  int count = o->batch > 0 ? o->batch : jl_auto_batch(dev, prob->n, o->mode);
+  int count = jl_circle_search_batch(dev, prob->n, o);
   if ((rc = jl_circle_batch_alloc(&b, prob->n, count, s.r, err)) != JL_OK) goto done;
   if ((rc = jl_circle_engine_init(&eng, dev, prob->n, count, err)) != JL_OK) goto done;
   eng.stop = o->stop;

@@ -93,6 +93,9 @@ int jl_search_mode_parse(const char *s, jl_search_mode *m);
 /* Relaxation settings for a problem (shared with benchmarks and tests). */
 void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, uint64_t seed);
 
+/* The candidates a search of n circles runs at once on dev. */
+int jl_circle_search_batch(const jl_device *dev, int n, const jl_circle_search_opts *o);
+
 /* Runs the search; best receives the best legal (polished, verified)
  * packing in the problem's circle order. */
 int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "circle_batch.h"
 #include "circle_search.h"
 #include "circles.h"
 #include "cli.h"
@@ -332,6 +333,9 @@ int jl_cli_circles(int argc, char **argv) {
     jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d threads)",
                   dev.threads);
   const uint64_t user_seed = a.search.seed;
+  char layout[160];
+  jl_circle_layout_describe(&dev, prob.n, jl_circle_search_batch(&dev, prob.n, &a.search), layout,
+                            sizeof layout);
   a.search.seed = jl_islands_seed(user_seed, isl.rank);
   if (isl.size > 1) {
     a.search.migrate = jl_islands_circle_migrate;
@@ -341,14 +345,14 @@ int jl_cli_circles(int argc, char **argv) {
     if (a.search.migrate_rounds < 1) a.search.migrate_rounds = 1;
     if (!root) a.search.progress = 0;
     jl_log_printf(&log, JL_LOG_INFO,
-                  "%s, %d circles, %d MPI ranks (rank 0: %s), %s mode, seed %llu, migrations every %g %s",
-                  prob.name, prob.n, isl.size, dev.name, jl_search_mode_name(a.search.mode),
+                  "%s, %d circles, %d MPI ranks (rank 0: %s, %s), %s mode, seed %llu, migrations every %g %s",
+                  prob.name, prob.n, isl.size, dev.name, layout, jl_search_mode_name(a.search.mode),
                   (unsigned long long)user_seed,
                   a.search.rounds > 0 ? (double)a.search.migrate_rounds : a.search.migrate_s,
                   a.search.rounds > 0 ? "rounds" : "s");
   } else {
-    jl_log_printf(&log, JL_LOG_INFO, "%s, %d circles, %s, %s mode, seed %llu", prob.name, prob.n,
-                  dev.name, jl_search_mode_name(a.search.mode), (unsigned long long)user_seed);
+    jl_log_printf(&log, JL_LOG_INFO, "%s, %d circles, %s, %s, %s mode, seed %llu", prob.name, prob.n,
+                  dev.name, layout, jl_search_mode_name(a.search.mode), (unsigned long long)user_seed);
   }
   a.search.resume = have_resume ? &resume : NULL;
   a.search.stop = &jl_stop_flag;
