@@ -18,6 +18,7 @@
 #include "trunk_frame.h"
 #include "trunk_io.h"
 #include "trunk_reach.h"
+#include "trunk_refill.h"
 #include "trunk_search.h"
 #include "trunk_tilt.h"
 #include "trunk_slabs.h"
@@ -89,6 +90,9 @@ static const char *const jl_trunk_help =
   "  --resume FILE     start from a trunk result (.json) when it beats the fills\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
   "  --threads T       CPU threads (default: all cores)\n"
+  "  --no-refill       do not refill regions (emptied and refilled by the fills\n"
+  "                    in other frames; by default up to half of the search's\n"
+  "                    time, before the annealing)\n"
   "  --no-reach        do not measure the reachable volume (the part of the\n"
   "                    interior some block can reach; by default it takes up\n"
   "                    to a tenth of --time before the fills)\n"
@@ -104,7 +108,8 @@ static const char *const jl_trunk_help =
 
 enum {
   OPT_UNITS = 1000, OPT_BLOCK, OPT_SPACING, OPT_CELL, OPT_TIME, OPT_SEED, OPT_DEVICE,
-  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS, OPT_NO_REACH
+  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS, OPT_NO_REACH,
+  OPT_NO_REFILL
 };
 
 static const struct option jl_trunk_opts[] = {
@@ -121,6 +126,7 @@ static const struct option jl_trunk_opts[] = {
   {"resume", required_argument, NULL, OPT_RESUME},
   {"quiet", no_argument, NULL, OPT_QUIET},
   {"no-reach", no_argument, NULL, OPT_NO_REACH},
+  {"no-refill", no_argument, NULL, OPT_NO_REFILL},
   {"help", no_argument, NULL, OPT_HELP},
   {NULL, 0, NULL, 0},
 };
@@ -137,6 +143,7 @@ typedef struct jl_trunk_args {
   long max_blocks;
   int quiet;
   int no_reach;
+  int no_refill;
 } jl_trunk_args;
 
 /* --max-blocks at most: block counts are ints, and 1e7 blocks already take
@@ -184,6 +191,7 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_QUIET: a->quiet = 1; break;
     case OPT_NO_REACH: a->no_reach = 1; break;
+    case OPT_NO_REFILL: a->no_refill = 1; break;
     case OPT_HELP: *help = 1; return JL_OK;
     default: break;
     }
@@ -744,6 +752,8 @@ int jl_cli_trunk(int argc, char **argv) {
   cfg.spacing = a.spacing;
   cfg.cell = a.cell;
   cfg.target_count = (int)bound;  /* nothing can beat the volume bound */
+  cfg.refill = !a.no_refill;
+  cfg.frame = fills.winner ? &fills.frame : NULL;  /* the refill works where the fills won */
   /* at the volume bound nothing can be added */
   int at_bound = best.count >= bound, out_of_time = cfg.time_s <= 0.0 || jl_trunk_stop_flag;
   int ran_search = !at_bound && !out_of_time;
