@@ -772,6 +772,14 @@ int jl_cli_trunk(int argc, char **argv) {
   } else if (src != JL_OK) {
     goto fail;
   }
+  if (ran_search && si.refill_ran) {
+    const jl_refill_info *ri = &si.refill;
+    jl_log_printf(&log, JL_LOG_INFO, "%s: region refill: %d of %d regions refilled (%d blocks removed, %d put back, "
+                  "closest %+d; %d handed to the gap fill and pockets), %d kept: %+d blocks, %d not cut cleanly, "
+                  "%d failed the exact check, %.1f s%s", prob.name, ri->tried, ri->regions, ri->removed, ri->refilled,
+                  ri->closest, ri->near, ri->kept, ri->gained, ri->unclean, ri->rejected, ri->time_s,
+                  ri->complete ? "" : " (cut short)");
+  }
   if (found.count > best.count) {
     if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
     search = "anneal";
@@ -832,9 +840,10 @@ int jl_cli_trunk(int argc, char **argv) {
          "fill %.1f%%%s)  %s\n", prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, reached,
          gi.count, base.count, frames, 100.0 * best.count * bvol / rep.volume, of_reach, why);
   printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %d turned into "
-         "pockets, %d of %d chain states legalized, %llu moves, "
+         "pockets, %+d by region refill (%d kept of %d regions refilled), %d of %d chain states legalized, %llu moves, "
          "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
-         stopped_by, time_s, search, time_to_best, si.gap_added, si.pocket_added, si.legalize_legal,
+         stopped_by, time_s, search, time_to_best, si.gap_added, si.pocket_added, si.refill.gained, si.refill.kept,
+         si.refill.tried, si.legalize_legal,
          si.legalize_tried, (unsigned long long)si.moves,
          (unsigned long long)si.relax_steps, si.checks, si.checks_failed,
          si.device_name[0] ? si.device_name : dev.name);

@@ -1,7 +1,6 @@
 #include "trunk_refill.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,9 +26,12 @@ static const int jl_refill_spans[] = {2, 3, 4};
 /* A column box sharing more than this share of its floor area with a
  * chosen one is not chosen. */
 #define JL_REFILL_OVERLAP 0.5
-/* A box is grown this many times by the blocks that meet it, so the
- * removed blocks' space lies mostly inside it. */
-#define JL_REFILL_GROW 3
+/* A box is grown once by the blocks that meet it, by at most this share of
+ * the longest block edge per side, so most of the removed blocks' space
+ * lies inside it; grown until stable, the boxes of a layered packing
+ * cascade to the whole trunk (a 400 mm box in compact-m grew to 750 mm). */
+#define JL_REFILL_GROW 1
+#define JL_REFILL_GROW_SHARE 0.5
 /* A refill this many blocks short of what it removed, or level with it, is
  * handed to the gap fill and the pocket insertion on the whole packing
  * (the new arrangement may leave room next to the region), each within
@@ -329,6 +331,45 @@ static int jl_refill_clip(const jl_mesh *m, const double mlo[3], const double mh
   return JL_OK;
 }
 
+/* Blocks of p (bounds lo, hi: 3 per block) crossing the plane x_d = at
+ * within the box's range along the other horizontal axis. */
+static int jl_refill_crossing(const double *lo, const double *hi, int n, int d, double at, const jl_refill_box *box,
+                              double eps) {
+  int o = 1 - d, c = 0;
+  for (int i = 0; i < n; ++i)
+    c += lo[3 * i + d] < at - eps && hi[3 * i + d] > at + eps && lo[3 * i + o] < box->hi[o] - eps &&
+         hi[3 * i + o] > box->lo[o] + eps;
+  return c;
+}
+
+/* Moves each side of box to the block face within reach (mm) that the
+ * fewest blocks cross (ties: the nearest), so the box cuts as few blocks as
+ * the packing allows: a layered packing has rows and zones whose ends line
+ * up. Sides at the trunk's bounds stay. */
+static void jl_refill_snap(jl_refill_box *box, const double *lo, const double *hi, int n, const double mlo[3],
+                           const double mhi[3], double reach, double eps) {
+  for (int pass = 0; pass < 2; ++pass)
+    for (int side = 0; side < 4; ++side) {
+      int d = side / 2, upper = side % 2;
+      double cur = upper ? box->hi[d] : box->lo[d];
+      if (upper ? cur >= mhi[d] : cur <= mlo[d]) continue;
+      double best = cur;
+      int best_c = jl_refill_crossing(lo, hi, n, d, cur, box, eps);
+      for (int i = 0; i < 2 * n && best_c > 0; ++i) {
+        double at = i < n ? lo[3 * i + d] : hi[3 * (i - n) + d];
+        if (fabs(at - cur) > reach || at <= mlo[d] || at >= mhi[d]) continue;
+        if (upper ? at <= box->lo[d] + reach : at >= box->hi[d] - reach) continue;  /* keep the box wide */
+        int c = jl_refill_crossing(lo, hi, n, d, at, box, eps);
+        if (c < best_c || (c == best_c && fabs(at - cur) < fabs(best - cur))) {
+          best_c = c;
+          best = at;
+        }
+      }
+      if (upper) box->hi[d] = best;
+      else box->lo[d] = best;
+    }
+}
+
 /* Scratch of one run. */
 typedef struct jl_refill_run {
   const jl_trunk_geom *g;  /* the trunk, mesh frame */
@@ -352,16 +393,12 @@ static int jl_refill_part(jl_refill_run *r, const jl_mesh *rm, int face, int bea
   jl_trunk_geom rg;
   int rc = jl_trunk_geom_init(&rg, rm, r->g->block, err);
   if (rc != JL_OK) return rc;
-  double T0 = jl_time_now();
   rc = jl_refill_fill_part(&rg, r->threads, r->deadline, r->stop, &r->best, &r->tmp, err);
-  fprintf(stderr, "DBG part: beat %d ub %d axis %d in %.2f s\n", beat, ub, r->best.count, jl_time_now() - T0);
-  T0 = jl_time_now();
   if (rc == JL_OK && face && r->best.count < ub && !jl_out_of_time_refill(r)) {
     jl_tilt_info ti;
     int to_beat = r->best.count > beat ? r->best.count : beat;
     rc = jl_trunk_tilt_fill(&rg, 3, to_beat, r->threads, r->deadline, r->stop, &r->tmp, &ti, err);
     if (rc == JL_OK && r->tmp.count > r->best.count) rc = jl_block_packing_copy(&r->best, &r->tmp, err);
-    fprintf(stderr, "DBG tilt: %d in %.2f s\n", r->tmp.count, jl_time_now() - T0);
   }
   jl_trunk_geom_free(&rg);
   static const double turns[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
@@ -379,7 +416,6 @@ static int jl_refill_part(jl_refill_run *r, const jl_mesh *rm, int face, int bea
       if (rc == JL_OK && r->cand.count > r->best.count &&
           (rc = jl_trunk_frame_packing_back(&tf, &r->cand, &r->back, err)) == JL_OK)
         rc = jl_block_packing_copy(&r->best, &r->back, err);
-      fprintf(stderr, "DBG turn %d: %d at %.2f s\n", t, r->cand.count, jl_time_now() - T0);
     }
     jl_mesh_free(&tm);
   }
@@ -417,6 +453,7 @@ int jl_trunk_refill(const jl_trunk_geom *g, const jl_trunk_frame *f, jl_block_pa
   jl_refill_box regions[JL_REFILL_MAX_REGIONS];
   int nr = 0;
   uint8_t *keep = NULL;
+  double *bl = NULL, *bh = NULL;  /* working-frame bounds of wp's blocks */
   int rc = JL_OK;
   if ((rc = jl_block_packing_init(&wp, p->count + 16, err)) != JL_OK ||
       (rc = jl_block_packing_init(&r.best, 64, err)) != JL_OK || (rc = jl_block_packing_init(&r.tmp, 64, err)) != JL_OK ||
@@ -434,19 +471,30 @@ int jl_trunk_refill(const jl_trunk_geom *g, const jl_trunk_frame *f, jl_block_pa
   info->regions = nr;
   double mlo[3], mhi[3];
   jl_mesh_bounds(wm, mlo, mhi);
-  double eps = g->tol;
+  double eps = g->tol, longest = fmax(bs->x, fmax(bs->y, bs->z));
   for (int k = 0; k < nr && p->count < ub; ++k) {
     if (jl_trunk_limits_hit(&lim, 0.0)) {
       info->complete = 0;
       break;
     }
-    jl_refill_box box = regions[k];
-    /* grown by the blocks that meet it, so their space lies mostly inside */
     free(keep);
-    if (!(keep = malloc((size_t)(wp.count > 0 ? wp.count : 1)))) {
+    free(bl);
+    keep = malloc((size_t)(wp.count > 0 ? wp.count : 1));
+    bl = malloc(6 * (size_t)(wp.count > 0 ? wp.count : 1) * sizeof *bl);
+    if (!keep || !bl) {
       rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the refill");
       goto done;
     }
+    bh = bl + 3 * (size_t)wp.count;
+    for (int i = 0; i < wp.count; ++i) jl_refill_block_bounds(bs, &wp, i, bl + 3 * i, bh + 3 * i);
+    jl_refill_box box = regions[k];
+    jl_refill_snap(&box, bl, bh, wp.count, mlo, mhi, JL_REFILL_GROW_SHARE * longest, eps);
+    double glo[2], ghi[2];
+    for (int d = 0; d < 2; ++d) {
+      glo[d] = fmax(mlo[d], box.lo[d] - JL_REFILL_GROW_SHARE * longest);
+      ghi[d] = fmin(mhi[d], box.hi[d] + JL_REFILL_GROW_SHARE * longest);
+    }
+    /* grown by the blocks that meet it, so their space lies mostly inside */
     for (int round = 0; round <= JL_REFILL_GROW; ++round) {
       int grew = 0;
       for (int i = 0; i < wp.count; ++i) {
@@ -457,7 +505,7 @@ int jl_trunk_refill(const jl_trunk_geom *g, const jl_trunk_frame *f, jl_block_pa
         keep[i] = (uint8_t)!meets;
         if (!meets || round == JL_REFILL_GROW) continue;
         for (int d = 0; d < 2; ++d) {
-          double a = fmax(mlo[d], fmin(box.lo[d], blo[d])), b = fmin(mhi[d], fmax(box.hi[d], bhi[d]));
+          double a = fmax(glo[d], fmin(box.lo[d], blo[d])), b = fmin(ghi[d], fmax(box.hi[d], bhi[d]));
           grew |= a < box.lo[d] || b > box.hi[d];
           box.lo[d] = a;
           box.hi[d] = b;
@@ -469,12 +517,6 @@ int jl_trunk_refill(const jl_trunk_geom *g, const jl_trunk_frame *f, jl_block_pa
     }
     int removed = 0;
     for (int i = 0; i < wp.count; ++i) removed += !keep[i];
-    double ulo[2] = {INFINITY, INFINITY}, uhi[2] = {-INFINITY, -INFINITY};
-    for (int i = 0; i < wp.count; ++i) if (!keep[i]) { double blo[3], bhi[3]; jl_refill_block_bounds(bs, &wp, i, blo, bhi);
-      for (int d = 0; d < 2; ++d) { ulo[d] = fmin(ulo[d], blo[d]); uhi[d] = fmax(uhi[d], bhi[d]); } }
-    fprintf(stderr, "DBG region %d face %d: x %.0f..%.0f y %.0f..%.0f share %.3f waste %.1f L, removed %d (x %.1f..%.1f y %.1f..%.1f) from x %.0f..%.0f y %.0f..%.0f\n", k, box.face,
-            box.lo[0], box.hi[0], box.lo[1], box.hi[1], box.share, box.waste / 1e6, removed, ulo[0], uhi[0], ulo[1], uhi[1],
-            regions[k].lo[0], regions[k].hi[0], regions[k].lo[1], regions[k].hi[1]);
     int ok = 0;
     jl_mesh_free(&rm);
     if ((rc = jl_refill_clip(wm, mlo, mhi, &box, &rm, &ok, err)) != JL_OK) goto done;
@@ -483,7 +525,6 @@ int jl_trunk_refill(const jl_trunk_geom *g, const jl_trunk_frame *f, jl_block_pa
       continue;
     }
     int ub_r = (int)floor(jl_mesh_volume(&rm) / bvol + 1e-9);
-    fprintf(stderr, "DBG region volume %.2f L\n", jl_mesh_volume(&rm) / 1e6);
     if (ub_r <= removed) continue;  /* no room for one more */
     info->tried++;
     if ((rc = jl_refill_part(&r, &rm, box.face, removed, ub_r, err)) != JL_OK) goto done;
@@ -538,6 +579,7 @@ int jl_trunk_refill(const jl_trunk_geom *g, const jl_trunk_frame *f, jl_block_pa
 done:
   info->time_s = jl_time_now() - t0;
   free(keep);
+  free(bl);
   jl_mesh_free(&rm);
   jl_mesh_free(&turned);
   jl_block_packing_free(&wp);
