@@ -38,9 +38,6 @@ static const int jl_refill_spans[] = {2, 3, 4};
  * this share of the time left. */
 #define JL_REFILL_NEAR (-1)
 #define JL_REFILL_GAP_SHARE 0.25
-/* Small turns of the frame the region is also filled in: pitch and roll by
- * this many degrees each way (a layer leaning into a wedge). */
-#define JL_REFILL_TURN_DEG 5.0
 
 static double jl_refill_dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 

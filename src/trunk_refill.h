@@ -27,6 +27,10 @@ extern "C" {
 /* Share of the search's time left that the refill may take in a run (the
  * annealing gets the rest). */
 #define JL_REFILL_SHARE 0.5
+/* Small turns of the frame a region is also filled in: pitch and roll by
+ * this many degrees each way (a layer leaning into a wedge, a floor pitched
+ * against the frame). */
+#define JL_REFILL_TURN_DEG 5.0
 
 typedef struct jl_refill_info {
   int regions;             /* regions chosen */
