@@ -18,7 +18,6 @@
 #include "trunk_frame.h"
 #include "trunk_io.h"
 #include "trunk_reach.h"
-#include "trunk_refill.h"
 #include "trunk_search.h"
 #include "trunk_tilt.h"
 #include "trunk_slabs.h"
@@ -90,9 +89,6 @@ static const char *const jl_trunk_help =
   "  --resume FILE     start from a trunk result (.json) when it beats the fills\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
   "  --threads T       CPU threads (default: all cores)\n"
-  "  --no-refill       do not refill regions (emptied and refilled by the fills\n"
-  "                    in other frames; by default up to half of the search's\n"
-  "                    time, before the annealing)\n"
   "  --no-reach        do not measure the reachable volume (the part of the\n"
   "                    interior some block can reach; by default it takes up\n"
   "                    to a tenth of --time before the fills)\n"
@@ -108,8 +104,7 @@ static const char *const jl_trunk_help =
 
 enum {
   OPT_UNITS = 1000, OPT_BLOCK, OPT_SPACING, OPT_CELL, OPT_TIME, OPT_SEED, OPT_DEVICE,
-  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS, OPT_NO_REACH,
-  OPT_NO_REFILL
+  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS, OPT_NO_REACH
 };
 
 static const struct option jl_trunk_opts[] = {
@@ -126,7 +121,6 @@ static const struct option jl_trunk_opts[] = {
   {"resume", required_argument, NULL, OPT_RESUME},
   {"quiet", no_argument, NULL, OPT_QUIET},
   {"no-reach", no_argument, NULL, OPT_NO_REACH},
-  {"no-refill", no_argument, NULL, OPT_NO_REFILL},
   {"help", no_argument, NULL, OPT_HELP},
   {NULL, 0, NULL, 0},
 };
@@ -143,7 +137,6 @@ typedef struct jl_trunk_args {
   long max_blocks;
   int quiet;
   int no_reach;
-  int no_refill;
 } jl_trunk_args;
 
 /* --max-blocks at most: block counts are ints, and 1e7 blocks already take
@@ -191,7 +184,6 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_QUIET: a->quiet = 1; break;
     case OPT_NO_REACH: a->no_reach = 1; break;
-    case OPT_NO_REFILL: a->no_refill = 1; break;
     case OPT_HELP: *help = 1; return JL_OK;
     default: break;
     }
@@ -752,8 +744,6 @@ int jl_cli_trunk(int argc, char **argv) {
   cfg.spacing = a.spacing;
   cfg.cell = a.cell;
   cfg.target_count = (int)bound;  /* nothing can beat the volume bound */
-  cfg.refill = !a.no_refill;
-  cfg.frame = fills.winner ? &fills.frame : NULL;  /* the refill works where the fills won */
   /* at the volume bound nothing can be added */
   int at_bound = best.count >= bound, out_of_time = cfg.time_s <= 0.0 || jl_trunk_stop_flag;
   int ran_search = !at_bound && !out_of_time;
@@ -771,14 +761,6 @@ int jl_cli_trunk(int argc, char **argv) {
     ran_search = 0;
   } else if (src != JL_OK) {
     goto fail;
-  }
-  if (ran_search && si.refill_ran) {
-    const jl_refill_info *ri = &si.refill;
-    jl_log_printf(&log, JL_LOG_INFO, "%s: region refill: %d of %d regions refilled (%d blocks removed, %d put back, "
-                  "closest %+d; %d handed to the gap fill and pockets), %d kept: %+d blocks, %d not cut cleanly, "
-                  "%d failed the exact check, %.1f s%s", prob.name, ri->tried, ri->regions, ri->removed, ri->refilled,
-                  ri->closest, ri->near, ri->kept, ri->gained, ri->unclean, ri->rejected, ri->time_s,
-                  ri->complete ? "" : " (cut short)");
   }
   if (found.count > best.count) {
     if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
@@ -840,10 +822,9 @@ int jl_cli_trunk(int argc, char **argv) {
          "fill %.1f%%%s)  %s\n", prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, reached,
          gi.count, base.count, frames, 100.0 * best.count * bvol / rep.volume, of_reach, why);
   printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %d turned into "
-         "pockets, %+d by region refill (%d kept of %d regions refilled), %d of %d chain states legalized, %llu moves, "
+         "pockets, %d of %d chain states legalized, %llu moves, "
          "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
-         stopped_by, time_s, search, time_to_best, si.gap_added, si.pocket_added, si.refill.gained, si.refill.kept,
-         si.refill.tried, si.legalize_legal,
+         stopped_by, time_s, search, time_to_best, si.gap_added, si.pocket_added, si.legalize_legal,
          si.legalize_tried, (unsigned long long)si.moves,
          (unsigned long long)si.relax_steps, si.checks, si.checks_failed,
          si.device_name[0] ? si.device_name : dev.name);

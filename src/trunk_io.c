@@ -393,14 +393,6 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
                   si->checks_failed, si->gap_added, si->gap_time_s, si->chains_best, si->legalize_tried,
                   si->legalize_legal, si->legalize_dropped, si->legalize_time_s, si->pocket_tried,
                   si->pocket_added, si->pocket_time_s, si->n_points, si->spacing, si->cell);
-  if (si && si->refill_ran) {
-    const jl_refill_info *ri = &si->refill;
-    jl_buf_printf(&b, ", \"refill\": {\"regions\": %d, \"tried\": %d, \"kept\": %d, \"gained\": %d, "
-                  "\"removed\": %d, \"refilled\": %d, \"near\": %d, \"closest\": %d, \"unclean\": %d, "
-                  "\"rejected\": %d, \"time_s\": %.6g, \"complete\": %s}",
-                  ri->regions, ri->tried, ri->kept, ri->gained, ri->removed, ri->refilled, ri->near, ri->closest,
-                  ri->unclean, ri->rejected, ri->time_s, ri->complete ? "true" : "false");
-  }
   jl_buf_printf(&b, "},\n  \"blocks\": [\n");
   for (int i = 0; i < bp->count; ++i) {
     jl_buf_printf(&b, "    {\"c\": ");

@@ -620,7 +620,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   jl_trunk_geom geom;
   memset(&geom, 0, sizeof geom);
   int geom_ok = 0;
-  if (!cfg->no_legalize || !cfg->no_pockets || cfg->refill) {
+  if (!cfg->no_legalize || !cfg->no_pockets) {
     if ((rc = jl_trunk_geom_init(&geom, mesh, size, err))) goto done;
     geom_ok = 1;
   }
@@ -660,17 +660,6 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
                                 &got, err)))
       goto done;
     if (got > 0) t_best = jl_time_now() - t_enter;
-  }
-  /* regions emptied and refilled in other frames: room the fills left */
-  if (geom_ok && cfg->refill && best->count > 0 && best->count < cap && !(stop && *stop) &&
-      (deadline <= 0.0 || jl_time_now() < deadline)) {
-    double now = jl_time_now();
-    if ((rc = jl_trunk_refill(&geom, cfg->frame, best, dev.threads,
-                              deadline > 0.0 ? now + JL_REFILL_SHARE * (deadline - now) : 0.0, stop, check,
-                              check_ctx, &info->refill, err)))
-      goto done;
-    info->refill_ran = 1;
-    if (info->refill.gained > 0) t_best = jl_time_now() - t_enter;
   }
   /* the launches need samples and a grid (seconds in a debug build): not
    * built when the gap fill spent the time */

@@ -11,9 +11,7 @@
 #include "error.h"
 #include "trunk.h"
 #include "trunk_check.h"
-#include "trunk_frame.h"
 #include "trunk_pockets.h"
-#include "trunk_refill.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,9 +37,6 @@ typedef struct jl_trunk_search_config {
   int no_gap_fill;         /* 1: no gap fill (jl_trunk_gap_fill) of the start and of new bests */
   int no_legalize;         /* 1: chains above the best are only checked, not legalized */
   int no_pockets;          /* 1: no turned blocks into free pockets (jl_trunk_pocket_insert) */
-  int refill;              /* 1: regions emptied and refilled (jl_trunk_refill) after the start's
-                              gap fill and pockets, within JL_REFILL_SHARE of the time left */
-  const jl_trunk_frame *frame; /* the refill's frame (NULL: the mesh's) */
 } jl_trunk_search_config;
 
 void jl_trunk_search_config_default(jl_trunk_search_config *c);
@@ -80,8 +75,6 @@ typedef struct jl_trunk_run_info {
   int pocket_tried;        /* turned blocks tried in free pockets (jl_trunk_pocket_insert) */
   int pocket_added;        /* of those, kept (at the start and after new bests) */
   double pocket_time_s;
-  int refill_ran;          /* the region refill ran */
-  jl_refill_info refill;   /* what it did */
   int n_points;            /* surface samples */
   double spacing, cell;
   int batch;

@@ -422,7 +422,9 @@ static int jl_tilt_fill_part(const jl_trunk_geom *g, int mask, int threads, doub
   return JL_OK;
 }
 
-int jl_trunk_tilt_cut(const jl_mesh *m, const double n[3], double d, int keep_above, jl_mesh *out, int *ok,
+/* Cuts m by n . p = d keeping one side, moving the cut away from the other
+ * side while it is not clean. *ok = 0 when no clean cut was found. */
+static int jl_tilt_cut(const jl_mesh *m, const double n[3], double d, int keep_above, jl_mesh *out, int *ok,
                        jl_error *err) {
   *ok = 0;
   for (int k = 0; k < JL_TILT_NUDGES; ++k) {
@@ -496,8 +498,8 @@ int jl_trunk_tilt_fill(const jl_trunk_geom *g, int rem_axes, int beat, int threa
       int ok_b = 0, ok_r = 0;
       jl_mesh_free(&bm);
       jl_mesh_free(&rm);
-      if ((rc = jl_trunk_tilt_cut(g->mesh, pl->n, dcut, 1, &bm, &ok_b, err)) != JL_OK) break;
-      if ((rc = jl_trunk_tilt_cut(g->mesh, pl->n, dcut, 0, &rm, &ok_r, err)) != JL_OK) break;
+      if ((rc = jl_tilt_cut(g->mesh, pl->n, dcut, 1, &bm, &ok_b, err)) != JL_OK) break;
+      if ((rc = jl_tilt_cut(g->mesh, pl->n, dcut, 0, &rm, &ok_r, err)) != JL_OK) break;
       if (!ok_b || !ok_r) {
         ++inf.unclean;
         continue;

@@ -50,12 +50,6 @@ int jl_trunk_tilt_planes_until(const jl_mesh *m, double min_frac, jl_tilt_plane 
 int jl_trunk_tilt_clip(const jl_mesh *m, const double n[3], double d, int keep_above, jl_mesh *out,
                        jl_error *err);
 
-/* jl_trunk_tilt_clip, moving the plane by up to a few micrometres away from
- * the other side (shrinking the part kept) while the cut is not clean;
- * *ok = 0 (out empty) when no clean cut was found. */
-int jl_trunk_tilt_cut(const jl_mesh *m, const double n[3], double d, int keep_above, jl_mesh *out, int *ok,
-                      jl_error *err);
-
 /* Rows of the rotation world -> face frame: x' the horizontal line in the
  * face, y' up the face, z' = -n (into the trunk). n must not be vertical. */
 void jl_trunk_tilt_frame(const double n[3], double rows[3][3]);
