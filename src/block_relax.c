@@ -40,6 +40,14 @@ void jl_block_params_default(jl_block_params *p, const jl_block_size *size, uint
   p->shift_angle = 0.05;
   p->shake_radius = 2.5 * p->radius;
   p->shake_step = 0.2 * hmin;
+  /* turn, settle and push: off until measured on a device (0 keeps the
+   * chains' moves as they were, bit for bit) */
+  p->p_turn = 0.0;
+  p->p_settle = 0.0;
+  p->p_push = 0.0;
+  p->settle_step = 0.2 * hmin;
+  p->push_step = 0.4 * hmin;
+  p->face_reach = p->radius;
   /* a pair overlapping by d counts d at each block: 0.5 per mm of it, as
    * when the deepest contact alone was charged 0.5 per mm */
   p->penalty = 0.25;

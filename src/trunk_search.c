@@ -79,6 +79,7 @@ void jl_trunk_search_config_default(jl_trunk_search_config *c) {
   c->seed = 1;
   c->device = "auto";
   c->point_skin = -1.0;
+  c->p_turn = c->p_settle = c->p_push = -1.0;
   c->block.x = JL_BLOCK_DIN_X;
   c->block.y = JL_BLOCK_DIN_Y;
   c->block.z = JL_BLOCK_DIN_Z;
@@ -735,6 +736,9 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   jl_block_params p;
   jl_block_params_default(&p, &size, cfg->seed);
   if (cfg->moves_per_round > 0) p.iters = cfg->moves_per_round;
+  if (cfg->p_turn >= 0.0) p.p_turn = cfg->p_turn;
+  if (cfg->p_settle >= 0.0) p.p_settle = cfg->p_settle;
+  if (cfg->p_push >= 0.0) p.p_push = cfg->p_push;
   int adapt = cfg->moves_per_round <= 0 && cfg->time_s > 0.0;
   p.point_skin = cfg->point_skin >= 0.0 ? cfg->point_skin : JL_POINT_SKIN_SHARE * spacing;
   double t0s = cfg->t_start > 0.0 ? cfg->t_start : JL_T_START;

@@ -54,6 +54,8 @@ typedef struct jl_trunk_search_config {
   int no_gap_fill;         /* 1: no gap fill (jl_trunk_gap_fill) of the start and of new bests */
   int no_legalize;         /* 1: chains above the best are only checked, not legalized */
   int no_pockets;          /* 1: no turned blocks into free pockets (jl_trunk_pocket_insert) */
+  double p_turn, p_settle, p_push; /* the chains' turn, settle and push move shares;
+                              < 0 (the default): jl_block_params_default's */
   int device_slot;         /* CUDA device slot mod the devices present (an MPI rank's) */
   jl_trunk_migrate_fn migrate; /* islands: NULL for one search */
   void *migrate_ctx;
