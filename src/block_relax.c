@@ -92,6 +92,8 @@ int jl_block_batch_alloc(jl_block_batch *b, int count, int cap, jl_error *err) {
   ok &= (b->moves = calloc(k, sizeof(uint64_t))) != NULL;
   ok &= (b->steps = calloc(k, sizeof(uint64_t))) != NULL;
   ok &= (b->accepted = calloc(k, sizeof(uint64_t))) != NULL;
+  ok &= (b->kind_moves = calloc(k * JL_BMOVE_COUNT, sizeof(uint64_t))) != NULL;
+  ok &= (b->kind_accepted = calloc(k * JL_BMOVE_COUNT, sizeof(uint64_t))) != NULL;
   if (!ok) {
     jl_block_batch_free(b);
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d candidates of %d blocks", count,
@@ -110,6 +112,7 @@ void jl_block_batch_free(jl_block_batch *b) {
   free(b->bx); free(b->by); free(b->bz); free(b->bqw); free(b->bqx); free(b->bqy); free(b->bqz);
   free(b->n); free(b->best_n); free(b->temp); free(b->energy); free(b->worst);
   free(b->moves); free(b->steps); free(b->accepted);
+  free(b->kind_moves); free(b->kind_accepted);
   memset(b, 0, sizeof *b);
 }
 

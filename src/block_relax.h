@@ -89,6 +89,8 @@ typedef struct jl_block_batch {
   uint64_t *moves;         /* moves made, accumulated (the random stream's counter) */
   uint64_t *steps;         /* relaxation steps, accumulated */
   uint64_t *accepted;      /* accepted moves, accumulated */
+  uint64_t *kind_moves, *kind_accepted; /* JL_BMOVE_COUNT per candidate: moves made and
+                              accepted by kind, accumulated (the leader counts) */
   int *best_n;             /* most blocks of a state legal by the samples */
   double *bx, *by, *bz, *bqw, *bqx, *bqy, *bqz; /* that state */
 } jl_block_batch;
@@ -1049,7 +1051,9 @@ JL_BR_FN void jl_block_candidate(jl_br_ws *w, double *mem, const jl_block_params
           acc = jl_br_u01(r, 0) < exp(-dE / T);
         }
         w->accept = acc;
-        if (acc) w->accepted++;
+        size_t kk = (size_t)c * JL_BMOVE_COUNT + (size_t)w->kind;
+        b.kind_moves[kk]++;
+        if (acc) { w->accepted++; b.kind_accepted[kk]++; }
         else w->n = w->n_old;
         w->moves++;
       }

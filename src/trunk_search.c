@@ -74,6 +74,12 @@
 /* Blocks slid between polls of the time limit and the stop flag. */
 #define JL_GAP_POLL 64
 
+_Static_assert(JL_TRUNK_MOVE_KINDS == JL_BMOVE_COUNT, "a name for every move kind");
+const char *const jl_trunk_move_names[JL_TRUNK_MOVE_KINDS] = {
+    [JL_BMOVE_INSERT] = "insert", [JL_BMOVE_DELETE] = "delete", [JL_BMOVE_SHIFT] = "shift",
+    [JL_BMOVE_SHAKE] = "shake",   [JL_BMOVE_TURN] = "turn",     [JL_BMOVE_SETTLE] = "settle",
+    [JL_BMOVE_PUSH] = "push"};
+
 void jl_trunk_search_config_default(jl_trunk_search_config *c) {
   memset(c, 0, sizeof *c);
   c->seed = 1;
@@ -871,6 +877,10 @@ finish:
   for (int c = 0; c < count; ++c) {
     info->moves += b.moves[c];
     info->accepted += b.accepted[c];
+    for (int k = 0; k < JL_BMOVE_COUNT; ++k) {
+      info->kind_moves[k] += b.kind_moves[(size_t)c * JL_BMOVE_COUNT + k];
+      info->kind_accepted[k] += b.kind_accepted[(size_t)c * JL_BMOVE_COUNT + k];
+    }
     info->relax_steps += b.steps[c];
   }
   info->n_points = npts;

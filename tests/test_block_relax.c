@@ -571,6 +571,24 @@ static void test_batch_moves_agree(void **state) {
   assert_memory_equal(b[0].qz, b[1].qz, nc * sizeof(double));
   assert_memory_equal(b[0].steps, b[1].steps, 6 * sizeof(uint64_t));
   assert_true(memcmp(b[0].cx, b[2].cx, nc * sizeof(double)) != 0);
+  /* the counts by kind add up, and every new kind was made */
+  uint64_t made[JL_BMOVE_COUNT] = {0}, old_made[JL_BMOVE_COUNT] = {0};
+  for (int c = 0; c < 6; ++c) {
+    uint64_t sum = 0, acc = 0;
+    for (int k = 0; k < JL_BMOVE_COUNT; ++k) {
+      size_t kk = (size_t)c * JL_BMOVE_COUNT + k;
+      sum += b[0].kind_moves[kk];
+      acc += b[0].kind_accepted[kk];
+      assert_true(b[0].kind_accepted[kk] <= b[0].kind_moves[kk]);
+      made[k] += b[0].kind_moves[kk];
+      old_made[k] += b[2].kind_moves[kk];
+    }
+    assert_true(sum == b[0].moves[c] && acc == b[0].accepted[c]);
+  }
+  for (int k = JL_BMOVE_TURN; k <= JL_BMOVE_PUSH; ++k) {
+    assert_true(made[k] > 0);
+    assert_true(old_made[k] == 0);
+  }
   for (int k = 0; k < 3; ++k) jl_block_batch_free(&b[k]);
   fixture_free(&f);
 }
