@@ -39,6 +39,7 @@ extern "C" void jl_cuda_blocks_destroy(jl_cuda_blocks *c) {
   for (int a = 0; a < 14; ++a) cudaFree(arr[a]);
   cudaFree(c->d.n); cudaFree(c->d.best_n); cudaFree(c->d.temp); cudaFree(c->d.energy);
   cudaFree(c->d.worst); cudaFree(c->d.moves); cudaFree(c->d.steps); cudaFree(c->d.accepted);
+  cudaFree(c->d.kind_moves); cudaFree(c->d.kind_accepted);
   cudaFree(c->px); cudaFree(c->py); cudaFree(c->pz);
   cudaFree(c->cell_start); cudaFree(c->cell_count); cudaFree(c->inside_cells); cudaFree(c->inside);
   cudaFree(c->cell_lo); cudaFree(c->cell_hi);
@@ -71,6 +72,8 @@ extern "C" int jl_cuda_blocks_create(jl_cuda_blocks **out, const jl_surface_grid
   JL_CUDA_TRY(cudaMalloc(&c->d.moves, sizeof(uint64_t) * k));
   JL_CUDA_TRY(cudaMalloc(&c->d.steps, sizeof(uint64_t) * k));
   JL_CUDA_TRY(cudaMalloc(&c->d.accepted, sizeof(uint64_t) * k));
+  JL_CUDA_TRY(cudaMalloc(&c->d.kind_moves, sizeof(uint64_t) * k * JL_BMOVE_COUNT));
+  JL_CUDA_TRY(cudaMalloc(&c->d.kind_accepted, sizeof(uint64_t) * k * JL_BMOVE_COUNT));
   size_t np = (size_t)g->n_points, ncell = (size_t)g->n_cells;
   JL_CUDA_TRY(jl_upload(&c->px, g->px, np));
   JL_CUDA_TRY(jl_upload(&c->py, g->py, np));
@@ -119,6 +122,8 @@ extern "C" int jl_cuda_blocks_run(jl_cuda_blocks *c, const jl_block_params *p, j
   JL_CUDA_TRY(cudaMemcpy(d.moves, b->moves, sizeof(uint64_t) * k, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.steps, b->steps, sizeof(uint64_t) * k, h2d));
   JL_CUDA_TRY(cudaMemcpy(d.accepted, b->accepted, sizeof(uint64_t) * k, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.kind_moves, b->kind_moves, sizeof(uint64_t) * k * JL_BMOVE_COUNT, h2d));
+  JL_CUDA_TRY(cudaMemcpy(d.kind_accepted, b->kind_accepted, sizeof(uint64_t) * k * JL_BMOVE_COUNT, h2d));
   jl_block_params q = *p;
   q.grid = c->grid;
   size_t smem = sizeof(double) * JL_BR_WS_DOUBLES(b->cap);
@@ -132,5 +137,7 @@ extern "C" int jl_cuda_blocks_run(jl_cuda_blocks *c, const jl_block_params *p, j
   JL_CUDA_TRY(cudaMemcpy(b->moves, d.moves, sizeof(uint64_t) * k, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->steps, d.steps, sizeof(uint64_t) * k, d2h));
   JL_CUDA_TRY(cudaMemcpy(b->accepted, d.accepted, sizeof(uint64_t) * k, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->kind_moves, d.kind_moves, sizeof(uint64_t) * k * JL_BMOVE_COUNT, d2h));
+  JL_CUDA_TRY(cudaMemcpy(b->kind_accepted, d.kind_accepted, sizeof(uint64_t) * k * JL_BMOVE_COUNT, d2h));
   return 0;
 }

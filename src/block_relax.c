@@ -40,6 +40,14 @@ void jl_block_params_default(jl_block_params *p, const jl_block_size *size, uint
   p->shift_angle = 0.05;
   p->shake_radius = 2.5 * p->radius;
   p->shake_step = 0.2 * hmin;
+  /* turn, settle and push: off until measured on a device (0 keeps the
+   * chains' moves as they were, bit for bit) */
+  p->p_turn = 0.0;
+  p->p_settle = 0.0;
+  p->p_push = 0.0;
+  p->settle_step = 0.2 * hmin;
+  p->push_step = 0.4 * hmin;
+  p->face_reach = p->radius;
   /* a pair overlapping by d counts d at each block: 0.5 per mm of it, as
    * when the deepest contact alone was charged 0.5 per mm */
   p->penalty = 0.25;
@@ -84,6 +92,8 @@ int jl_block_batch_alloc(jl_block_batch *b, int count, int cap, jl_error *err) {
   ok &= (b->moves = calloc(k, sizeof(uint64_t))) != NULL;
   ok &= (b->steps = calloc(k, sizeof(uint64_t))) != NULL;
   ok &= (b->accepted = calloc(k, sizeof(uint64_t))) != NULL;
+  ok &= (b->kind_moves = calloc(k * JL_BMOVE_COUNT, sizeof(uint64_t))) != NULL;
+  ok &= (b->kind_accepted = calloc(k * JL_BMOVE_COUNT, sizeof(uint64_t))) != NULL;
   if (!ok) {
     jl_block_batch_free(b);
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d candidates of %d blocks", count,
@@ -102,6 +112,7 @@ void jl_block_batch_free(jl_block_batch *b) {
   free(b->bx); free(b->by); free(b->bz); free(b->bqw); free(b->bqx); free(b->bqy); free(b->bqz);
   free(b->n); free(b->best_n); free(b->temp); free(b->energy); free(b->worst);
   free(b->moves); free(b->steps); free(b->accepted);
+  free(b->kind_moves); free(b->kind_accepted);
   memset(b, 0, sizeof *b);
 }
 

@@ -37,7 +37,7 @@ typedef struct jl_grid_view {
 
 /* Annealing moves. */
 enum { JL_BMOVE_INSERT = 0, JL_BMOVE_DELETE = 1, JL_BMOVE_SHIFT = 2, JL_BMOVE_SHAKE = 3,
-       JL_BMOVE_COUNT = 4 };
+       JL_BMOVE_TURN = 4, JL_BMOVE_SETTLE = 5, JL_BMOVE_PUSH = 6, JL_BMOVE_COUNT = 7 };
 
 /* Settings shared by every candidate of a batch. */
 typedef struct jl_block_params {
@@ -60,6 +60,12 @@ typedef struct jl_block_params {
   double shift_angle;      /* largest rotation increment component (quaternion units) */
   double shake_radius;     /* a shake moves the blocks whose centre is this close to a chosen one */
   double shake_step;
+  double p_turn;           /* turn a block flush against the nearest face and slide it there */
+  double p_settle;         /* shift the blocks near one down and toward the nearest wall */
+  double p_push;           /* shift a column (or an x or y row) as a unit toward its nearer wall */
+  double settle_step;      /* largest settle step along each of its two directions, mm */
+  double push_step;        /* largest column push, mm */
+  double face_reach;       /* turn and settle look for the face this far from a centre, mm */
   double penalty;          /* energy per mm of remaining penetration (summed over the
                               blocks' deepest contacts) */
   uint64_t seed;
@@ -83,6 +89,8 @@ typedef struct jl_block_batch {
   uint64_t *moves;         /* moves made, accumulated (the random stream's counter) */
   uint64_t *steps;         /* relaxation steps, accumulated */
   uint64_t *accepted;      /* accepted moves, accumulated */
+  uint64_t *kind_moves, *kind_accepted; /* JL_BMOVE_COUNT per candidate: moves made and
+                              accepted by kind, accumulated (the leader counts) */
   int *best_n;             /* most blocks of a state legal by the samples */
   double *bx, *by, *bz, *bqw, *bqx, *bqy, *bqz; /* that state */
 } jl_block_batch;
@@ -394,6 +402,8 @@ typedef struct jl_br_ws {
   int accept;
   int kind, pick;                          /* the move and its block */
   double mv[8];                            /* the move's random numbers */
+  double dir[3];                           /* a push's shared step */
+  int push_axis;                           /* a push's axis (its row's direction) */
 } jl_br_ws;
 
 JL_HD static inline void jl_br_ws_bind(jl_br_ws *w, double *mem, int cap) {
@@ -664,9 +674,15 @@ JL_BR_FN void jl_br_choose_move(jl_br_ws *w, const jl_block_params *p, uint64_t 
   jl_br_rand4(seed, w->cand, w->moves, JL_BR_LANE_LEADER, 0, r);
   double u = jl_br_u01(r, 0);
   int kind;
+  /* the sums grow by the new moves' shares: with those 0 every comparison
+   * is the one made before they existed */
+  double cum = p->p_insert + p->p_delete + p->p_shake;
   if (u < p->p_insert) kind = JL_BMOVE_INSERT;
   else if (u < p->p_insert + p->p_delete) kind = JL_BMOVE_DELETE;
-  else if (u < p->p_insert + p->p_delete + p->p_shake) kind = JL_BMOVE_SHAKE;
+  else if (u < cum) kind = JL_BMOVE_SHAKE;
+  else if (u < cum + p->p_turn) kind = JL_BMOVE_TURN;
+  else if (u < cum + p->p_turn + p->p_settle) kind = JL_BMOVE_SETTLE;
+  else if (u < cum + p->p_turn + p->p_settle + p->p_push) kind = JL_BMOVE_PUSH;
   else kind = JL_BMOVE_SHIFT;
   if (w->n == 0) kind = JL_BMOVE_INSERT;
   w->kind = kind;
@@ -706,6 +722,119 @@ JL_BR_FN void jl_br_set(jl_br_ws *w, int i, jl_vec3 c, jl_quat q) {
   w->qw[i] = q.w; w->qx[i] = q.x; w->qy[i] = q.y; w->qz[i] = q.z;
 }
 
+/* The surface sample nearest to c within reach, searched in the cells of
+ * the box c +- reach. zband > 0: only samples within zband of c in z, with
+ * the distance taken in x-y (the nearest wall at the block's height).
+ * Returns 0 when there is none. Ties keep the first in cell order. */
+JL_BR_FN int jl_br_nearest_sample(const jl_grid_view *g, jl_vec3 c, double reach, double zband,
+                                  jl_vec3 *out) {
+  int lo[3], hi[3];
+  double cc[3] = {c.x, c.y, c.z};
+  for (int d = 0; d < 3; ++d) {
+    double r = d == 2 && zband > 0.0 ? zband : reach;
+    lo[d] = jl_grid_axis_cell(cc[d] - r, g->origin[d], g->cell, g->dim[d]);
+    hi[d] = jl_grid_axis_cell(cc[d] + r, g->origin[d], g->cell, g->dim[d]);
+  }
+  double best = reach * reach;
+  int found = 0;
+  for (int iz = lo[2]; iz <= hi[2]; ++iz)
+    for (int iy = lo[1]; iy <= hi[1]; ++iy)
+      for (int ix = lo[0]; ix <= hi[0]; ++ix) {
+        int cell = ix + g->dim[0] * (iy + g->dim[1] * iz);
+        int s0 = JL_LDG(g->cell_start + cell), cnt = JL_LDG(g->cell_count + cell);
+        for (int k = s0; k < s0 + cnt; ++k) {
+          jl_vec3 P = jl_v3(JL_LDG(g->px + k), JL_LDG(g->py + k), JL_LDG(g->pz + k));
+          jl_vec3 d = jl_v3_sub(P, c);
+          if (zband > 0.0) {
+            if (fabs(d.z) > zband) continue;
+            d.z = 0.0;
+          }
+          double d2 = jl_v3_dot(d, d);
+          if (d2 < best) { best = d2; *out = P; found = 1; }
+        }
+      }
+  return found;
+}
+
+/* Share of a cell around the nearest sample whose samples fix the face's
+ * plane: small enough to stay on one face near an edge, large enough to
+ * hold samples at the default spacing (a quarter of a cell). */
+#define JL_FACE_PATCH 0.5
+/* Below this (relative to the patch's area squared) three samples are
+ * collinear and give no plane. */
+#define JL_FACE_MIN_AREA 1e-6
+
+/* The unit normal, pointing toward c, of the face through P0 (the sample
+ * nearest to c): the plane of P0 and two samples within JL_FACE_PATCH
+ * cells of it spanning the largest triangle (the samples of a flat face
+ * are coplanar, so it is the face's own plane); c - P0 when the patch
+ * holds no such triangle. */
+JL_BR_FN jl_vec3 jl_br_face_normal(const jl_grid_view *g, jl_vec3 c, jl_vec3 P0) {
+  double r = JL_FACE_PATCH * g->cell, r2 = r * r;
+  int lo[3], hi[3];
+  double pc[3] = {P0.x, P0.y, P0.z};
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = jl_grid_axis_cell(pc[d] - r, g->origin[d], g->cell, g->dim[d]);
+    hi[d] = jl_grid_axis_cell(pc[d] + r, g->origin[d], g->cell, g->dim[d]);
+  }
+  jl_vec3 e1 = jl_v3(0.0, 0.0, 0.0), nrm = jl_v3(0.0, 0.0, 0.0);
+  double far = 0.0, area = 0.0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int iz = lo[2]; iz <= hi[2]; ++iz)
+      for (int iy = lo[1]; iy <= hi[1]; ++iy)
+        for (int ix = lo[0]; ix <= hi[0]; ++ix) {
+          int cell = ix + g->dim[0] * (iy + g->dim[1] * iz);
+          int s0 = JL_LDG(g->cell_start + cell), cnt = JL_LDG(g->cell_count + cell);
+          for (int k = s0; k < s0 + cnt; ++k) {
+            jl_vec3 d = jl_v3_sub(jl_v3(JL_LDG(g->px + k), JL_LDG(g->py + k), JL_LDG(g->pz + k)), P0);
+            double d2 = jl_v3_dot(d, d);
+            if (d2 > r2) continue;
+            if (pass == 0) {
+              if (d2 > far) { far = d2; e1 = d; }
+            } else {
+              jl_vec3 x = jl_v3_cross(e1, d);
+              double a2 = jl_v3_dot(x, x);
+              if (a2 > area) { area = a2; nrm = x; }
+            }
+          }
+        }
+  jl_vec3 t = jl_v3_sub(c, P0);
+  if (!(area > JL_FACE_MIN_AREA * r2 * r2)) nrm = t;
+  else if (jl_v3_dot(nrm, t) < 0.0) nrm = jl_v3_scale(nrm, -1.0);
+  return jl_v3_normalize(nrm);
+}
+
+/* The smallest turn that lays a face of a block (orientation q) on a plane
+ * of unit normal n: its axis most nearly along n, signed toward n, turned
+ * onto n by the half-angle quaternion (1 + a.n, a x n) (no trigonometry,
+ * so both paths agree). *axis: that axis, whose half edge then lies along n. */
+JL_HD static inline jl_quat jl_br_turn_onto(jl_quat q, jl_vec3 n, int *axis) {
+  jl_vec3 ax[3];
+  jl_quat_to_axes(q, ax);
+  int k = 0;
+  double best = -1.0, sg = 1.0;
+  for (int i = 0; i < 3; ++i) {
+    double d = jl_v3_dot(ax[i], n);
+    if (fabs(d) > best) { best = fabs(d); k = i; sg = d >= 0.0 ? 1.0 : -1.0; }
+  }
+  jl_vec3 a = jl_v3_scale(ax[k], sg), v = jl_v3_cross(a, n);
+  jl_quat r = {1.0 + jl_v3_dot(a, n), v.x, v.y, v.z};
+  *axis = k;
+  return jl_quat_normalize(jl_quat_mul(jl_quat_normalize(r), q));
+}
+
+/* Cells walked from a point along axis a (direction sg) before leaving the
+ * trunk's inside cells: how far its wall is that way, in cells. */
+JL_BR_FN int jl_br_cells_to_wall(const jl_grid_view *g, jl_vec3 c, int a, double sg) {
+  double v[3] = {c.x, c.y, c.z};
+  int k = 0;
+  for (; k < g->dim[a]; ++k) {
+    v[a] += sg * g->cell;
+    if (!jl_grid_point_inside(g, jl_v3(v[0], v[1], v[2]))) break;
+  }
+  return k;
+}
+
 /* Applies the chosen move to the state (the leader for one-block moves,
  * every thread for a shake). Returns with the state synced. */
 JL_BR_FN void jl_br_apply_move(jl_br_ws *w, const jl_block_params *p, int cap, uint64_t seed) {
@@ -734,8 +863,72 @@ JL_BR_FN void jl_br_apply_move(jl_br_ws *w, const jl_block_params *p, int cap, u
     JL_BSYNC();
     return;
   }
+  if (kind == JL_BMOVE_SETTLE) {
+    /* the blocks near block i step down and toward the wall nearest at
+     * their height, each by the same random amounts */
+    jl_vec3 ctr = jl_v3(w->sx[i], w->sy[i], w->sz[i]);
+    double r2 = p->shake_radius * p->shake_radius;
+    double down = p->settle_step * w->mv[6], side = p->settle_step * w->mv[7];
+    double band = fmin(p->h[0], fmin(p->h[1], p->h[2]));
+    JL_BFOR(j, w->n) {
+      jl_vec3 cj = jl_v3(w->x[j], w->y[j], w->z[j]);
+      jl_vec3 t = jl_v3_sub(cj, ctr);
+      if (jl_v3_dot(t, t) <= r2) {
+        jl_vec3 step = jl_v3(0.0, 0.0, -down), P = cj;
+        if (jl_br_nearest_sample(g, cj, p->face_reach, band, &P)) {
+          double hx = P.x - cj.x, hy = P.y - cj.y, len = sqrt(hx * hx + hy * hy);
+          if (len > 0.0) step = jl_v3(side * hx / len, side * hy / len, -down);
+        }
+        jl_br_set(w, j, jl_v3_add(cj, step), jl_br_quat(w, j));
+      }
+    }
+    JL_BSYNC();
+    return;
+  }
+  if (kind == JL_BMOVE_PUSH) {
+    /* block i's column (z) or row (x or y): the blocks whose centres lie
+     * within half the smallest edge of its line, all moved by one step
+     * toward the wall nearer to block i along the line */
+    if (JL_BLEADER) {
+      int a = w->mv[7] < 1.0 / 3.0 ? 2 : w->mv[7] < 2.0 / 3.0 ? 0 : 1;
+      jl_vec3 ci = jl_v3(w->sx[i], w->sy[i], w->sz[i]);
+      double sg = jl_br_cells_to_wall(g, ci, a, 1.0) < jl_br_cells_to_wall(g, ci, a, -1.0) ? 1.0 : -1.0;
+      w->push_axis = a;
+      w->dir[0] = w->dir[1] = w->dir[2] = 0.0;
+      w->dir[a] = sg * p->push_step * w->mv[6];
+    }
+    JL_BSYNC();
+    const int a = w->push_axis;
+    const double line[3] = {w->sx[i], w->sy[i], w->sz[i]};
+    const double tol = fmin(p->h[0], fmin(p->h[1], p->h[2]));
+    JL_BFOR(j, w->n) {
+      double cj[3] = {w->x[j], w->y[j], w->z[j]};
+      int in = 1;
+      for (int d = 0; d < 3; ++d)
+        if (d != a && !(fabs(cj[d] - line[d]) <= tol)) in = 0;
+      if (in) {
+        w->x[j] = cj[0] + w->dir[0];
+        w->y[j] = cj[1] + w->dir[1];
+        w->z[j] = cj[2] + w->dir[2];
+      }
+    }
+    JL_BSYNC();
+    return;
+  }
   if (JL_BLEADER) {
-    if (kind == JL_BMOVE_INSERT) {
+    if (kind == JL_BMOVE_TURN) {
+      /* flush against the nearest face: turned onto its plane and slid
+       * along its normal to touch it (a block that finds no face within
+       * reach stays, and the relaxation alone decides) */
+      jl_vec3 c = jl_v3(w->x[i], w->y[i], w->z[i]), P0 = c;
+      if (jl_br_nearest_sample(g, c, p->face_reach, 0.0, &P0)) {
+        jl_vec3 nrm = jl_br_face_normal(g, c, P0);
+        int k;
+        jl_quat q = jl_br_turn_onto(jl_br_quat(w, i), nrm, &k);
+        double gap = jl_v3_dot(jl_v3_sub(c, P0), nrm) - (p->h[k] + p->point_skin);
+        jl_br_set(w, i, jl_v3_sub(c, jl_v3_scale(nrm, gap)), q);
+      }
+    } else if (kind == JL_BMOVE_INSERT) {
       if (w->n < cap && g->n_inside > 0) {
         /* a free spot: the first of a few random points in inside cells
          * that no block covers */
@@ -858,7 +1051,9 @@ JL_BR_FN void jl_block_candidate(jl_br_ws *w, double *mem, const jl_block_params
           acc = jl_br_u01(r, 0) < exp(-dE / T);
         }
         w->accept = acc;
-        if (acc) w->accepted++;
+        size_t kk = (size_t)c * JL_BMOVE_COUNT + (size_t)w->kind;
+        b.kind_moves[kk]++;
+        if (acc) { w->accepted++; b.kind_accepted[kk]++; }
         else w->n = w->n_old;
         w->moves++;
       }

@@ -1,4 +1,5 @@
 /* jostle trunk: trunk volume in liters from a mesh, and verify for trunk results. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -92,6 +93,10 @@ static const char *const jl_trunk_help =
   "  --threads T       CPU threads (default: all cores, shared by the ranks on a node)\n"
   "  --migrate S       under mpirun: the ranks exchange their best packings every S\n"
   "                    seconds of the search (default 10)\n"
+  "  --moves T,S,P     shares of the chains' turn (flush against the nearest\n"
+  "                    face), settle (down and toward the nearest wall) and\n"
+  "                    push (a column or row toward its nearer wall) moves,\n"
+  "                    each in [0, 0.7], summing to at most 0.7 (default 0,0,0)\n"
   "  --no-reach        do not measure the reachable volume (the part of the\n"
   "                    interior some block can reach; by default it takes up\n"
   "                    to a tenth of --time before the fills)\n"
@@ -107,7 +112,8 @@ static const char *const jl_trunk_help =
 
 enum {
   OPT_UNITS = 1000, OPT_BLOCK, OPT_SPACING, OPT_CELL, OPT_TIME, OPT_SEED, OPT_DEVICE,
-  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS, OPT_NO_REACH, OPT_MIGRATE
+  OPT_THREADS, OPT_OUT, OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_MAX_BLOCKS, OPT_NO_REACH, OPT_MIGRATE,
+  OPT_MOVES
 };
 
 static const struct option jl_trunk_opts[] = {
@@ -125,6 +131,7 @@ static const struct option jl_trunk_opts[] = {
   {"quiet", no_argument, NULL, OPT_QUIET},
   {"no-reach", no_argument, NULL, OPT_NO_REACH},
   {"migrate", required_argument, NULL, OPT_MIGRATE},
+  {"moves", required_argument, NULL, OPT_MOVES},
   {"help", no_argument, NULL, OPT_HELP},
   {NULL, 0, NULL, 0},
 };
@@ -142,7 +149,35 @@ typedef struct jl_trunk_args {
   long max_blocks;
   int quiet;
   int no_reach;
+  double moves[3];         /* --moves: turn, settle, push shares; < 0: the default */
 } jl_trunk_args;
+
+/* The chains' other moves (insert, delete, shake) take 0.3 of them; the
+ * added ones share at most the rest, and shifts keep some. */
+#define JL_TRUNK_MOVES_MAX 0.7
+
+/* --moves T,S,P: three shares, each and their sum in [0, JL_TRUNK_MOVES_MAX]. */
+static int jl_trunk_moves_parse(const char *s, double out[3], jl_error *err) {
+  const char *p = s;
+  double sum = 0.0;
+  for (int k = 0; k < 3; ++k) {
+    char *end;
+    errno = 0;
+    double v = strtod(p, &end);
+    if (end == p || errno || !(v >= 0.0 && v <= JL_TRUNK_MOVES_MAX) ||
+        *end != (k < 2 ? ',' : '\0'))
+      return jl_error_set(err, JL_ERR_INPUT,
+                          "--moves: expected three shares T,S,P in [0, %g], got '%s'",
+                          JL_TRUNK_MOVES_MAX, s);
+    out[k] = v;
+    sum += v;
+    p = end + 1;
+  }
+  if (sum > JL_TRUNK_MOVES_MAX)
+    return jl_error_set(err, JL_ERR_INPUT, "--moves: the shares sum to %g, more than %g", sum,
+                        JL_TRUNK_MOVES_MAX);
+  return JL_OK;
+}
 
 /* --max-blocks at most: block counts are ints, and 1e7 blocks already take
  * gigabytes in the fills and the search. */
@@ -158,6 +193,7 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
   a->max_blocks = JL_TRUNK_MAX_BLOCKS;
   a->time_s = 60.0;
   a->seed = 1;
+  a->moves[0] = a->moves[1] = a->moves[2] = -1.0;
   *help = 0;
   optind = 1;
   int c = -1, rc = JL_OK;
@@ -190,6 +226,7 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_QUIET: a->quiet = 1; break;
     case OPT_NO_REACH: a->no_reach = 1; break;
+    case OPT_MOVES: rc = jl_trunk_moves_parse(optarg, a->moves, err); break;
     case OPT_HELP: *help = 1; return JL_OK;
     default: break;
     }
@@ -765,6 +802,9 @@ int jl_cli_trunk(int argc, char **argv) {
   cfg.block = prob.block;
   cfg.spacing = a.spacing;
   cfg.cell = a.cell;
+  cfg.p_turn = a.moves[0];
+  cfg.p_settle = a.moves[1];
+  cfg.p_push = a.moves[2];
   cfg.target_count = (int)bound;  /* nothing can beat the volume bound */
   /* at the volume bound nothing can be added */
   int at_bound = best.count >= bound, out_of_time = cfg.time_s <= 0.0 || jl_trunk_stop_flag;

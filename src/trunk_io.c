@@ -388,11 +388,18 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
                   "\"gap_fill_s\": %.6g, \"chains_best\": %d, \"legalize_tried\": %d, "
                   "\"legalize_legal\": %d, \"legalize_dropped\": %d, \"legalize_s\": %.6g, "
                   "\"pocket_tried\": %d, \"pocket_added\": %d, \"pocket_s\": %.6g, \"surface_points\": %d, "
-                  "\"spacing_mm\": %.17g, \"cell_mm\": %.17g}",
+                  "\"spacing_mm\": %.17g, \"cell_mm\": %.17g",
                   si->batch, si->rounds, si->moves, si->accepted, si->relax_steps, si->checks,
                   si->checks_failed, si->gap_added, si->gap_time_s, si->chains_best, si->legalize_tried,
                   si->legalize_legal, si->legalize_dropped, si->legalize_time_s, si->pocket_tried,
                   si->pocket_added, si->pocket_time_s, si->n_points, si->spacing, si->cell);
+  if (si) {
+    jl_buf_printf(&b, ", \"by_kind\": {");
+    for (int k = 0; k < JL_TRUNK_MOVE_KINDS; ++k)
+      jl_buf_printf(&b, "%s\"%s\": [%" PRIu64 ", %" PRIu64 "]", k ? ", " : "", jl_trunk_move_names[k],
+                    si->kind_moves[k], si->kind_accepted[k]);
+    jl_buf_printf(&b, "}}");
+  }
   jl_buf_printf(&b, ", \"ranks\": %d, \"migrations\": %" PRIu64, r->ranks > 0 ? r->ranks : 1, r->migrations);
   if (r->ranks > 1 && r->rank_info) {
     jl_buf_printf(&b, ",\n    \"islands\": [");

@@ -74,11 +74,18 @@
 /* Blocks slid between polls of the time limit and the stop flag. */
 #define JL_GAP_POLL 64
 
+_Static_assert(JL_TRUNK_MOVE_KINDS == JL_BMOVE_COUNT, "a name for every move kind");
+const char *const jl_trunk_move_names[JL_TRUNK_MOVE_KINDS] = {
+    [JL_BMOVE_INSERT] = "insert", [JL_BMOVE_DELETE] = "delete", [JL_BMOVE_SHIFT] = "shift",
+    [JL_BMOVE_SHAKE] = "shake",   [JL_BMOVE_TURN] = "turn",     [JL_BMOVE_SETTLE] = "settle",
+    [JL_BMOVE_PUSH] = "push"};
+
 void jl_trunk_search_config_default(jl_trunk_search_config *c) {
   memset(c, 0, sizeof *c);
   c->seed = 1;
   c->device = "auto";
   c->point_skin = -1.0;
+  c->p_turn = c->p_settle = c->p_push = -1.0;
   c->block.x = JL_BLOCK_DIN_X;
   c->block.y = JL_BLOCK_DIN_Y;
   c->block.z = JL_BLOCK_DIN_Z;
@@ -735,6 +742,9 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   jl_block_params p;
   jl_block_params_default(&p, &size, cfg->seed);
   if (cfg->moves_per_round > 0) p.iters = cfg->moves_per_round;
+  if (cfg->p_turn >= 0.0) p.p_turn = cfg->p_turn;
+  if (cfg->p_settle >= 0.0) p.p_settle = cfg->p_settle;
+  if (cfg->p_push >= 0.0) p.p_push = cfg->p_push;
   int adapt = cfg->moves_per_round <= 0 && cfg->time_s > 0.0;
   p.point_skin = cfg->point_skin >= 0.0 ? cfg->point_skin : JL_POINT_SKIN_SHARE * spacing;
   double t0s = cfg->t_start > 0.0 ? cfg->t_start : JL_T_START;
@@ -867,6 +877,10 @@ finish:
   for (int c = 0; c < count; ++c) {
     info->moves += b.moves[c];
     info->accepted += b.accepted[c];
+    for (int k = 0; k < JL_BMOVE_COUNT; ++k) {
+      info->kind_moves[k] += b.kind_moves[(size_t)c * JL_BMOVE_COUNT + k];
+      info->kind_accepted[k] += b.kind_accepted[(size_t)c * JL_BMOVE_COUNT + k];
+    }
     info->relax_steps += b.steps[c];
   }
   info->n_points = npts;

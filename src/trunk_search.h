@@ -54,6 +54,8 @@ typedef struct jl_trunk_search_config {
   int no_gap_fill;         /* 1: no gap fill (jl_trunk_gap_fill) of the start and of new bests */
   int no_legalize;         /* 1: chains above the best are only checked, not legalized */
   int no_pockets;          /* 1: no turned blocks into free pockets (jl_trunk_pocket_insert) */
+  double p_turn, p_settle, p_push; /* the chains' turn, settle and push move shares;
+                              < 0 (the default): jl_block_params_default's */
   int device_slot;         /* CUDA device slot mod the devices present (an MPI rank's) */
   jl_trunk_migrate_fn migrate; /* islands: NULL for one search */
   void *migrate_ctx;
@@ -78,6 +80,10 @@ typedef void (*jl_trunk_progress_fn)(void *ctx, const jl_trunk_progress *p);
 enum { JL_TRUNK_STOP_ROUNDS = 0, JL_TRUNK_STOP_TIME = 1, JL_TRUNK_STOP_TARGET = 2,
        JL_TRUNK_STOP_SIGNAL = 3 };
 
+/* The chains' move kinds (block_relax.h's JL_BMOVE_*), named for the result file. */
+#define JL_TRUNK_MOVE_KINDS 7
+extern const char *const jl_trunk_move_names[JL_TRUNK_MOVE_KINDS];
+
 typedef struct jl_trunk_run_info {
   int start_count;         /* blocks in the start packing */
   int start_legal;         /* the start passed the exact check */
@@ -85,6 +91,8 @@ typedef struct jl_trunk_run_info {
   double time_s, time_to_best_s;
   long rounds;
   uint64_t moves, accepted, relax_steps;
+  uint64_t kind_moves[JL_TRUNK_MOVE_KINDS], kind_accepted[JL_TRUNK_MOVE_KINDS]; /* by move kind,
+                              in jl_trunk_move_names' order */
   int checks, checks_failed; /* exact checks run / failed (candidates the samples passed) */
   int gap_added;           /* blocks the gap fill added (at the start and after new bests) */
   double gap_time_s;       /* the first gap fill's time */

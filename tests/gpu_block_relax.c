@@ -127,9 +127,9 @@ static void test_relax_kernel_matches_twin(void **state) {
 }
 
 /* Annealing launches (moves, relaxation, Metropolis, best states) from a
- * start, three launches in a row, chains at several temperatures. */
-static void test_search_kernel_matches_twin(void **state) {
-  (void)state;
+ * start, three launches in a row, chains at several temperatures; p_new:
+ * the share of each of the turn, settle and push moves. */
+static void search_case(double p_new) {
   sim_setup s;
   sim_init(&s, 60);
   jl_error err = {0};
@@ -147,6 +147,7 @@ static void test_search_kernel_matches_twin(void **state) {
   jl_block_engine eng;
   assert_int_equal(jl_block_engine_init(&eng, &dev, &s.g, count, cap, &err), JL_OK);
   s.p.iters = 12;
+  s.p.p_turn = s.p.p_settle = s.p.p_push = p_new;
   s.p.grid = jl_grid_view_host(&s.g);
   for (int launch = 0; launch < 3; ++launch) {
     assert_int_equal(jl_block_batch_run_cpu(&s.p, &cpu, jl_cpu_count(), &err), JL_OK);
@@ -161,6 +162,9 @@ static void test_search_kernel_matches_twin(void **state) {
   jl_block_batch_free(&gpu);
   sim_free(&s);
 }
+
+static void test_search_kernel_matches_twin(void **state) { (void)state; search_case(0.0); }
+static void test_moves_kernel_matches_twin(void **state) { (void)state; search_case(0.15); }
 #endif
 
 int main(void) {
@@ -170,6 +174,7 @@ int main(void) {
     cmocka_unit_test(test_grid_gpu_equals_cpu),
     cmocka_unit_test(test_relax_kernel_matches_twin),
     cmocka_unit_test(test_search_kernel_matches_twin),
+    cmocka_unit_test(test_moves_kernel_matches_twin),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else

@@ -61,7 +61,7 @@ static void emu_run(const jl_block_params *p, jl_block_batch *b, int threads) {
   free(mem);
 }
 
-static void run_case(int threads, int bench_steps) {
+static void run_case(int threads, int bench_steps, double p_new) {
   jl_error err = {0};
   jl_mesh m;
   double lo[3] = {0, 0, 0}, hi[3] = {640, 340, 180};
@@ -78,6 +78,7 @@ static void run_case(int threads, int bench_steps) {
   p.point_skin = 3.0;
   p.iters = 10;
   p.bench_steps = bench_steps;
+  p.p_turn = p.p_settle = p.p_push = p_new;
   p.grid = jl_grid_view_host(&g);
   jl_block_packing pk = {0};
   assert_int_equal(jl_block_demo_packing(&pk, lo, hi, &size, 30, 8.0, 0.06, 5, &err), JL_OK);
@@ -108,16 +109,20 @@ static void run_case(int threads, int bench_steps) {
 }
 
 /* 8 emulated threads for up to 30 blocks: each thread strides over several */
-static void test_emu_search_8(void **state) { (void)state; run_case(8, 0); }
+static void test_emu_search_8(void **state) { (void)state; run_case(8, 0, 0.0); }
 /* more threads than some candidates have blocks */
-static void test_emu_search_32(void **state) { (void)state; run_case(32, 0); }
-static void test_emu_relax(void **state) { (void)state; run_case(5, 30); }
+static void test_emu_search_32(void **state) { (void)state; run_case(32, 0, 0.0); }
+static void test_emu_relax(void **state) { (void)state; run_case(5, 30, 0.0); }
+/* the turn, settle and push moves too (settle and push move many blocks on
+ * many threads) */
+static void test_emu_moves_8(void **state) { (void)state; run_case(8, 0, 0.15); }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_emu_search_8),
     cmocka_unit_test(test_emu_search_32),
     cmocka_unit_test(test_emu_relax),
+    cmocka_unit_test(test_emu_moves_8),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

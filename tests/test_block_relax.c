@@ -373,6 +373,226 @@ static void test_batch_threads_agree(void **state) {
   fixture_free(&f);
 }
 
+/* ---- the turn, settle and push moves on constructed states ---- */
+
+/* Blocks at centres c (axis-aligned unless q) into a bound workspace, with
+ * the backup taken as the annealing takes it before a move. */
+static void ws_load(jl_br_ws *w, double *mem, int cap, const double (*c)[3], const jl_quat *q, int n) {
+  jl_br_ws_bind(w, mem, cap);
+  w->n = n;
+  w->steps = 0;
+  for (int i = 0; i < n; ++i) {
+    jl_quat qi = q ? q[i] : jl_quat_identity();
+    w->x[i] = c[i][0]; w->y[i] = c[i][1]; w->z[i] = c[i][2];
+    w->qw[i] = qi.w; w->qx[i] = qi.x; w->qy[i] = qi.y; w->qz[i] = qi.z;
+  }
+  jl_br_copy(w, n, 1);
+}
+
+/* A cuboid trunk turned by 30 degrees about y: its floor is a 30-degree
+ * slope. An axis-aligned block 55 mm above it, turned by the move, lies
+ * with its 50 mm edge along the slope's normal (the smallest turn: its
+ * long edge along the slope), touching the slope, moved only along the
+ * normal, and legal without a relaxation step. */
+static void test_move_turn_flush(void **state) {
+  (void)state;
+  const double ang = 30.0 * 3.14159265358979323846 / 180.0;
+  jl_quat R = jl_quat_axis_angle(jl_v3(0, 1, 0), ang);
+  trunk_fixture f;
+  jl_error err = {0};
+  double lo[3] = {0, 0, 0}, hi[3] = {520, 240, 300};
+  assert_int_equal(jl_cuboid_mesh(&f.m, lo, hi, &err), JL_OK);
+  for (int v = 0; v < f.m.n_vertices; ++v) {
+    double *x = f.m.vertices + 3 * v;
+    jl_vec3 r = jl_quat_rotate(R, jl_v3(x[0], x[1], x[2]));
+    x[0] = r.x; x[1] = r.y; x[2] = r.z;
+  }
+  assert_int_equal(jl_surface_sample(&f.m, 5.0, &f.pts, &f.npts, &err), JL_OK);
+  assert_int_equal(jl_surface_grid_build(&f.g, f.pts, f.npts, 20.0, &err), JL_OK);
+  assert_int_equal(jl_surface_grid_mark_inside(&f.g, &f.m, &err), JL_OK);
+  jl_block_size size = {200, 100, 50};
+  jl_block_params p;
+  jl_block_params_default(&p, &size, 5);
+  p.grid = jl_grid_view_host(&f.g);
+  p.point_skin = 1.0;
+  jl_vec3 c0 = jl_quat_rotate(R, jl_v3(260, 120, 80));
+  const double c[1][3] = {{c0.x, c0.y, c0.z}};
+  double mem[JL_BR_WS_DOUBLES(4)];
+  jl_br_ws w;
+  ws_load(&w, mem, 4, c, NULL, 1);
+  w.kind = JL_BMOVE_TURN;
+  w.pick = 0;
+  jl_br_apply_move(&w, &p, 4, p.seed);
+  jl_vec3 n = jl_quat_rotate(R, jl_v3(0, 0, 1)), ex = jl_quat_rotate(R, jl_v3(1, 0, 0));
+  jl_vec3 ax[3];
+  axes_of(jl_br_quat(&w, 0), ax);
+  assert_near(jl_v3_dot(ax[2], n), 1.0, 1e-12);
+  assert_near(jl_v3_dot(ax[0], ex), 1.0, 1e-12);
+  jl_vec3 c1 = jl_v3(w.x[0], w.y[0], w.z[0]);
+  jl_vec3 foot = jl_quat_rotate(R, jl_v3(260, 120, 0));
+  assert_near(jl_v3_dot(jl_v3_sub(c1, foot), n), p.h[2] + p.point_skin, 1e-9);
+  assert_near(jl_v3_len(jl_v3_cross(jl_v3_sub(c1, c0), n)), 0.0, 1e-9);
+  assert_int_equal(jl_br_relax(&w, &p, 10, 0), 1);
+  assert_true(w.steps == 0);
+  /* a block farther from every face than face_reach stays as it was */
+  p.face_reach = 50.0;
+  ws_load(&w, mem, 4, c, NULL, 1);
+  w.kind = JL_BMOVE_TURN;
+  jl_br_apply_move(&w, &p, 4, p.seed);
+  assert_true(w.x[0] == c[0][0] && w.z[0] == c[0][2] && w.qw[0] == 1.0);
+  fixture_free(&f);
+}
+
+/* The smallest turn onto a plane takes the axis nearest the normal, either
+ * sign, and leaves a block already flush as it is. */
+static void test_turn_onto(void **state) {
+  (void)state;
+  int k = -1;
+  jl_quat q = jl_br_turn_onto(jl_quat_identity(), jl_v3(0, -1, 0), &k);
+  jl_vec3 ax[3];
+  axes_of(q, ax);
+  assert_int_equal(k, 1);
+  assert_near(ax[1].y, 1.0, 1e-15);
+  assert_near(q.w, 1.0, 1e-15);
+  jl_vec3 n = jl_v3_normalize(jl_v3(0.3, 0.2, -1.0));
+  q = jl_br_turn_onto(jl_quat_axis_angle(jl_v3(1, 0, 0), 0.1), n, &k);
+  axes_of(q, ax);
+  assert_int_equal(k, 2);
+  assert_near(jl_v3_dot(ax[2], n), -1.0, 1e-12);
+}
+
+/* A settle moves the blocks within shake_radius of the picked one down by
+ * the same step, and toward the wall nearest at their height when one is
+ * within face_reach; a block farther away stays. */
+static void test_move_settle(void **state) {
+  (void)state;
+  trunk_fixture f;
+  double lo[3] = {0, 0, 0}, hi[3] = {620, 330, 300};
+  fixture_init(&f, lo, hi, 5.0);
+  jl_block_size size = {200, 100, 50};
+  jl_block_params p;
+  jl_block_params_default(&p, &size, 5);
+  p.grid = jl_grid_view_host(&f.g);
+  const double c[3][3] = {{110, 165, 150}, {330, 165, 150}, {500, 165, 250}};
+  double mem[JL_BR_WS_DOUBLES(4)];
+  jl_br_ws w;
+  ws_load(&w, mem, 4, c, NULL, 3);
+  w.kind = JL_BMOVE_SETTLE;
+  w.pick = 0;
+  w.mv[6] = 0.5;
+  w.mv[7] = 0.5;
+  jl_br_apply_move(&w, &p, 4, p.seed);
+  double step = 0.5 * p.settle_step;
+  assert_true(step > 1.0);
+  /* block 0: 110 mm from the x = 0 wall (within reach), 165 from the y walls */
+  assert_near(w.z[0], 150 - step, 1e-12);
+  assert_near(hypot(w.x[0] - 110, w.y[0] - 165), step, 1e-12);
+  assert_true(w.x[0] - 110 < -0.95 * step);
+  /* block 1: no wall within reach at its height, so only down */
+  assert_near(w.z[1], 150 - step, 1e-12);
+  assert_true(w.x[1] == 330 && w.y[1] == 165);
+  /* block 2: farther than shake_radius from block 0 */
+  assert_true(w.x[2] == 500 && w.y[2] == 165 && w.z[2] == 250);
+  for (int i = 0; i < 3; ++i) assert_true(w.qw[i] == 1.0);
+  fixture_free(&f);
+}
+
+/* A push moves the picked block's column (centres within half the smallest
+ * edge of its vertical line) by one shared step toward its nearer wall,
+ * and nothing else; a row push does the same along x. */
+static void test_move_push(void **state) {
+  (void)state;
+  trunk_fixture f;
+  double lo[3] = {0, 0, 0}, hi[3] = {620, 330, 400};
+  fixture_init(&f, lo, hi, 12.5);
+  jl_block_size size = {200, 100, 50};
+  jl_block_params p;
+  jl_block_params_default(&p, &size, 5);
+  p.grid = jl_grid_view_host(&f.g);
+  /* a column of three (one 20 mm off the line), one 30 mm off it, one in
+   * another column */
+  const double c[5][3] = {{300, 165, 100}, {300, 165, 160}, {320, 150, 220}, {330, 165, 290},
+                          {100, 165, 100}};
+  double mem[JL_BR_WS_DOUBLES(8)];
+  jl_br_ws w;
+  ws_load(&w, mem, 8, c, NULL, 5);
+  w.kind = JL_BMOVE_PUSH;
+  w.pick = 1;
+  w.mv[6] = 0.5;
+  w.mv[7] = 0.1;  /* the column */
+  jl_br_apply_move(&w, &p, 8, p.seed);
+  double step = 0.5 * p.push_step;
+  assert_true(step > 1.0);
+  for (int i = 0; i < 3; ++i) {  /* the floor (160 mm below block 1) is nearer than the roof */
+    assert_true(w.x[i] == c[i][0] && w.y[i] == c[i][1]);
+    assert_true(w.z[i] == c[i][2] - step);
+  }
+  for (int i = 3; i < 5; ++i) assert_true(w.x[i] == c[i][0] && w.z[i] == c[i][2]);
+  /* the row along x through block 4 (y, z within the tolerance): blocks 0
+   * and 4; the x = 0 wall is nearer to block 4 */
+  ws_load(&w, mem, 8, c, NULL, 5);
+  w.kind = JL_BMOVE_PUSH;
+  w.pick = 4;
+  w.mv[6] = 1.0;
+  w.mv[7] = 0.5;
+  jl_br_apply_move(&w, &p, 8, p.seed);
+  assert_true(w.x[0] == 300 - p.push_step && w.x[4] == 100 - p.push_step);
+  assert_true(w.y[0] == 165 && w.z[0] == 100 && w.z[4] == 100);
+  for (int i = 1; i < 4; ++i) assert_true(w.x[i] == c[i][0] && w.z[i] == c[i][2]);
+  fixture_free(&f);
+}
+
+/* The twin with the new moves on is deterministic whatever the thread
+ * count, and the new moves change the chains (with them at 0 nothing
+ * changes: test_batch_threads_agree's run is the old one). */
+static void test_batch_moves_agree(void **state) {
+  (void)state;
+  trunk_fixture f;
+  double lo[3] = {0, 0, 0}, hi[3] = {620, 330, 160};
+  fixture_init(&f, lo, hi, 12.5);
+  jl_block_size size = {200, 100, 50};
+  jl_block_params p;
+  jl_block_params_default(&p, &size, 3);
+  p.grid = jl_grid_view_host(&f.g);
+  p.iters = 30;
+  jl_block_batch b[3];
+  jl_error err = {0};
+  for (int k = 0; k < 3; ++k) {
+    assert_int_equal(jl_block_batch_alloc(&b[k], 6, 12, &err), JL_OK);
+    for (int c = 0; c < 6; ++c) b[k].temp[c] = 0.3;
+  }
+  assert_int_equal(jl_block_batch_run_cpu(&p, &b[2], 1, &err), JL_OK);
+  p.p_turn = p.p_settle = p.p_push = 0.15;
+  assert_int_equal(jl_block_batch_run_cpu(&p, &b[0], 1, &err), JL_OK);
+  assert_int_equal(jl_block_batch_run_cpu(&p, &b[1], 3, &err), JL_OK);
+  size_t nc = 6 * 12;
+  assert_memory_equal(b[0].n, b[1].n, 6 * sizeof(int));
+  assert_memory_equal(b[0].cx, b[1].cx, nc * sizeof(double));
+  assert_memory_equal(b[0].qz, b[1].qz, nc * sizeof(double));
+  assert_memory_equal(b[0].steps, b[1].steps, 6 * sizeof(uint64_t));
+  assert_true(memcmp(b[0].cx, b[2].cx, nc * sizeof(double)) != 0);
+  /* the counts by kind add up, and every new kind was made */
+  uint64_t made[JL_BMOVE_COUNT] = {0}, old_made[JL_BMOVE_COUNT] = {0};
+  for (int c = 0; c < 6; ++c) {
+    uint64_t sum = 0, acc = 0;
+    for (int k = 0; k < JL_BMOVE_COUNT; ++k) {
+      size_t kk = (size_t)c * JL_BMOVE_COUNT + k;
+      sum += b[0].kind_moves[kk];
+      acc += b[0].kind_accepted[kk];
+      assert_true(b[0].kind_accepted[kk] <= b[0].kind_moves[kk]);
+      made[k] += b[0].kind_moves[kk];
+      old_made[k] += b[2].kind_moves[kk];
+    }
+    assert_true(sum == b[0].moves[c] && acc == b[0].accepted[c]);
+  }
+  for (int k = JL_BMOVE_TURN; k <= JL_BMOVE_PUSH; ++k) {
+    assert_true(made[k] > 0);
+    assert_true(old_made[k] == 0);
+  }
+  for (int k = 0; k < 3; ++k) jl_block_batch_free(&b[k]);
+  fixture_free(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_grid_cpu),
@@ -384,6 +604,11 @@ int main(void) {
     cmocka_unit_test(test_impulse_exchange),
     cmocka_unit_test(test_relax_to_legal),
     cmocka_unit_test(test_batch_threads_agree),
+    cmocka_unit_test(test_turn_onto),
+    cmocka_unit_test(test_move_turn_flush),
+    cmocka_unit_test(test_move_settle),
+    cmocka_unit_test(test_move_push),
+    cmocka_unit_test(test_batch_moves_agree),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

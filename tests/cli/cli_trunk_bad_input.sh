@@ -73,6 +73,9 @@ bad block_tiny  '--block: 1e-300x1x1: edge 1 is 1e-300 mm, not within \[0.01, 1e
 bad block_thin  '--block: 1x1x2000: the longest edge \(2000 mm\) is more than 1000 times the shortest' "the edge ratio" "$cube" --block 1x1x2000
 bad block_many  'its volume could hold 2e\+08 blocks of 1x1x1 mm, more than 100000 \(--max-blocks\)' "the block count" "$cube" --block 1x1x1
 bad units       "--units: expected mm, cm, m or in, got 'ft'" "the option --units" "$cube" --units ft
+bad moves_big   "--moves: expected three shares T,S,P in \[0, 0.7\], got '0.8,0,0'" "a move share too large" "$cube" --moves 0.8,0,0
+bad moves_short "--moves: expected three shares T,S,P in \[0, 0.7\], got '0.1,0.1'" "two shares for three" "$cube" --moves 0.1,0.1
+bad moves_sum   '--moves: the shares sum to 0.9, more than 0.7' "shares summing too high" "$cube" --moves 0.3,0.3,0.3
 bad no_mesh     'give a MESH'                       "the missing argument"
 # The same writer on a good mesh does write (so the checks above are not vacuous).
 jrun ok trunk "$in/ok400.stl" --device cpu --out "$o/ok.json" --quiet
