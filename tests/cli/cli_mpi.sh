@@ -114,7 +114,7 @@ if isl[0]["trials"] <= 0: fail("rank 0 did not search on")
 # largest legal packing; the cuboid is filled to its bound by the fills, so
 # no rank searches and the ranks still end together
 # (a sanitized debug build needs 5 times the time to reach the search)
-mrun t trunk "$SRC/meshes/slanted-seat-back.stl" --time 40 --migrate 2 --threads 1 --quiet --out "$d/t.json"
+mrun t trunk "$SRC/meshes/slanted-seat-back.stl" --time $((40 * slow)) --migrate 2 --threads 1 --quiet --out "$d/t.json"
 expect_rc 0
 jpy '
 d = load(sys.argv[1]); run = d["run"]
