@@ -130,6 +130,13 @@ static double jl_frame_floor(const jl_frame_faces *all, jl_frame_faces *cand, do
   memcpy(est, seed, sizeof est);
   double area = jl_frame_shift_normal(cand, cos(jl_frame_rad(JL_FRAME_FINE_DEG)), est);
   if (area <= 0.0) return 0.0;
+  /* the planar floor's own faces alone (the window at FINE_DEG may still
+   * hold fillet facets, which tilt the mean by 1e-4 degrees: enough to lift
+   * a whole layer of blocks off the far end of a 1 m floor) */
+  double exact[3];
+  memcpy(exact, est, sizeof exact);
+  if (jl_frame_shift_normal(cand, cos(jl_frame_rad(JL_FRAME_EXACT_DEG)), exact) > 0.0)
+    memcpy(est, exact, sizeof est);
   memcpy(floor_n, est, sizeof est);
   return area;
 }
@@ -172,6 +179,8 @@ static double jl_frame_walls(const jl_frame_faces *all, const double up[3], cons
   if (jl_frame_shift_angle(phi, area, n, 1.5 * bw, &est) <= 0.0) return 0.0;
   double a = jl_frame_shift_angle(phi, area, n, jl_frame_rad(JL_FRAME_FINE_DEG), &est);
   if (a <= 0.0) return 0.0;
+  double exact = est;
+  if (jl_frame_shift_angle(phi, area, n, jl_frame_rad(JL_FRAME_EXACT_DEG), &exact) > 0.0) est = exact;
   *alpha = est;
   return a;
 }

@@ -26,6 +26,10 @@
  * next to it. */
 #define JL_FRAME_CLUSTER_DEG 2.0
 #define JL_FRAME_FINE_DEG 0.25
+/* A last pass within this: a planar face's facets agree to about 1e-4
+ * degrees (vertices stored as 32-bit floats in vehicle coordinates), the
+ * facets of a fillet beside it differ by more. */
+#define JL_FRAME_EXACT_DEG 0.01
 /* The frames differ when R moves some vertex (about the bounding box
  * centre) by more than this fraction of the block's shortest edge: below
  * it (0.05 mm for the DIN block) a second fill would place the same blocks. */

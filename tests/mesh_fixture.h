@@ -9,14 +9,17 @@
 
 #include "mesh.h"
 
-static void mesh_fixture_load(jl_mesh *m, const char *file) {
+/* scale: millimetres per unit of the file (1000 for a mesh in metres). */
+static void mesh_fixture_load_scaled(jl_mesh *m, const char *file, double scale) {
   const char *dir = getenv("JL_MESH_DIR");
   assert_non_null(dir);
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, file);
   jl_error err = {0};
   jl_mesh_report rep;
-  if (jl_mesh_load(m, path, 1.0, &rep, &err) != JL_OK) fail_msg("%s: %s", path, err.msg);
+  if (jl_mesh_load(m, path, scale, &rep, &err) != JL_OK) fail_msg("%s: %s", path, err.msg);
 }
+
+static inline void mesh_fixture_load(jl_mesh *m, const char *file) { mesh_fixture_load_scaled(m, file, 1.0); }
 
 #endif
