@@ -90,6 +90,10 @@ typedef struct jl_relax_params {
   double walk_vacancy;     /* share of the walk's moves that put a circle drawn in
                               proportion to its area into the largest vacancy
                               of the walk's packing (jl_vacancy_find) */
+  double walk_threshold;   /* > 0: a walk step moves to the first neighbour whose
+                              energy is at most the walk's lowest (1 + this),
+                              else to the best of its walk_k (threshold
+                              acceptance); 0: always the best of walk_k */
   int nbr;                 /* 1: contacts from per-candidate neighbour lists
                               (Verlet lists, jl_nbr_refresh) instead of all pairs;
                               the same bits, cheaper from a size on
@@ -1212,6 +1216,10 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
       if (JL_LEADER) { w->kE = E; w->kmi = w->mi; w->kmj = w->mj; }
       JL_SYNC();
     }
+    /* threshold acceptance: the first neighbour within the threshold of the
+     * walk's lowest energy (the best so far: any lower one would have been
+     * taken before) */
+    if (p->walk_threshold > 0.0 && E <= w->E_best * (1.0 + p->walk_threshold)) break;
   }
   /* tabu search: to the best neighbour even when it is worse */
   jl_copy_xy(w->x, w->y, w->kx, w->ky, n);

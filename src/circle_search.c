@@ -421,6 +421,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   p.walk_every = o->mode == JL_MODE_TRIALS ? 0 : o->walk;
   p.walk_aim = o->aim;
   p.walk_vacancy = o->vacancy;
+  p.walk_threshold = o->threshold;
   p.nbr = jl_circle_nbr_auto(dev, prob->n);
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)

@@ -59,6 +59,7 @@ typedef struct jl_circle_search_opts {
                             * 0: none (the seed's trials only) */
   double aim;              /* share of the walk's jumps aimed by overlap energy */
   double vacancy;          /* share of the walk's moves into the largest vacancy */
+  double threshold;        /* walk: threshold acceptance (0: best of walk_k) */
   int area_weighted;
   int progress;            /* progress line on stderr */
   const jl_circle_packing *resume; /* start every candidate from this packing */
