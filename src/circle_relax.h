@@ -1087,7 +1087,9 @@ JL_RELAX_FN void jl_walk_move(jl_relax_ws *w, const jl_relax_params *p) {
   int kind = JL_MOVE_JUMP, i = 0, j = 0;
   if (p->walk_vacancy > 0.0 && jl_ws_u01(w) < p->walk_vacancy) {
     /* the block finds the vacancy and the leader places mi there */
-    i = jl_walk_vacancy_circle(w, n);
+    /* the circle where the packing hurts most (by its overlap energy),
+     * else one drawn by area */
+    i = jl_walk_aimed_circle(w, n, jl_walk_vacancy_circle(w, n));
     w->vac_ox = jl_ws_u01(w);
     w->vac_oy = jl_ws_u01(w);
     w->mkind = JL_MOVE_VACANCY;
@@ -1194,7 +1196,7 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
   const int n = p->n;
   double Rt = w->Rt;
   jl_copy_xy(w->cx, w->cy, w->x, w->y, n);
-  if (p->walk_aim > 0.0) {
+  if (p->walk_aim > 0.0 || p->walk_vacancy > 0.0) {
     jl_nbr_refresh(w, p);
     JL_FOR(i, n) w->ce[i] = jl_circle_energy(w, n, i, Rt);
     JL_SYNC();

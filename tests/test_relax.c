@@ -378,8 +378,8 @@ static void test_walk_aim(void **state) {
  * of radius 9 leave a hole of radius 3 at the centre; the gaps at the rim
  * hold less than 1. A seventh circle (radius 2.5) overlaps the ring at the
  * top. The vacancy found is the centre, whatever the lattice's offset, and
- * the move puts the circle drawn there; the draw goes by area among the
- * circles not tabu. */
+ * the move puts the circle drawn there: by overlap energy, or by area among
+ * the circles not tabu when no circle has any energy. */
 static void test_walk_vacancy(void **state) {
   (void)state;
   double r[7] = {2.5, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0};
@@ -399,16 +399,26 @@ static void test_walk_vacancy(void **state) {
     assert_true(c > 3.0 - 1e-2 && c <= 3.0 + 1e-12);
     assert_true(c == jl_clearance(vx, vy, w->x, w->y, w->r, 7, 9.0));
   }
-  /* the move: every ring circle tabu, so the draw takes circle 0 */
+  /* the move takes the circle drawn by overlap energy: only circle 5 has any */
   p.walk_vacancy = 1.0;
   w->Rt = 9.0;
   w->iter = 3;
+  for (int k = 0; k < 7; ++k) w->ce[k] = k == 5 ? 1.0 : 0.0;
+  jl_walk_apply_move(w, &p);
+  assert_int_equal(w->mkind, JL_MOVE_VACANCY);
+  assert_int_equal(w->mi, 5);
+  assert_int_equal(w->mj, 5);
+  assert_true(hypot(w->x[5], w->y[5]) < 1e-2);
+  w->x[5] = ring[4][0];
+  w->y[5] = ring[4][1];
+  /* no energy anywhere (a legal packing): by area among the circles not
+   * tabu; every ring circle tabu, so the draw takes circle 0 */
+  for (int k = 0; k < 7; ++k) w->ce[k] = 0.0;
   for (int k = 1; k < 7; ++k) w->tabu[k] = 5.0;
   w->tabu[0] = 0.0;
   jl_walk_apply_move(w, &p);
   assert_int_equal(w->mkind, JL_MOVE_VACANCY);
   assert_int_equal(w->mi, 0);
-  assert_int_equal(w->mj, 0);
   assert_true(hypot(w->x[0], w->y[0]) < 1e-2);
   for (int k = 0; k < 6; ++k) {  /* the others stay */
     assert_true(w->x[k + 1] == ring[k][0] && w->y[k + 1] == ring[k][1]);
