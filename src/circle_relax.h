@@ -31,15 +31,7 @@ enum { JL_RELAX_JACOBI = 0, JL_RELAX_FIRE = 1 };
 
 /* The kinds of improvement trial (seed section 4.1.2.2). */
 enum { JL_MOVE_SWAP_NEXT = 0, JL_MOVE_SWAP = 1, JL_MOVE_OUTSIDE = 2, JL_MOVE_JUMP = 3,
-       JL_MOVE_VACANCY = 4, JL_MOVE_COUNT = 5 };
-
-/* The vacancy move (walk_vacancy): the largest vacancy is estimated from a
- * JL_VAC_GRID x JL_VAC_GRID lattice of points over the container's square
- * (a random offset per move), the best refined by JL_VAC_ASCENT compass
- * steps: O(n) per point, so O(n (JL_VAC_GRID^2 + 8 JL_VAC_ASCENT)) a move,
- * whatever n. */
-#define JL_VAC_GRID 8
-#define JL_VAC_ASCENT 16
+       JL_MOVE_COUNT = 4 };
 
 /* Settings shared by every candidate of a batch. */
 typedef struct jl_relax_params {
@@ -87,13 +79,6 @@ typedef struct jl_relax_params {
   double walk_aim;         /* share of the walk's jumps that move a circle drawn
                               in proportion to its overlap energy (the rest draw
                               every circle alike) */
-  double walk_vacancy;     /* share of the walk's moves that put a circle drawn in
-                              proportion to its area into the largest vacancy
-                              of the walk's packing (jl_vacancy_find) */
-  double walk_threshold;   /* > 0: a walk step moves to the first neighbour whose
-                              energy is at most the walk's lowest (1 + this),
-                              else to the best of its walk_k (threshold
-                              acceptance); 0: always the best of walk_k */
   int nbr;                 /* 1: contacts from per-candidate neighbour lists
                               (Verlet lists, jl_nbr_refresh) instead of all pairs;
                               the same bits, cheaper from a size on
@@ -221,8 +206,6 @@ typedef struct jl_relax_ws {
   double R_rec;            /* the candidate's record (smallest R kept) */
   double band;             /* the candidate's accept_worse (its rung of the ladder) */
   int mi, mj;              /* the circles the walk's last move moved */
-  int mkind;               /* and its kind (JL_MOVE_VACANCY: the block places mi) */
-  double vac_ox, vac_oy;   /* a vacancy move's lattice offset, in cells */
   double Rt, E, E_best;    /* the walk's container, energy, lowest energy */
   double kE;               /* the best neighbour's energy so far */
   int kmi, kmj;            /* and its moved circles */
@@ -963,120 +946,6 @@ JL_RELAX_FN int jl_walk_aimed_circle(jl_relax_ws *w, int n, int fallback) {
   return i;
 }
 
-/* The clearance of a point: its distance to the nearest circle's rim (< 0
- * inside a circle) or to the container of radius Rc, whichever is nearer:
- * the radius of the largest empty circle centred there. */
-JL_HD static inline double jl_clearance(double px, double py, const double *x, const double *y,
-                                        const double *r, int n, double Rc) {
-  double c = Rc - sqrt(px * px + py * py);
-  for (int j = 0; j < n; ++j) {
-    double ddx = px - x[j], ddy = py - y[j];
-    c = fmin(c, sqrt(ddx * ddx + ddy * ddy) - r[j]);
-  }
-  return c;
-}
-
-/* Block-wide argmax: v is this thread's largest value and k the lowest of
- * its indices holding it. Returns the lowest index holding the block's
- * largest value (*vmax), from two max reductions, so exact in any order;
- * -1 when no thread holds a number. */
-JL_RELAX_FN int jl_block_argmax(double v, int k, double *red, double *vmax) {
-  double m = jl_block_max(v, red);
-  double neg = v == m ? -(double)k : -INFINITY;
-  neg = jl_block_max(neg, red);
-  *vmax = m;
-  return m > -INFINITY && neg > -INFINITY ? (int)(-neg) : -1;
-}
-
-/* Compass direction d of 8, counterclockwise from +x. */
-JL_HD static inline void jl_compass_dir(int d, double *ux, double *uy) {
-  const double s = 0.70710678118654752440;
-  switch (d & 7) {
-  case 0: *ux = 1.0; *uy = 0.0; break;
-  case 1: *ux = s; *uy = s; break;
-  case 2: *ux = 0.0; *uy = 1.0; break;
-  case 3: *ux = -s; *uy = s; break;
-  case 4: *ux = -1.0; *uy = 0.0; break;
-  case 5: *ux = -s; *uy = -s; break;
-  case 6: *ux = 0.0; *uy = -1.0; break;
-  default: *ux = s; *uy = -s; break;
-  }
-}
-
-/* Point k of the vacancy lattice: cell (k mod G, k / G) of the container's
- * square, at the offset (ox, oy) within its cell. */
-JL_HD static inline void jl_vacancy_point(int k, double Rc, double ox, double oy, double *px,
-                                          double *py) {
-  double h = 2.0 * Rc / JL_VAC_GRID;
-  *px = -Rc + ((double)(k % JL_VAC_GRID) + ox) * h;
-  *py = -Rc + ((double)(k / JL_VAC_GRID) + oy) * h;
-}
-
-/* The largest vacancy of the packing in x, y (every circle counts) in a
- * container of radius Rc: the point of greatest clearance among the
- * lattice's points (offset ox, oy drawn by the leader), then a compass
- * search from it (8 directions evaluated side by side, the best taken when
- * it gains, else the step halves). Every thread gets the point in *vx, *vy;
- * returns its clearance (-INFINITY: no point had a number). */
-JL_RELAX_FN double jl_vacancy_find(jl_relax_ws *w, int n, double Rc, double ox, double oy,
-                                   double *vx, double *vy) {
-  const int cells = JL_VAC_GRID * JL_VAC_GRID;
-  double v = -INFINITY, best;
-  int bk = cells;
-  JL_FOR(k, cells) {
-    double px, py;
-    jl_vacancy_point(k, Rc, ox, oy, &px, &py);
-    double c = jl_clearance(px, py, w->x, w->y, w->r, n, Rc);
-    if (c > v) { v = c; bk = k; }
-  }
-  int k = jl_block_argmax(v, bk, w->red, &best);
-  if (k < 0) return -INFINITY;
-  double px, py, t = Rc / JL_VAC_GRID;  /* half a cell */
-  jl_vacancy_point(k, Rc, ox, oy, &px, &py);
-  for (int it = 0; it < JL_VAC_ASCENT; ++it) {
-    double vd = -INFINITY, cd;
-    int bd = 8;
-    JL_FOR(d, 8) {
-      double ux, uy;
-      jl_compass_dir(d, &ux, &uy);
-      double c = jl_clearance(px + t * ux, py + t * uy, w->x, w->y, w->r, n, Rc);
-      if (c > vd) { vd = c; bd = d; }
-    }
-    int d = jl_block_argmax(vd, bd, w->red, &cd);
-    if (d >= 0 && cd > best) {
-      double ux, uy;
-      jl_compass_dir(d, &ux, &uy);
-      px = px + t * ux;
-      py = py + t * uy;
-      best = cd;
-    } else {
-      t *= 0.5;
-    }
-  }
-  *vx = px;
-  *vy = py;
-  return best;
-}
-
-/* A circle for the vacancy move, drawn in proportion to its area among the
- * circles not tabu (the largest when all are): a large circle in a wrong
- * place costs the most, and the small ones fill what it leaves. */
-JL_RELAX_FN int jl_walk_vacancy_circle(jl_relax_ws *w, int n) {
-  double tot = 0.0;
-  for (int k = 0; k < n; ++k)
-    if (w->tabu[k] <= (double)w->iter) tot += w->r[k] * w->r[k];
-  if (!(tot > 0.0)) return n - 1;
-  double u = jl_ws_u01(w) * tot, acc = 0.0;
-  int last = n - 1;
-  for (int k = 0; k < n; ++k) {
-    if (w->tabu[k] > (double)w->iter) continue;
-    last = k;
-    acc += w->r[k] * w->r[k];
-    if (u < acc) break;
-  }
-  return last;
-}
-
 /* The leader's walk move: swap two circles of different radii (mostly
  * neighbours in size) or put one at a random point of the container, with
  * circles that moved in the last walk_tenure steps left alone. An aimed
@@ -1085,17 +954,6 @@ JL_RELAX_FN int jl_walk_vacancy_circle(jl_relax_ws *w, int n) {
 JL_RELAX_FN void jl_walk_move(jl_relax_ws *w, const jl_relax_params *p) {
   const int n = p->n;
   int kind = JL_MOVE_JUMP, i = 0, j = 0;
-  if (p->walk_vacancy > 0.0 && jl_ws_u01(w) < p->walk_vacancy) {
-    /* the block finds the vacancy and the leader places mi there */
-    /* the circle where the packing hurts most (by its overlap energy),
-     * else one drawn by area */
-    i = jl_walk_aimed_circle(w, n, jl_walk_vacancy_circle(w, n));
-    w->vac_ox = jl_ws_u01(w);
-    w->vac_oy = jl_ws_u01(w);
-    w->mkind = JL_MOVE_VACANCY;
-    w->mi = w->mj = i;
-    return;
-  }
   for (int tries = 0; tries < 8; ++tries) {
     double u = jl_ws_u01(w);
     double c1 = p->p_swap_next, c2 = c1 + p->p_swap;
@@ -1114,38 +972,8 @@ JL_RELAX_FN void jl_walk_move(jl_relax_ws *w, const jl_relax_params *p) {
   } else {
     jl_swap_centres(w, i, j);
   }
-  w->mkind = kind;
   w->mi = i;
   w->mj = j;
-}
-
-/* The walk's move on the packing in x, y: drawn by the leader; a vacancy
- * move then takes the whole block to find the vacancy. */
-JL_RELAX_FN void jl_walk_apply_move(jl_relax_ws *w, const jl_relax_params *p) {
-  if (JL_LEADER) jl_walk_move(w, p);
-  JL_SYNC();
-  if (w->mkind != JL_MOVE_VACANCY) return;
-  double vx, vy;
-  if (!(jl_vacancy_find(w, p->n, w->Rt, w->vac_ox, w->vac_oy, &vx, &vy) > -INFINITY)) return;
-  /* swap through the vacancy: the smaller circle nearest to it goes to the
-   * moved circle's old place */
-  int mi = w->mi;
-  double v = -INFINITY, best;
-  int bj = p->n;
-  JL_FOR(j, p->n) {
-    if (j == mi || !(w->r[j] < w->r[mi])) continue;
-    double ddx = vx - w->x[j], ddy = vy - w->y[j];
-    double key = -(sqrt(ddx * ddx + ddy * ddy) - w->r[j]);
-    if (key > v) { v = key; bj = j; }
-  }
-  int sj = jl_block_argmax(v, bj, w->red, &best);
-  if (JL_LEADER) {
-    double ox = w->x[mi], oy = w->y[mi];
-    w->x[mi] = vx;
-    w->y[mi] = vy;
-    if (sj >= 0) { w->x[sj] = ox; w->y[sj] = oy; w->mj = sj; }
-  }
-  JL_SYNC();
 }
 
 /* The walk's container for a record R: below it by the candidate's rung. */
@@ -1211,7 +1039,7 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
   const int n = p->n;
   double Rt = w->Rt;
   jl_copy_xy(w->cx, w->cy, w->x, w->y, n);
-  if (p->walk_aim > 0.0 || p->walk_vacancy > 0.0) {
+  if (p->walk_aim > 0.0) {
     jl_nbr_refresh(w, p);
     JL_FOR(i, n) w->ce[i] = jl_circle_energy(w, n, i, Rt);
     JL_SYNC();
@@ -1220,7 +1048,8 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
   JL_SYNC();
   for (int k = 0; k < p->walk_k; ++k) {
     if (k > 0) jl_copy_xy(w->x, w->y, w->cx, w->cy, n);
-    jl_walk_apply_move(w, p);
+    if (JL_LEADER) jl_walk_move(w, p);
+    JL_SYNC();
     if (jl_relax_run(w, p, Rt, p->max_steps)) return jl_walk_found(w, p, c);
     if (w->cut) {
       /* the launch ends where this step began */
@@ -1233,10 +1062,6 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
       if (JL_LEADER) { w->kE = E; w->kmi = w->mi; w->kmj = w->mj; }
       JL_SYNC();
     }
-    /* threshold acceptance: the first neighbour within the threshold of the
-     * walk's lowest energy (the best so far: any lower one would have been
-     * taken before) */
-    if (p->walk_threshold > 0.0 && E <= w->E_best * (1.0 + p->walk_threshold)) break;
   }
   /* tabu search: to the best neighbour even when it is worse */
   jl_copy_xy(w->x, w->y, w->kx, w->ky, n);

@@ -39,7 +39,6 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->adopt = 0.5;
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
-  o->vacancy = JL_WALK_VACANCY_DEFAULT;
   o->progress = 1;
 }
 
@@ -104,7 +103,6 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->walk_tenure = 4;
   p->walk_reset = 50;
   p->walk_aim = JL_WALK_AIM_DEFAULT;
-  p->walk_vacancy = JL_WALK_VACANCY_DEFAULT;
   /* Neighbour lists: off here; the search and the benchmark choose by
    * device and n (jl_circle_nbr_auto). The skin is a share of the mean radius. */
   double rsum = 0.0;
@@ -420,8 +418,6 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
    * would end every walk after one launch */
   p.walk_every = o->mode == JL_MODE_TRIALS ? 0 : o->walk;
   p.walk_aim = o->aim;
-  p.walk_vacancy = o->vacancy;
-  p.walk_threshold = o->threshold;
   p.nbr = jl_circle_nbr_auto(dev, prob->n);
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)

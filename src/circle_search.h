@@ -29,9 +29,6 @@ typedef enum jl_search_mode {
  * within 1e-4 of the record in about 3 minutes, 0 brought 2 of 4 and 1 left
  * seed 1 5.1e-4 above (docs/benchmarks.md). */
 #define JL_WALK_AIM_DEFAULT 0.5
-/* Share of the walk's moves that put a circle drawn by its area into the
- * largest vacancy of the walk's packing (jl_vacancy_find). */
-#define JL_WALK_VACANCY_DEFAULT 0.0
 
 /* The most circles a search takes: a relaxation step costs n^2 pair
  * tests, some 0.3 s of one CPU thread here, the longest a step may run
@@ -58,8 +55,6 @@ typedef struct jl_circle_search_opts {
   int walk;                /* one candidate in walk runs a fixed-container walk;
                             * 0: none (the seed's trials only) */
   double aim;              /* share of the walk's jumps aimed by overlap energy */
-  double vacancy;          /* share of the walk's moves into the largest vacancy */
-  double threshold;        /* walk: threshold acceptance (0: best of walk_k) */
   int area_weighted;
   int progress;            /* progress line on stderr */
   const jl_circle_packing *resume; /* start every candidate from this packing */

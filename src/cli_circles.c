@@ -52,10 +52,6 @@ static const char *const jl_circles_help =
   "                    0: none, only the seed's trials\n"
   "  --aim P           share of the walk's jumps that move a circle drawn by its\n"
   "                    overlap (default 0.5); the rest move any circle alike\n"
-  "  --vacancy P       share of the walk's moves that put a circle drawn by its area\n"
-  "                    into the largest vacancy of the walk's packing (default 0)\n"
-  "  --threshold T     a walk step moves to the first neighbour whose energy is at\n"
-  "                    most the walk's lowest (1 + T) (default 0: the best of 8)\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -93,7 +89,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_ADOPT, OPT_WALK, OPT_AIM, OPT_VACANCY, OPT_THRESHOLD, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_ADOPT, OPT_WALK, OPT_AIM, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -115,8 +111,6 @@ static const struct option jl_circles_opts[] = {
   {"adopt", required_argument, NULL, OPT_ADOPT},
   {"walk", required_argument, NULL, OPT_WALK},
   {"aim", required_argument, NULL, OPT_AIM},
-  {"vacancy", required_argument, NULL, OPT_VACANCY},
-  {"threshold", required_argument, NULL, OPT_THRESHOLD},
   {"area-weighted", no_argument, NULL, OPT_AREA},
   {"resume", required_argument, NULL, OPT_RESUME},
   {"device", required_argument, NULL, OPT_DEVICE},
@@ -193,12 +187,6 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       a->search.walk = (int)v;
       break;
     case OPT_AIM: rc = jl_cli_double("--aim", optarg, 0.0, 1.0, &a->search.aim, err); break;
-    case OPT_THRESHOLD:
-      rc = jl_cli_double("--threshold", optarg, 0.0, 1e6, &a->search.threshold, err);
-      break;
-    case OPT_VACANCY:
-      rc = jl_cli_double("--vacancy", optarg, 0.0, 1.0, &a->search.vacancy, err);
-      break;
     case OPT_AREA: a->search.area_weighted = 1; break;
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_DEVICE: a->device = optarg; break;

@@ -32,11 +32,10 @@ static void test_curand_matches_host_philox(void **state) {
 }
 
 /* Runs the same batch (random starts, then trials) on both paths; aim < 0
- * keeps the default share of aimed walk jumps, vacancy < 0 the default share
- * of vacancy moves; nbr: contacts from neighbour lists (in global memory on
- * the device) on both paths. */
-static void compare_paths_vac(int n, int count, int trials, int area_weighted, int relax, int walk,
-                              double aim, int nbr, double vacancy) {
+ * keeps the default share of aimed walk jumps; nbr: contacts from neighbour
+ * lists (in global memory on the device) on both paths. */
+static void compare_paths_nbr(int n, int count, int trials, int area_weighted, int relax, int walk,
+                              double aim, int nbr) {
   static double r[1000];
   for (int i = 0; i < n; ++i) r[i] = i + 1;
   jl_circle_batch cpu, gpu;
@@ -52,7 +51,6 @@ static void compare_paths_vac(int n, int count, int trials, int area_weighted, i
   p.relax = relax;
   p.walk_every = walk;
   if (aim >= 0.0) p.walk_aim = aim;
-  if (vacancy >= 0.0) p.walk_vacancy = vacancy;
   p.nbr = nbr;
   jl_device dev;
   jl_error err;
@@ -95,11 +93,6 @@ static void compare_paths_vac(int n, int count, int trials, int area_weighted, i
   jl_circle_batch_free(&gpu);
 }
 
-static void compare_paths_nbr(int n, int count, int trials, int area_weighted, int relax, int walk,
-                              double aim, int nbr) {
-  compare_paths_vac(n, count, trials, area_weighted, relax, walk, aim, nbr, -1.0);
-}
-
 static void compare_paths(int n, int count, int trials, int area_weighted, int relax, int walk, double aim) {
   compare_paths_nbr(n, count, trials, area_weighted, relax, walk, aim, 0);
 }
@@ -127,15 +120,6 @@ static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_p
 static void test_kernel_matches_twin_lists_walk(void **state) { (void)state; compare_paths_nbr(50, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0, 1); }
 static void test_kernel_matches_twin_lists_n300(void **state) { (void)state; compare_paths_nbr(300, 8, 0, 0, JL_RELAX_FIRE, 2, -1.0, 1); }
 static void test_kernel_matches_twin_lists_n1000(void **state) { (void)state; compare_paths_nbr(1000, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0, 1); }
-
-/* The walk's vacancy moves (a large circle into the largest vacancy, found
- * by the whole block: lattice points and compass steps over threads, the
- * point from max reductions) in a large share of the moves: all pairs at
- * n = 30 (64 lattice points over 32 threads), lists at n = 50, and n = 300
- * with every other candidate walking (more threads than lattice points). */
-static void test_kernel_matches_twin_walk_vacancy(void **state) { (void)state; compare_paths_vac(30, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0, 0, 0.5); }
-static void test_kernel_matches_twin_lists_vacancy(void **state) { (void)state; compare_paths_vac(50, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0, 1, 0.5); }
-static void test_kernel_matches_twin_vacancy_n300(void **state) { (void)state; compare_paths_vac(300, 8, 0, 0, JL_RELAX_FIRE, 2, -1.0, 1, 0.5); }
 
 /* Two fresh batches of radii 1..n, the default parameters and a CUDA
  * engine for them. */
@@ -264,9 +248,6 @@ int main(void) {
     cmocka_unit_test(test_kernel_matches_twin_lists_walk),
     cmocka_unit_test(test_kernel_matches_twin_lists_n300),
     cmocka_unit_test(test_kernel_matches_twin_lists_n1000),
-    cmocka_unit_test(test_kernel_matches_twin_walk_vacancy),
-    cmocka_unit_test(test_kernel_matches_twin_lists_vacancy),
-    cmocka_unit_test(test_kernel_matches_twin_vacancy_n300),
     cmocka_unit_test(test_kernel_matches_twin_cut),
     cmocka_unit_test(test_kernel_cut_while_running),
     cmocka_unit_test(test_too_many_circles_for_a_block),

@@ -373,71 +373,6 @@ static void test_walk_aim(void **state) {
   assert_int_equal(jl_walk_aimed_circle(w, 4, 3), 3);
 }
 
-/* The vacancy move on a packing with one known hole: six circles of radius
- * 3 in a ring at distance 6 (each touching its neighbours) in a container
- * of radius 9 leave a hole of radius 3 at the centre; the gaps at the rim
- * hold less than 1. A seventh circle (radius 2.5) overlaps the ring at the
- * top. The vacancy found is the centre, whatever the lattice's offset, and
- * the move puts the circle drawn there: by overlap energy, or by area among
- * the circles not tabu when no circle has any energy. */
-static void test_walk_vacancy(void **state) {
-  (void)state;
-  double r[7] = {2.5, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0};
-  ws_mem m;
-  jl_relax_params p;
-  ws_setup(&m, &p, r, 7);
-  jl_relax_ws *w = &m.ws;
-  const double ring[6][2] = {{6.0, 0.0}, {3.0, 5.196152422706632}, {-3.0, 5.196152422706632},
-                             {-6.0, 0.0}, {-3.0, -5.196152422706632}, {3.0, -5.196152422706632}};
-  for (int k = 0; k < 6; ++k) { w->x[k + 1] = ring[k][0]; w->y[k + 1] = ring[k][1]; }
-  w->x[0] = 0.0; w->y[0] = 7.5;
-  for (int t = 0; t < 8; ++t) {
-    double ox = jl_ws_u01(w), oy = jl_ws_u01(w), vx = NAN, vy = NAN;
-    double c = jl_vacancy_find(w, 7, 9.0, ox, oy, &vx, &vy);
-    /* the compass steps end within a few thousandths of the container */
-    assert_true(hypot(vx, vy) < 1e-2);
-    assert_true(c > 3.0 - 1e-2 && c <= 3.0 + 1e-12);
-    assert_true(c == jl_clearance(vx, vy, w->x, w->y, w->r, 7, 9.0));
-  }
-  /* the move takes the circle drawn by overlap energy: only circle 5 has any */
-  p.walk_vacancy = 1.0;
-  w->Rt = 9.0;
-  w->iter = 3;
-  for (int k = 0; k < 7; ++k) w->ce[k] = k == 5 ? 1.0 : 0.0;
-  jl_walk_apply_move(w, &p);
-  assert_int_equal(w->mkind, JL_MOVE_VACANCY);
-  assert_int_equal(w->mi, 5);
-  assert_int_equal(w->mj, 5);
-  assert_true(hypot(w->x[5], w->y[5]) < 1e-2);
-  w->x[5] = ring[4][0];
-  w->y[5] = ring[4][1];
-  /* no energy anywhere (a legal packing): by area among the circles not
-   * tabu; every ring circle tabu, so the draw takes circle 0 */
-  for (int k = 0; k < 7; ++k) w->ce[k] = 0.0;
-  for (int k = 1; k < 7; ++k) w->tabu[k] = 5.0;
-  w->tabu[0] = 0.0;
-  jl_walk_apply_move(w, &p);
-  assert_int_equal(w->mkind, JL_MOVE_VACANCY);
-  assert_int_equal(w->mi, 0);
-  assert_true(hypot(w->x[0], w->y[0]) < 1e-2);
-  for (int k = 0; k < 6; ++k) {  /* the others stay */
-    assert_true(w->x[k + 1] == ring[k][0] && w->y[k + 1] == ring[k][1]);
-  }
-  /* by area among the circles not tabu: radii 2.5 and 3 and 3 drawn
-   * 6.25 : 9 : 9; every other circle tabu, never drawn */
-  w->tabu[1] = w->tabu[2] = 0.0;
-  int hits[7] = {0};
-  enum { DRAWS = 4000 };
-  for (int k = 0; k < DRAWS; ++k) hits[jl_walk_vacancy_circle(w, 7)]++;
-  for (int k = 3; k < 7; ++k) assert_int_equal(hits[k], 0);
-  /* shares 0.258, 0.371, 0.371; the bounds are over 6 standard deviations */
-  assert_true(abs(hits[0] - 1031) < 170);
-  assert_true(abs(hits[1] - 1485) < 190 && abs(hits[2] - 1485) < 190);
-  /* every circle tabu: the largest */
-  for (int k = 0; k < 7; ++k) w->tabu[k] = 5.0;
-  assert_int_equal(jl_walk_vacancy_circle(w, 7), 6);
-}
-
 /* End to end on the CPU (2 threads): the contest instance n reaches its
  * record within 1e-9 (relative), with one candidate in `walk` walking, and
  * the result passes the exact check. */
@@ -493,7 +428,6 @@ int main(void) {
     cmocka_unit_test(test_record_to_record),
     cmocka_unit_test(test_walk_keeps_legal_record),
     cmocka_unit_test(test_walk_aim),
-    cmocka_unit_test(test_walk_vacancy),
     cmocka_unit_test(test_walk_search_reaches_record_n10),
     cmocka_unit_test(test_search_reaches_record_n5),
   };
