@@ -283,15 +283,21 @@ static void fixture_free(trunk_fixture *f) {
   jl_cuboid_mesh_free(&f->m);
 }
 
+/* The DIN block's annealing parameters over the fixture's samples. */
+static jl_block_params din_params(const trunk_fixture *f, uint64_t seed) {
+  jl_block_size size = {200, 100, 50};
+  jl_block_params p;
+  jl_block_params_default(&p, &size, seed);
+  p.grid = jl_grid_view_host(&f->g);
+  return p;
+}
+
 static void test_relax_to_legal(void **state) {
   (void)state;
   trunk_fixture f;
   double lo[3] = {0, 0, 0}, hi[3] = {520, 240, 160};
   fixture_init(&f, lo, hi, 12.5);
-  jl_block_size size = {200, 100, 50};
-  jl_block_params p;
-  jl_block_params_default(&p, &size, 7);
-  p.grid = jl_grid_view_host(&f.g);
+  jl_block_params p = din_params(&f, 7);
   /* without a skin a turned block cuts 2.4 mm through a wall between
    * samples here; a quarter of the spacing keeps it inside */
   p.point_skin = 12.5 / 4;
@@ -348,10 +354,7 @@ static void test_batch_threads_agree(void **state) {
   trunk_fixture f;
   double lo[3] = {0, 0, 0}, hi[3] = {620, 330, 160};
   fixture_init(&f, lo, hi, 12.5);
-  jl_block_size size = {200, 100, 50};
-  jl_block_params p;
-  jl_block_params_default(&p, &size, 3);
-  p.grid = jl_grid_view_host(&f.g);
+  jl_block_params p = din_params(&f, 3);
   jl_block_batch b1, b2;
   jl_error err = {0};
   assert_int_equal(jl_block_batch_alloc(&b1, 6, 12, &err), JL_OK);
@@ -410,10 +413,7 @@ static void test_move_turn_flush(void **state) {
   assert_int_equal(jl_surface_sample(&f.m, 5.0, &f.pts, &f.npts, &err), JL_OK);
   assert_int_equal(jl_surface_grid_build(&f.g, f.pts, f.npts, 20.0, &err), JL_OK);
   assert_int_equal(jl_surface_grid_mark_inside(&f.g, &f.m, &err), JL_OK);
-  jl_block_size size = {200, 100, 50};
-  jl_block_params p;
-  jl_block_params_default(&p, &size, 5);
-  p.grid = jl_grid_view_host(&f.g);
+  jl_block_params p = din_params(&f, 5);
   p.point_skin = 1.0;
   jl_vec3 c0 = jl_quat_rotate(R, jl_v3(260, 120, 80));
   const double c[1][3] = {{c0.x, c0.y, c0.z}};
@@ -469,10 +469,7 @@ static void test_move_settle(void **state) {
   trunk_fixture f;
   double lo[3] = {0, 0, 0}, hi[3] = {620, 330, 300};
   fixture_init(&f, lo, hi, 5.0);
-  jl_block_size size = {200, 100, 50};
-  jl_block_params p;
-  jl_block_params_default(&p, &size, 5);
-  p.grid = jl_grid_view_host(&f.g);
+  jl_block_params p = din_params(&f, 5);
   const double c[3][3] = {{110, 165, 150}, {330, 165, 150}, {500, 165, 250}};
   double mem[JL_BR_WS_DOUBLES(4)];
   jl_br_ws w;
@@ -505,10 +502,7 @@ static void test_move_push(void **state) {
   trunk_fixture f;
   double lo[3] = {0, 0, 0}, hi[3] = {620, 330, 400};
   fixture_init(&f, lo, hi, 12.5);
-  jl_block_size size = {200, 100, 50};
-  jl_block_params p;
-  jl_block_params_default(&p, &size, 5);
-  p.grid = jl_grid_view_host(&f.g);
+  jl_block_params p = din_params(&f, 5);
   /* a column of three (one 20 mm off the line), one 30 mm off it, one in
    * another column */
   const double c[5][3] = {{300, 165, 100}, {300, 165, 160}, {320, 150, 220}, {330, 165, 290},
@@ -550,10 +544,7 @@ static void test_batch_moves_agree(void **state) {
   trunk_fixture f;
   double lo[3] = {0, 0, 0}, hi[3] = {620, 330, 160};
   fixture_init(&f, lo, hi, 12.5);
-  jl_block_size size = {200, 100, 50};
-  jl_block_params p;
-  jl_block_params_default(&p, &size, 3);
-  p.grid = jl_grid_view_host(&f.g);
+  jl_block_params p = din_params(&f, 3);
   p.iters = 30;
   jl_block_batch b[3];
   jl_error err = {0};
