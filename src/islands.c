@@ -10,7 +10,7 @@
 
 /* The variables MPI launchers set in every rank: Open MPI's mpirun, the PMI
  * of MPICH's hydra and of Slurm's srun, and PMIx. */
-static int jl_islands_env_size(void) {
+int jl_islands_launched(void) {
   static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
   for (size_t k = 0; k < sizeof vars / sizeof vars[0]; ++k) {
     const char *v = getenv(vars[k]);
@@ -25,7 +25,7 @@ int jl_islands_init(jl_islands *isl, jl_error *err) {
   memset(isl, 0, sizeof *isl);
   isl->size = 1;
   isl->local_size = 1;
-  int launched = jl_islands_env_size();
+  int launched = jl_islands_launched();
 #ifdef JL_HAVE_MPI
   if (launched >= 1) {
     int provided = 0;

@@ -54,6 +54,10 @@ typedef struct jl_islands {
 } jl_islands;
 
 
+/* The ranks an MPI launcher (mpirun, srun) started, from its environment
+ * variables; 0 when none did. */
+int jl_islands_launched(void);
+
 /* Joins the MPI job when started by an MPI launcher (mpirun, srun): sets
  * rank, size and local rank. Otherwise one rank. */
 int jl_islands_init(jl_islands *isl, jl_error *err);

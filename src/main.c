@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "islands.h"
 
 static void jl_usage(FILE *f) {
   fprintf(f,
@@ -39,9 +40,17 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(cmd, "circles") == 0) return jl_cli_circles(argc - 1, argv + 1);
+  if (strcmp(cmd, "trunk") == 0) return jl_cli_trunk(argc - 1, argv + 1);
+  /* only the searches run as islands: K copies of another command would
+   * do the same work K times and write the same files */
+  int ranks = jl_islands_launched();
+  if (ranks > 1 && (strcmp(cmd, "verify") == 0 || strcmp(cmd, "bench") == 0 || strcmp(cmd, "scene") == 0)) {
+    fprintf(stderr, "jostle: %s: started by an MPI launcher with %d ranks; only circles and trunk "
+                    "run over ranks (islands): run it as one process\n", cmd, ranks);
+    return 2;
+  }
   if (strcmp(cmd, "verify") == 0) return jl_cli_verify(argc - 1, argv + 1);
   if (strcmp(cmd, "bench") == 0) return jl_cli_bench(argc - 1, argv + 1);
-  if (strcmp(cmd, "trunk") == 0) return jl_cli_trunk(argc - 1, argv + 1);
   if (strcmp(cmd, "scene") == 0) return jl_cli_scene(argc - 1, argv + 1);
   fprintf(stderr, "jostle: unknown command '%s'\n\n", cmd);
   jl_usage(stderr);

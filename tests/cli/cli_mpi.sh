@@ -55,6 +55,11 @@ grep -q "2 ranks (3 migrations)" "$W/a.out" || fail "jostle $CMD: expected the s
 jrun va verify "$d/a.json"
 expect_rc 0
 
+# another command under the launcher refuses instead of running twice
+mrun v verify "$d/a.json"
+[ "$RC" -ne 0 ] || fail "jostle $CMD: expected a refusal under mpirun -np 2"
+expect_err "verify: started by an MPI launcher with 2 ranks; only circles and trunk" "the refusal"
+
 # the same seed, the same packing
 mrun b "${args[@]}" --out "$d/b.json"
 expect_rc 0
