@@ -778,8 +778,16 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_trunk_fill_report fills;
   jl_fill_run fr;
   jl_fill_run_init(&fr, prob.name, &log, !a.quiet, t0, dev.threads, bound, &fills);
-  /* the fills' share of --time, the tilted fill's within it */
-  double fill_end = t0 + JL_TRUNK_FILL_SHARE * a.time_s, aligned_end = fill_end - JL_TRUNK_TILT_SHARE * a.time_s;
+  /* the fills' share of --time, the tilted fill's within it; all of it
+   * when the search cannot take this trunk (it would only be idle) */
+  int can_search = jl_trunk_search_fits(&dev, bound);
+  if (!can_search)
+    jl_log_printf(&log, JL_LOG_NOTICE,
+                  "%s: no search: the trunk holds up to %ld blocks, the CUDA kernel keeps at most %d "
+                  "(--device cpu searches it); the fills get all of --time",
+                  prob.name, bound, JL_CUDA_MAX_SLOTS);
+  double fill_end = t0 + (can_search ? JL_TRUNK_FILL_SHARE : 1.0) * a.time_s,
+         aligned_end = fill_end - JL_TRUNK_TILT_SHARE * a.time_s;
   const char *search = "layered", *stopped_by = "baseline";
   double time_to_best = 0.0;
   int frc = jl_trunk_run_fills(&fr, &geom, aligned_end, fill_end, &jl_trunk_stop_flag, &best, &search, &time_to_best,
@@ -823,7 +831,7 @@ int jl_cli_trunk(int argc, char **argv) {
   cfg.target_count = (int)bound;  /* nothing can beat the volume bound */
   /* at the volume bound nothing can be added */
   int at_bound = best.count >= bound, out_of_time = cfg.time_s <= 0.0 || jl_trunk_stop_flag;
-  int ran_search = !at_bound && !out_of_time;
+  int ran_search = !at_bound && !out_of_time && can_search;
   if (isl.size > 1) {
     long cap = bound > best.count ? bound : best.count;
     int ok = jl_islands_trunk_begin(&isl, (int)cap, &err) == JL_OK;

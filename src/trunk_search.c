@@ -48,9 +48,6 @@
  * no chain could hold one block more legally. Wall cuts are legalized
  * against the exact triangles instead (trunk_legalize.c). */
 #define JL_POINT_SKIN_SHARE 0.0
-/* The CUDA kernel keeps a candidate in shared memory: 22 doubles a slot
- * (227 KiB of shared memory per thread block on the H100/H200). */
-#define JL_CUDA_MAX_SLOTS 1250
 /* Gap fill voxels: the smallest block edge over this (2.5 mm for the DIN
  * block), so a gap holds a block when it is at most two voxels wider. */
 #define JL_GAP_VOXELS_PER_EDGE 20
@@ -624,6 +621,10 @@ static int jl_search_migrate(const jl_trunk_search_config *cfg, jl_block_packing
     break;
   }
   return JL_OK;
+}
+
+int jl_trunk_search_fits(const jl_device *dev, long blocks) {
+  return dev->kind != JL_DEVICE_CUDA || blocks <= JL_CUDA_MAX_SLOTS;
 }
 
 int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "error.h"
 #include "trunk.h"
 #include "trunk_check.h"
@@ -113,6 +114,14 @@ typedef struct jl_trunk_run_info {
   char device[8];          /* "cpu" or "cuda" */
   char device_name[128];
 } jl_trunk_run_info;
+
+/* The CUDA kernel keeps a candidate in shared memory: 22 doubles a slot
+ * (227 KiB of shared memory per thread block on the H100/H200). */
+#define JL_CUDA_MAX_SLOTS 1250
+
+/* 1 when the search can take a trunk of up to `blocks` blocks on dev (0:
+ * the CUDA kernel keeps fewer; the search would refuse it). */
+int jl_trunk_search_fits(const jl_device *dev, long blocks);
 
 /* Runs the search from start (may be NULL or empty: an empty trunk).
  * check decides legality exactly (required); a candidate becomes the new

@@ -302,6 +302,16 @@ static void test_search_gap_fill(void **state) {
   jl_cuboid_mesh_free(&m);
 }
 
+/* The CUDA kernel's slot limit decides whether a trunk can be searched
+ * there (the CLI then gives the fills all of --time); the CPU takes any. */
+static void test_search_fits(void **state) {
+  (void)state;
+  jl_device cpu = {.kind = JL_DEVICE_CPU, .threads = 2}, cuda = {.kind = JL_DEVICE_CUDA, .threads = 2};
+  assert_int_equal(jl_trunk_search_fits(&cpu, 1000000), 1);
+  assert_int_equal(jl_trunk_search_fits(&cuda, JL_CUDA_MAX_SLOTS), 1);
+  assert_int_equal(jl_trunk_search_fits(&cuda, JL_CUDA_MAX_SLOTS + 1), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_search_reaches_optimum),
@@ -311,6 +321,7 @@ int main(void) {
     cmocka_unit_test(test_search_bad_input),
     cmocka_unit_test(test_gap_fill_turned_block),
     cmocka_unit_test(test_search_gap_fill),
+    cmocka_unit_test(test_search_fits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
