@@ -357,13 +357,13 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
  * fails the exact check here is not taken. */
 static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o, int due, int want,
                              uint64_t *migrations, int *started, jl_error *err) {
-  jl_circle_migration m = {.offer = st->elite, .offer_count = st->elite_count, .due = due,
-                           .want_stop = want, .blocking = o->rounds > 0};
+  jl_circle_migration m = {.step = {.due = due, .want_stop = want, .blocking = o->rounds > 0},
+                           .offer = st->elite, .offer_count = st->elite_count};
   int rc = o->migrate(o->migrate_ctx, &m, err);
   if (rc != JL_OK) return rc;
-  *migrations += (uint64_t)m.completed;
-  *started = m.started;
-  st->migrate_stop = m.stop;
+  *migrations += (uint64_t)m.step.completed;
+  *started = m.step.started;
+  st->migrate_stop = m.step.stop;
   for (int k = 0; k < m.incoming_count; ++k) {
     const jl_circle_packing *pk = &m.incoming[k];
     jl_circle_check chk;

@@ -12,6 +12,7 @@
 #include "circles.h"
 #include "device.h"
 #include "error.h"
+#include "migration.h"
 
 typedef enum jl_search_mode {
   JL_MODE_POPULATION = 0,  /* basin hopping per block, restarts adopt an elite packing */
@@ -45,15 +46,11 @@ typedef enum jl_search_mode {
  * except with blocking). A rank stops only on a completed exchange whose
  * verdict is stop, so every rank takes part in the same exchanges. */
 typedef struct jl_circle_migration {
+  jl_migration_step step;         /* reasons JL_STOP_* */
   const jl_circle_packing *offer; /* in: this search's best distinct packings, R ascending */
   int offer_count;
-  int due;                        /* in: the interval has passed: start an exchange */
-  int want_stop;                  /* in: this search would stop now (JL_STOP_* + 1), 0: no */
-  int blocking;                   /* in: wait for the exchange (--rounds: the same bits per seed) */
-  int started, completed;         /* out: exchanges started and completed by this call */
   const jl_circle_packing *incoming; /* out: the other ranks' packings (owned by the hook) */
   int incoming_count;
-  int stop;                       /* out: every search stops now (JL_STOP_* + 1), 0: go on */
 } jl_circle_migration;
 
 typedef int (*jl_circle_migrate_fn)(void *ctx, jl_circle_migration *m, jl_error *err);

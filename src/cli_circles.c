@@ -383,7 +383,6 @@ int jl_cli_circles(int argc, char **argv) {
       goto done;
     }
     best.R = 0.0;
-    info.seed = a.search.seed;
     info.device = jl_device_kind_name(dev.kind);
     info.device_name = dev.name;
     info.mode = jl_search_mode_name(a.search.mode);

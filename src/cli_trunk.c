@@ -888,7 +888,6 @@ int jl_cli_trunk(int argc, char **argv) {
   }
   if (isl.size > 1) {
     /* every rank's best to rank 0, which keeps the largest that passes its check */
-    int from = 0;
     jl_rank_info mine;
     memset(&mine, 0, sizeof mine);
     mine.cuda_device = dev.kind == JL_DEVICE_CUDA ? dev.cuda_ordinal : -1;
@@ -900,7 +899,7 @@ int jl_cli_trunk(int argc, char **argv) {
     snprintf(mine.device_name, sizeof mine.device_name, "%s", dev.name);
     if (rank_failed) snprintf(mine.msg, sizeof mine.msg, "%s", isl.failed_msg);
     int had = best.count;
-    if (jl_islands_trunk_collect(&isl, &best, jl_trunk_check, &geom, &from, &err) != JL_OK ||
+    if (jl_islands_trunk_collect(&isl, &best, jl_trunk_check, &geom, &err) != JL_OK ||
         jl_islands_gather(&isl, &mine, ranks, &err) != JL_OK)
       goto fail;
     if (!root) goto done;

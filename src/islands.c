@@ -211,30 +211,26 @@ static int jl_islands_verdict(const jl_islands *isl) {
  * (pack fills the send slot), and when one completes unpacks it and
  * returns the verdict. A search that wants to stop waits, and starts a new
  * exchange carrying its wish when the one it waited for had none. */
-typedef struct jl_islands_step {
-  int due, want, blocking;
-  int started, completed, stop;
-} jl_islands_step;
-
-static int jl_islands_run(jl_islands *isl, jl_islands_step *st, void (*pack)(jl_islands *, void *, int),
+static int jl_islands_run(jl_islands *isl, jl_migration_step *st, void (*pack)(jl_islands *, void *, int),
                           void (*unpack)(jl_islands *, void *), void *arg, jl_error *err) {
   st->started = st->completed = st->stop = 0;
+  int due = st->due;
   for (;;) {
     if (!isl->in_flight) {
-      if (!st->due && !st->want) return JL_OK;
-      pack(isl, arg, st->want);
+      if (!due && !st->want_stop) return JL_OK;
+      pack(isl, arg, st->want_stop);
       int rc = jl_islands_start(isl, err);
       if (rc != JL_OK) return rc;
       st->started++;
-      st->due = 0;
+      due = 0;
     }
     int done = 0;
-    int rc = jl_islands_poll(isl, st->blocking || st->want, &done, err);
+    int rc = jl_islands_poll(isl, st->blocking || st->want_stop, &done, err);
     if (rc != JL_OK || !done) return rc;
     st->completed++;
     unpack(isl, arg);
     st->stop = jl_islands_verdict(isl);
-    if (st->stop || !st->want) return JL_OK;
+    if (st->stop || !st->want_stop) return JL_OK;
   }
 }
 
@@ -292,29 +288,23 @@ static void jl_circles_unpack(jl_islands *isl, void *arg) {
 }
 
 int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err) {
-  jl_islands *isl = ctx;
-  jl_islands_step st = {.due = m->due, .want = m->want_stop, .blocking = m->blocking};
   m->incoming_count = 0;
-  int rc = jl_islands_run(isl, &st, jl_circles_pack, jl_circles_unpack, m, err);
-  m->started = st.started;
-  m->completed = st.completed;
-  m->stop = st.stop;
-  return rc;
+  return jl_islands_run(ctx, &m->step, jl_circles_pack, jl_circles_unpack, m, err);
 }
 
 int jl_islands_circles_idle(jl_islands *isl, const char *msg, jl_error *err) {
   isl->failed = 1;
   snprintf(isl->failed_msg, sizeof isl->failed_msg, "%s", msg);
   for (;;) {
-    jl_circle_migration m = {.due = 1, .blocking = 1};
+    jl_circle_migration m = {.step = {.due = 1, .blocking = 1}};
     int rc = jl_islands_circle_migrate(isl, &m, err);
-    if (rc != JL_OK || m.stop) return rc;
+    if (rc != JL_OK || m.step.stop) return rc;
   }
 }
 
 int jl_islands_circles_collect(jl_islands *isl, jl_circle_packing *best, jl_error *err) {
-  jl_circle_migration m = {.offer = best, .offer_count = best->R > 0.0, .want_stop = 1,
-                           .blocking = 1};
+  jl_circle_migration m = {.step = {.want_stop = 1, .blocking = 1}, .offer = best,
+                           .offer_count = best->R > 0.0};
   int rc = jl_islands_circle_migrate(isl, &m, err);
   if (rc != JL_OK || isl->rank != 0) return rc;
   for (int k = 0; k < m.incoming_count; ++k) {
@@ -372,43 +362,30 @@ static void jl_trunk_unpack(jl_islands *isl, void *arg) {
 }
 
 int jl_islands_trunk_migrate(void *ctx, jl_trunk_migration *m, jl_error *err) {
-  jl_islands *isl = ctx;
-  jl_islands_step st = {.due = m->due, .want = m->want_stop};
   m->incoming_count = 0;
-  int rc = jl_islands_run(isl, &st, jl_trunk_pack, jl_trunk_unpack, m, err);
-  m->started = st.started;
-  m->completed = st.completed;
-  m->stop = st.stop;
-  return rc;
+  return jl_islands_run(ctx, &m->step, jl_trunk_pack, jl_trunk_unpack, m, err);
 }
 
 int jl_islands_trunk_until_stop(jl_islands *isl, int want, jl_error *err) {
   for (;;) {
-    jl_trunk_migration m = {.due = 1, .want_stop = want};
-    jl_islands_step st = {.due = 1, .want = want, .blocking = 1};
-    int rc = jl_islands_run(isl, &st, jl_trunk_pack, jl_trunk_unpack, &m, err);
-    if (rc != JL_OK || st.stop) return rc;
+    jl_trunk_migration m = {.step = {.due = 1, .want_stop = want, .blocking = 1}};
+    int rc = jl_islands_trunk_migrate(isl, &m, err);
+    if (rc != JL_OK || m.step.stop) return rc;
   }
 }
 
 int jl_islands_trunk_collect(jl_islands *isl, jl_block_packing *best, jl_trunk_check_fn check,
-                             void *check_ctx, int *from_rank, jl_error *err) {
-  *from_rank = isl->rank;
-  jl_trunk_migration m = {.offer = best};
-  jl_islands_step st = {.want = 1, .blocking = 1};
-  int rc = jl_islands_run(isl, &st, jl_trunk_pack, jl_trunk_unpack, &m, err);
+                             void *check_ctx, jl_error *err) {
+  jl_trunk_migration m = {.step = {.want_stop = 1, .blocking = 1}, .offer = best};
+  int rc = jl_islands_trunk_migrate(isl, &m, err);
   if (rc != JL_OK || isl->rank != 0) return rc;
-  /* rank order: of equal counts the lowest rank's */
-  int k = 0;
-  for (int r = 0; r < isl->size; ++r) {
-    jl_slot_head h = jl_islands_head_of(isl, r);
-    if (r == isl->rank || h.count <= 0) continue;
-    const jl_block_packing *q = &isl->blocks_in[k++];
+  /* the incoming packings are in rank order: of equal counts the lowest rank's */
+  for (int k = 0; k < m.incoming_count; ++k) {
+    const jl_block_packing *q = &m.incoming[k];
     double worst = 0.0;
-    if (q->count > best->count && check(check_ctx, q, &worst)) {
-      if ((rc = jl_block_packing_copy(best, q, err)) != JL_OK) return rc;
-      *from_rank = r;
-    }
+    if (q->count > best->count && check(check_ctx, q, &worst) &&
+        (rc = jl_block_packing_copy(best, q, err)) != JL_OK)
+      return rc;
   }
   return JL_OK;
 }

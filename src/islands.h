@@ -105,9 +105,9 @@ int jl_islands_trunk_migrate(void *ctx, jl_trunk_migration *m, jl_error *err);
 int jl_islands_trunk_until_stop(jl_islands *isl, int want, jl_error *err);
 
 /* Collective at the end: every rank's best; on rank 0 best becomes the
- * largest that passes check (*from_rank: whose). */
+ * largest that passes check (of equal counts the lowest rank's). */
 int jl_islands_trunk_collect(jl_islands *isl, jl_block_packing *best, jl_trunk_check_fn check,
-                             void *check_ctx, int *from_rank, jl_error *err);
+                             void *check_ctx, jl_error *err);
 
 void jl_islands_free(jl_islands *isl);
 

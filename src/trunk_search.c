@@ -586,12 +586,12 @@ static int jl_search_pockets(const jl_trunk_search_config *cfg, const jl_trunk_g
 static int jl_search_migrate(const jl_trunk_search_config *cfg, jl_block_packing *best, int due,
                              int want, jl_trunk_check_fn check, void *check_ctx, int *stop_out,
                              int *started, int *adopted, jl_trunk_run_info *info, jl_error *err) {
-  jl_trunk_migration m = {.offer = best, .due = due, .want_stop = want};
+  jl_trunk_migration m = {.step = {.due = due, .want_stop = want}, .offer = best};
   int rc = cfg->migrate(cfg->migrate_ctx, &m, err);
   if (rc) return rc;
-  info->migrations += (uint64_t)m.completed;
-  *stop_out = m.stop;
-  *started = m.started;
+  info->migrations += (uint64_t)m.step.completed;
+  *stop_out = m.step.stop;
+  *started = m.step.started;
   *adopted = 0;
   /* largest first, at most JL_MIGRATE_CHECKS of them: with many ranks
    * most send packings larger than this one's, and an exact check costs

@@ -10,6 +10,7 @@
 
 #include "device.h"
 #include "error.h"
+#include "migration.h"
 #include "trunk.h"
 #include "trunk_check.h"
 #include "trunk_pockets.h"
@@ -24,13 +25,10 @@ extern "C" {
  * stops only on a completed exchange whose verdict is stop, so every rank
  * takes part in the same exchanges. */
 typedef struct jl_trunk_migration {
+  jl_migration_step step;          /* reasons JL_TRUNK_STOP_* */
   const jl_block_packing *offer;   /* in: this search's best legal packing */
-  int due;                         /* in: the interval has passed: start an exchange */
-  int want_stop;                   /* in: this search would stop (JL_TRUNK_STOP_* + 1), 0: no */
-  int started, completed;          /* out: exchanges started and completed by this call */
   const jl_block_packing *incoming; /* out: the other ranks' best packings (owned by the hook) */
   int incoming_count;
-  int stop;                        /* out: every search stops (JL_TRUNK_STOP_* + 1), 0: go on */
 } jl_trunk_migration;
 
 typedef int (*jl_trunk_migrate_fn)(void *ctx, jl_trunk_migration *m, jl_error *err);
