@@ -251,7 +251,6 @@ typedef struct jl_search_state {
   double polish_deadline;  /* this round's polish (0: none) */
   volatile sig_atomic_t *stop;
   uint64_t restarts;
-  int migrate_stop;        /* the last migration's verdict (JL_STOP_* + 1, 0: go on) */
 } jl_search_state;
 
 static void *jl_polish_worker(void *arg) {
@@ -356,14 +355,14 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
  * elite (restarts adopt them as their own) and the best. A packing that
  * fails the exact check here is not taken. */
 static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o, int due, int want,
-                             uint64_t *migrations, int *started, jl_error *err) {
+                             uint64_t *migrations, int *started, int *stop, jl_error *err) {
   jl_circle_migration m = {.step = {.due = due, .want_stop = want, .blocking = o->rounds > 0},
                            .offer = st->elite, .offer_count = st->elite_count};
   int rc = o->migrate(o->migrate_ctx, &m, err);
   if (rc != JL_OK) return rc;
   *migrations += (uint64_t)m.step.completed;
   *started = m.step.started;
-  st->migrate_stop = m.step.stop;
+  *stop = m.step.stop;
   for (int k = 0; k < m.incoming_count; ++k) {
     const jl_circle_packing *pk = &m.incoming[k];
     jl_circle_check chk;
@@ -528,9 +527,9 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
       int due = o->rounds > 0 ? o->migrate_rounds > 0 && round % o->migrate_rounds == 0
                               : now >= next_migration;
       int started = 0;
-      if ((rc = jl_search_migrate(&st, o, due, want, &migrations, &started, err)) != JL_OK) goto done;
+      if ((rc = jl_search_migrate(&st, o, due, want, &migrations, &started, &want, err)) != JL_OK)
+        goto done;
       if (started) next_migration = now + o->migrate_s;
-      want = st.migrate_stop;
     }
     if (want) { stopped_by = want - 1; break; }
     jl_search_restart(&st, &b, &s, o, stuck_limit, &host_rng);

@@ -45,12 +45,5 @@ void jl_spread_random_start(int n, uint64_t seed, double *r, double *x, double *
     r[i] = (double)(i + 1);
     area += r[i] * r[i];
   }
-  double half = 0.8 * sqrt(area);
-  for (int i = 0; i < n; ++i) {
-    uint32_t a = jl_rng_u32(&g), b = jl_rng_u32(&g);
-    x[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
-    a = jl_rng_u32(&g);
-    b = jl_rng_u32(&g);
-    y[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
-  }
+  jl_rng_square(&g, 0.8 * sqrt(area), n, x, y);
 }

@@ -86,6 +86,18 @@ JL_HD static inline double jl_u01_from_u32(uint32_t a, uint32_t b) {
   return ((double)(a >> 5) * 67108864.0 + (double)(b >> 6)) * (1.0 / 9007199254740992.0);
 }
 
+/* n points uniform in the square [-half, half]^2, x then y of each point
+ * from four draws of s (random starts of the benchmarks and tests). */
+static inline void jl_rng_square(jl_rng *s, double half, int n, double *x, double *y) {
+  for (int i = 0; i < n; ++i) {
+    uint32_t a = jl_rng_u32(s), b = jl_rng_u32(s);
+    x[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
+    a = jl_rng_u32(s);
+    b = jl_rng_u32(s);
+    y[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
+  }
+}
+
 /* Uniform integer in [0, n) for n >= 1 (multiply-shift, no modulo bias worth
  * caring about at the sizes used here). */
 JL_HD static inline uint32_t jl_uint_below(uint32_t u, uint32_t n) {

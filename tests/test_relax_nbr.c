@@ -70,14 +70,7 @@ static void random_centres(double *x, double *y, const double *r, int n, uint64_
   jl_rng_init(&g, seed, 0, 0);
   double area = 0.0;
   for (int i = 0; i < n; ++i) area += r[i] * r[i];
-  double half = 0.9 * sqrt(area);
-  for (int i = 0; i < n; ++i) {
-    uint32_t a = jl_rng_u32(&g), b = jl_rng_u32(&g);
-    x[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
-    a = jl_rng_u32(&g);
-    b = jl_rng_u32(&g);
-    y[i] = (2.0 * jl_u01_from_u32(a, b) - 1.0) * half;
-  }
+  jl_rng_square(&g, 0.9 * sqrt(area), n, x, y);
 }
 
 /* Exactly `steps` steps of the given method in a container Rc (no early
