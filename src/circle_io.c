@@ -79,6 +79,7 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
                        "\"device_name\": ", k ? "," : "", k, ri->seed, ri->cuda_device >= 0 ? "cuda" : "cpu",
                     ri->cuda_device);
       jl_buf_json_string(b, ri->device_name);
+      jl_buf_printf(b, ", \"host_threads\": %d, \"cpus\": %d", ri->host_threads, ri->bound_cpus);
       jl_buf_printf(b, ", \"trials\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"best_R\": ",
                     ri->trials, ri->relax_steps);
       jl_buf_json_number(b, ri->best);

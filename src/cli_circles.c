@@ -310,14 +310,11 @@ int jl_cli_circles(int argc, char **argv) {
     if (root && jl_cli_outputs_check(&outs, inputs, 2, &err) != JL_OK) ok = 0;
   }
   jl_device dev;
-  int notice = 0;
+  int notice = 0, pinned = 0;
   if (ok) {
     /* the ranks on a node share its cores unless --threads says otherwise */
     int threads = (int)a.threads;
-    if (threads <= 0 && isl.local_size > 1) {
-      threads = jl_cpu_count() / isl.local_size;
-      if (threads < 1) threads = 1;
-    }
+    if (threads <= 0) threads = jl_islands_threads(&isl, &pinned);
     if (jl_device_select_slot(&dev, a.device, threads, isl.local_rank, &notice, &err) != JL_OK) ok = 0;
   }
   if (ok && isl.size > 1 && jl_islands_circles_begin(&isl, &prob, &err) != JL_OK) ok = 0;
@@ -330,9 +327,10 @@ int jl_cli_circles(int argc, char **argv) {
     goto done;
   }
   jl_log log = {stderr, root && a.search.progress ? JL_LOG_INFO : root ? JL_LOG_NOTICE : JL_LOG_ERROR};
+  if (pinned) jl_log_printf(&log, JL_LOG_NOTICE, JL_ISLANDS_BOUND_NOTE, dev.threads, jl_cpu_count_online());
   if (notice)
-    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d threads)",
-                  dev.threads);
+    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)",
+                  dev.threads, dev.threads == 1 ? "" : "s");
   const uint64_t user_seed = a.search.seed;
   char layout[160];
   jl_circle_layout_describe(&dev, prob.n, jl_circle_search_batch(&dev, prob.n, &a.search), layout,
@@ -396,6 +394,8 @@ int jl_cli_circles(int argc, char **argv) {
     mine.cuda_device = dev.kind == JL_DEVICE_CUDA ? dev.cuda_ordinal : -1;
     mine.failed = !searched;
     mine.seed = a.search.seed;
+    mine.host_threads = dev.threads;
+    mine.bound_cpus = jl_cpu_count();
     mine.trials = info.trials;
     mine.relax_steps = info.relax_steps;
     mine.best = best.R;

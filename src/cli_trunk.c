@@ -728,19 +728,19 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_device dev;
   int notice = 0;
   /* the ranks on a node share its cores unless --threads says otherwise */
-  if (a.threads <= 0 && isl.local_size > 1) {
-    a.threads = jl_cpu_count() / isl.local_size;
-    if (a.threads < 1) a.threads = 1;
-  }
+  int pinned = 0;
+  if (a.threads <= 0) a.threads = jl_islands_threads(&isl, &pinned);
   if (jl_device_select_slot(&dev, a.device, (int)a.threads, isl.local_rank, &notice, &err) != JL_OK)
     goto fail;
   if (!root) a.quiet = 1;
   jl_log log = {stderr, !root ? JL_LOG_ERROR : a.quiet ? JL_LOG_NOTICE : JL_LOG_INFO};
+  if (pinned) jl_log_printf(&log, JL_LOG_NOTICE, JL_ISLANDS_BOUND_NOTE, dev.threads, jl_cpu_count_online());
   if (isl.size > 1)
     jl_log_printf(&log, JL_LOG_INFO, "%s: %d MPI ranks (rank 0: %s), each its own seed, migrations every %g s",
                   prob.name, isl.size, dev.name, a.migrate_s > 0 ? a.migrate_s : JL_ISLANDS_TRUNK_MIGRATE_S);
   if (notice)
-    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d threads)", dev.threads);
+    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)", dev.threads,
+                  dev.threads == 1 ? "" : "s");
 
   jl_mesh_report rep;
   if (jl_mesh_load(&mesh, prob.mesh, prob.scale, &rep, &err) != JL_OK) goto fail;
@@ -893,6 +893,8 @@ int jl_cli_trunk(int argc, char **argv) {
     mine.cuda_device = dev.kind == JL_DEVICE_CUDA ? dev.cuda_ordinal : -1;
     mine.failed = rank_failed;
     mine.seed = cfg.seed;
+    mine.host_threads = dev.threads;
+    mine.bound_cpus = jl_cpu_count();
     mine.trials = si.moves;
     mine.relax_steps = si.relax_steps;
     mine.best = best.count;

@@ -1,12 +1,26 @@
+/* sched_getaffinity and CPU_COUNT */
+#define _GNU_SOURCE
 #include "device.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-int jl_cpu_count(void) {
+int jl_cpu_count_online(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
+}
+
+/* The CPUs this process may run on (taskset, a cpuset, an MPI launcher's
+ * binding), as nproc counts them; all online ones where that is unknown. */
+int jl_cpu_count(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  return jl_cpu_count_online();
 }
 
 const char *jl_device_kind_name(jl_device_kind k) { return k == JL_DEVICE_CUDA ? "cuda" : "cpu"; }

@@ -27,6 +27,8 @@ typedef struct jl_rank_info {
   int cuda_device;         /* -1: CPU */
   int failed;
   uint64_t seed;
+  int host_threads;        /* the rank's host threads (polish, CPU search) */
+  int bound_cpus;          /* the CPUs its affinity mask allows */
   uint64_t trials;         /* circles: trials; trunks: annealing moves */
   uint64_t relax_steps;
   double best;             /* circles: R (0: none); trunks: blocks */
@@ -41,7 +43,10 @@ int jl_device_select(jl_device *dev, const char *want, int threads, int *notice,
  * device: slot = the rank on its node); makes it the calling thread's device. */
 int jl_device_select_slot(jl_device *dev, const char *want, int threads, int slot, int *notice,
                           jl_error *err);
+/* The CPUs this process may run on (its affinity mask); the node's online
+ * CPUs. */
 int jl_cpu_count(void);
+int jl_cpu_count_online(void);
 const char *jl_device_kind_name(jl_device_kind k);
 
 #ifdef JL_HAVE_CUDA

@@ -21,6 +21,19 @@ int jl_islands_launched(void) {
   return 0;
 }
 
+int jl_islands_threads(const jl_islands *isl, int *bound) {
+  if (bound) *bound = 0;
+  if (isl->size <= 1 && !isl->mpi) return 0;
+  int share = jl_cpu_count_online() / (isl->local_size > 0 ? isl->local_size : 1);
+  if (share < 1) share = 1;
+  int allowed = jl_cpu_count();
+  if (allowed < share) {
+    if (bound) *bound = 1;
+    return allowed;
+  }
+  return share;
+}
+
 int jl_islands_init(jl_islands *isl, jl_error *err) {
   memset(isl, 0, sizeof *isl);
   isl->size = 1;

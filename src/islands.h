@@ -67,6 +67,18 @@ void jl_islands_finalize(jl_islands *isl);
  * a splitmix64 mix of seed and rank elsewhere. */
 uint64_t jl_islands_seed(uint64_t seed, int rank);
 
+/* A rank's host threads when --threads is not given: its share of the
+ * node's CPUs (online / ranks on the node), never more than its affinity
+ * mask allows. *bound (may be NULL) is set when the launcher's binding
+ * (Open MPI binds to one core per rank from 2 ranks) leaves it fewer than
+ * that share. One rank outside a launcher: 0 (all it may run on). */
+int jl_islands_threads(const jl_islands *isl, int *bound);
+/* What rank 0 says when bound: its threads, then the node's CPUs. */
+#define JL_ISLANDS_BOUND_NOTE                                                            \
+  "the MPI launcher bound this rank to %d of the node's %d CPUs, so it runs that many "   \
+  "host threads; mpirun --bind-to none or srun --cpus-per-task=N gives every rank its "  \
+  "share of the node"
+
 /* The default migration interval for n circles (seconds). */
 double jl_islands_migrate_default(int n);
 

@@ -409,6 +409,7 @@ int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_er
                         "\"device_name\": ", k ? "," : "", k, ri->seed, ri->cuda_device >= 0 ? "cuda" : "cpu",
                     ri->cuda_device);
       jl_buf_json_string(&b, ri->device_name);
+      jl_buf_printf(&b, ", \"host_threads\": %d, \"cpus\": %d", ri->host_threads, ri->bound_cpus);
       jl_buf_printf(&b, ", \"moves\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"count\": %.0f, \"failed\": %s",
                     ri->trials, ri->relax_steps, ri->best, ri->failed ? "true" : "false");
       if (ri->failed) {

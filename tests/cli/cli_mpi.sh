@@ -47,6 +47,7 @@ for r in isl:
     if r["trials"] <= 0 or r["relax_steps"] <= 0: fail("rank %d did not search: %r" % (r["rank"], r))
     if r["device"] != "cpu" or r["cuda_device"] != -1: fail("rank %d: expected the CPU, got %r" % (r["rank"], r))
     if r["failed"]: fail("rank %d failed: %r" % (r["rank"], r))
+    if r["host_threads"] != 1 or r["cpus"] < 1: fail("rank %d: expected 1 host thread (--threads 1), got %r" % (r["rank"], r))
 if d["trials"] != isl[0]["trials"] + isl[1]["trials"]: fail("run.trials is not the sum of the ranks")
 R = load(sys.argv[1])["R"]
 if R > min(r["best_R"] for r in isl) * (1 + 1e-12): fail("rank 0 wrote R %r, a rank held %r" % (R, min(r["best_R"] for r in isl)))
@@ -59,6 +60,21 @@ expect_rc 0
 mrun v verify "$d/a.json"
 [ "$RC" -ne 0 ] || fail "jostle $CMD: expected a refusal under mpirun -np 2"
 expect_err "verify: started by an MPI launcher with 2 ranks; only circles and trunk" "the refusal"
+
+# a rank the launcher binds to fewer CPUs than its share of the node runs
+# that many threads and says how to give it its share (here: one rank,
+# bound to CPU 0 by taskset, on a node of 2 or more CPUs)
+if [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ]; then
+  command -v taskset >/dev/null || fail "taskset (util-linux) is missing"
+  LAST=bind
+  CMD="(taskset -c 0 mpirun -np 1) circles --n 8 --rounds 1"
+  RC=0
+  timeout -k 10 $((60 * slow)) taskset -c 0 "$MPIRUN" --bind-to none -np 1 "$JOSTLE" circles --n 8 --rounds 1 \
+    --out "$d/bind.json" >"$W/bind.out" 2>"$W/bind.err" </dev/null || RC=$?
+  expect_rc 0
+  expect_err "the MPI launcher bound this rank to 1 of the node's" "the binding note"
+  grep -q "CPU, 1 thread," "$W/bind.err" || fail "jostle $CMD: expected 1 host thread in the first line"
+fi
 
 # the same seed, the same packing
 mrun b "${args[@]}" --out "$d/b.json"
