@@ -1,4 +1,4 @@
-/* gpu suite: collision detection on the device (kernels/scene_collide.cu)
+/* gpu suite: collision detection on the device (kernels/scene/scene_collide.cu)
  * against the CPU reference: the candidate pairs equal jl_broad_phase_run's
  * (same set, same order), the contacts equal jl_collide's byte for byte
  * (same order, every field), two runs give identical bytes, and the arena

@@ -1,4 +1,4 @@
-/* gpu suite: JOR prox on the device (kernels/scene_prox.cu) against its CPU
+/* gpu suite: JOR prox on the device (kernels/scene/scene_prox.cu) against its CPU
  * twin (jl_prox_solve's JOR on one thread: the same schedule and
  * arithmetic, prox_math.h), matrix-free and on G: the same impulses bit for bit (the
  * stated tolerance is zero: the arithmetic is shared and IEEE, no FMA, no

@@ -8,7 +8,7 @@
  *     positions within SC_CMP_POS, impulses within SC_CMP_IMP;
  *   - determinism: two device runs give identical bytes (bodies, impulses,
  *     per-step summaries, energies);
- *   - the energy reduction (kernels/scene_energy.cu) against its CPU twin,
+ *   - the energy reduction (kernels/scene/scene_energy.cu) against its CPU twin,
  *     bit for bit, and the twin against jl_scene_energy to round-off;
  *   - the FCLib problem of a device step against the CPU path's;
  *   - a device run in the spatial body order against the CPU's in the given

@@ -1,5 +1,5 @@
 /* gpu suite: the device pipeline collide -> free velocity -> contact setup
- * -> JOR without the host in between (kernels/scene_setup.cu): the problem
+ * -> JOR without the host in between (kernels/scene/scene_setup.cu): the problem
  * (frames, lever rows, c, mu, diag, body CSR, Delassus blocks) equals the
  * CPU twin's byte for byte and jl_contact_setup's to 1e-12 relative (same
  * structure), and JOR on it equals the twin's impulses byte for byte; two

@@ -1,4 +1,4 @@
-/* gpu suite: the device SOR step (kernels/scene_colour.cu, scene_prox.cu,
+/* gpu suite: the device SOR step (kernels/scene/scene_colour.cu, scene_prox.cu,
  * scene_step.cu) on a small box pyramid, brick wall and sphere pile:
  *  - after every step the bodies equal the CPU twin's (jl_step_twin_step
  *    with SOR) bit for bit, with the same contacts, iterations, restarts,

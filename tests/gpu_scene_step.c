@@ -1,4 +1,4 @@
-/* gpu suite: whole Moreau steps on the device (kernels/scene_step.cu and the
+/* gpu suite: whole Moreau steps on the device (kernels/scene/scene_step.cu and the
  * stages it calls) against the CPU reference stepper with matrix-free JOR
  * and warm starts: after every step the bodies' positions, orientations and
  * velocities equal the CPU twin's (jl_step_twin_step) bit for bit, as do the

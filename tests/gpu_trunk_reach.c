@@ -1,4 +1,4 @@
-/* gpu suite: the reachable volume's kernels (kernels/trunk_reach.cu)
+/* gpu suite: the reachable volume's kernels (kernels/trunk/trunk_reach.cu)
  * against the CPU twin, voxel for voxel: every frame (axes, sloped faces,
  * fixed tilts) of a prism with a slot and a slope, of a box turned about a
  * skew axis (faces in general position), and of the sedan at the CUDA

@@ -1,4 +1,4 @@
-/* The gpu suite's scene comparisons with the CPU twin (src/step_twin.h): a
+/* The gpu suite's scene comparisons with the CPU twin (src/scene/step_twin.h): a
  * device step's summary and bodies against the twin's, and one device run
  * against another (determinism). cmocka asserts: include after cmocka.h. */
 #ifndef JL_GPU_TWIN_CHECKS_H

@@ -1,4 +1,4 @@
-/* Unit tests for the mesh repairs of the validation (src/mesh_repair.c,
+/* Unit tests for the mesh repairs of the validation (src/trunk/mesh_repair.c,
  * jl_mesh_validate_repair): what rounding leaves in a CAD export is repaired
  * within the tolerance and reported; a defect deeper than it is refused,
  * naming where. */

@@ -270,7 +270,7 @@ static void mixed_contacts(jl_scene *s, jl_broad_phase *bp, jl_contacts *c, int 
   assert_true(c->count > 100);
 }
 
-/* What the device's streamed solve rebuilds (kernels/scene_prox.cu): the
+/* What the device's streamed solve rebuilds (kernels/scene/scene_prox.cu): the
  * frame from its normal, the lever rows from the levers, and for isotropic
  * bodies (the spheres here, not the boxes) I^-1 (r x d) = s (r x d): each
  * the stored bytes. */

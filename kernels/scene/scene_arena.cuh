@@ -1,0 +1,201 @@
+// Device arena of the scene pipeline (src/scene/scene_gpu.h), shared by the
+// kernels/scene/scene_*.cu launchers. Every buffer is grown on demand (never
+// shrunk) and reused across steps; a buffer's old contents are dropped when
+// it grows, so only scratch storage and arrays re-uploaded whole grow here.
+#ifndef JL_SCENE_ARENA_CUH
+#define JL_SCENE_ARENA_CUH
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cuda_runtime.h>
+#include <vector>
+
+#include "cuda_check.h"
+#include "prox_math.h"
+#include "scene_gpu.h"
+
+struct jl_dbuf {
+  void *p = nullptr;
+  size_t cap = 0;
+};
+
+// Threads per block of the one-thread-per-item kernels.
+#define JL_SCENE_BLOCK 256
+// The one-block reductions (deterministic: fixed strides, fixed tree).
+#define JL_SCENE_REDUCE_THREADS 1024
+// Multi-block reductions: at most this many blocks of JL_SCENE_BLOCK threads
+// write partials that one block of JL_SCENE_REDUCE_THREADS then joins.
+#define JL_SCENE_REDUCE_PARTIALS 1024
+
+static inline int jl_scene_blocks(long long n) {
+  long long b = (n + JL_SCENE_BLOCK - 1) / JL_SCENE_BLOCK;
+  return (int)(b > 0 ? b : 1);
+}
+
+struct jl_scene_gpu {
+  int ordinal = 0;
+  size_t bytes = 0;        // held by the buffers below
+  size_t limit = 0;        // most bytes the arena may hold (0: what the device has)
+  // bodies, structure-of-arrays (rigid_body.h)
+  int nb = 0;
+  jl_dbuf shape, is_static, material, size, pos, quat, vel, omega, inv_mass, inv_inertia, dv;
+  // broad phase
+  jl_dbuf aabb, kind, cell_range, entry_count, entry_start, flag, flag_scan, planes, large;
+  jl_dbuf keys, keys_alt, vals, vals_alt, entry_body, entry_run, sorted_body, run_flag, run_scan,
+      cell_start;
+  jl_dbuf pair_count, pair_start, pair_key, pair_key_alt, pair_a, pair_b;
+  jl_dbuf summary;         // reductions' results
+  jl_dbuf fault;           // int: a kernel saw what cannot happen (checked by the host)
+  int pairs = 0;
+  // narrow phase: contacts (contact.h)
+  jl_dbuf np_count, np_start, c_a, c_b, c_point, c_normal, c_gap, c_key;
+  int contacts = 0;
+  // JOR prox: the contact problem (contact_setup.h) and the iterates
+  jl_dbuf p_ka, p_kb, p_rx, p_irx, p_im, p_c, p_mu, p_diag, p_lever, p_iso, p_body_ptr,
+      p_body_contact;
+  jl_dbuf p_frame, p_keys, p_keys_alt, p_row_count, p_row_start, p_rowptr, p_col, p_blocks;
+  jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
+  int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
+  jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
+  jl_dbuf lam_y0, lam_y1;  // APGD: the extrapolated points (reserved by an APGD solve)
+  // the streamed JOR / APGD solve (kernels/scene/scene_prox.cu): the update's
+  // constants by field, each contact's du terms, each body entry's term row
+  jl_dbuf j_soa, j_terms, j_body_term;
+  // SOR: the problem's per-contact arrays and impulses in colour order
+  jl_dbuf s_ka, s_kb, s_frame, s_rx, s_irx, s_im, s_c, s_mu, s_diag, s_lam;
+  // the device step: closed-contact filter, warm-start memory (keys sorted, world impulses)
+  jl_dbuf cf_a, cf_b, cf_point, cf_normal, cf_gap, cf_key, c_flag, c_scan;
+  jl_dbuf w_imp, idx, idx_alt, prev_key, prev_imp;
+  int prev_n = 0;
+  // SOR: the colouring (kernels/scene/scene_colour.cu) and the multi-block reductions' partials
+  jl_dbuf col_hash, col_round, col_colour, col_sorted, col_sorted_alt, col_iota, col_order,
+      col_ptr, col_flags, partial;
+  int colours = 0;         // of the last colouring; its offsets are h_colour_ptr
+  int groups = 0;          // launch groups of the last SOR solve (small colours merged)
+  int *h_colour_ptr = nullptr;
+  int h_colour_cap = 0;
+  jl_dbuf temp;            // CUB scratch
+  // the solver's iterations as a CUDA graph (kernels/scene/scene_prox.cu), on its own stream
+  int use_graphs = 1;
+  // small JOR / APGD solves in one cooperative launch (jl_jor_persistent_kernel)
+  int use_persistent = 1;
+  // large matrix-free JOR / APGD solves by the streamed kernels: -1 by size
+  // (JL_JOR_STREAMED_MIN contacts), 0 never, 1 always
+  int use_streamed = -1;
+  int persist_fit = -1;    // blocks of it the device holds at once (-1: not asked yet)
+  long persistent_solves = 0;
+  // stage timing (jl_scene_gpu_set_timing): a device sync at each stage end
+  int timing = 0;
+  double stage_s[JL_GPU_STAGES] = {0};
+  double stage_t0 = 0;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ready = nullptr;      // the legacy stream's work before a solve
+  cudaGraphExec_t graph_exec = nullptr;
+  void *h_state = nullptr;          // pinned: two jl_state_and_buf the solver's checks land in
+  cudaEvent_t checked[2] = {nullptr, nullptr};
+  // the kernels of graph_exec in launch order (jl_prox_loop): an update in
+  // place needs the same topology, so another shape is instantiated anew
+  std::vector<int> graph_shape;
+};
+
+// Makes b hold at least need bytes (contents dropped when it grows: 1.5x).
+// On failure: how many bytes the arena needed, and what the device has free.
+static inline int jl_dbuf_reserve(jl_scene_gpu *g, jl_dbuf *b, size_t need, const char *what,
+                                  char *msg, int msg_len) {
+  if (need <= b->cap) return 0;
+  size_t want = need + need / 2 + 256;
+  if (b->p) {
+    cudaFree(b->p);
+    g->bytes -= b->cap;
+    b->p = nullptr;
+    b->cap = 0;
+  }
+  if (g->limit && g->bytes + want > g->limit) want = need;
+  cudaError_t e = cudaErrorMemoryAllocation;
+  if (!g->limit || g->bytes + want <= g->limit) e = cudaMalloc(&b->p, want);
+  if (e != cudaSuccess && want > need) {
+    (void)cudaGetLastError();  // clear the (non-sticky) allocation error
+    want = need;
+    e = cudaMalloc(&b->p, want);
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    b->p = nullptr;
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    if (g->limit)
+      snprintf(msg, (size_t)msg_len,
+               "device out of memory for %s: needs %zu bytes, %zu in all with the %zu the "
+               "arena holds (limit %zu)",
+               what, need, g->bytes + need, g->bytes, g->limit);
+    else
+      snprintf(msg, (size_t)msg_len,
+               "device out of memory for %s: needs %zu bytes, %zu in all with the %zu the "
+               "arena holds (device: %zu free of %zu)",
+               what, need, g->bytes + need, g->bytes, free_b, total_b);
+    return -1;
+  }
+  b->cap = want;
+  g->bytes += want;
+  return 0;
+}
+
+#define JL_RESERVE(buf, bytes, what)                                                     \
+  do {                                                                                   \
+    if (jl_dbuf_reserve(g, &g->buf, (size_t)(bytes), what, msg, msg_len)) return -1;     \
+  } while (0)
+
+template <typename T> static inline T *jl_dp(const jl_dbuf &b) { return (T *)b.p; }
+
+// CUB calls: ask for the scratch size, grow the scratch, run.
+#define JL_CUB(call_with_temp)                                                           \
+  do {                                                                                   \
+    void *temp_ = nullptr;                                                               \
+    size_t temp_bytes_ = 0;                                                              \
+    { void *d_temp = temp_; size_t &tb = temp_bytes_; JL_CUDA_TRY(call_with_temp); }      \
+    JL_RESERVE(temp, temp_bytes_ > 0 ? temp_bytes_ : 1, "CUB scratch");                                        \
+    temp_ = g->temp.p;                                                                   \
+    temp_bytes_ = g->temp.cap;                                                           \
+    { void *d_temp = temp_; size_t &tb = temp_bytes_; JL_CUDA_TRY(call_with_temp); }      \
+  } while (0)
+
+// kernels/scene/scene_prox.cu: JOR on the problem in the arena, for the host API and the device step.
+int jl_scene_jor_reserve(jl_scene_gpu *g, int apgd, char *msg, int msg_len);
+// apgd: the sweeps from Nesterov's extrapolated points (prox_solver.h).
+int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double tol_abs,
+                      double tol_rel, int max_iter, int check_every, const double **result,
+                      jl_pm_state *out, char *msg, int msg_len);
+// SOR by the colours of jl_scene_colour, in place in lam0 (lam_init: the start).
+int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
+                      int check_every, jl_pm_state *out, char *msg, int msg_len);
+// kernels/scene/scene_colour.cu: colours the problem's contacts (keys: c_key) into
+// col_order / h_colour_ptr / g->colours.
+int jl_scene_colour(jl_scene_gpu *g, char *msg, int msg_len);
+
+// Blocks of a multi-block reduction over n items.
+static inline int jl_scene_reduce_blocks(long long n) {
+  int b = jl_scene_blocks(n);
+  return b < JL_SCENE_REDUCE_PARTIALS ? b : JL_SCENE_REDUCE_PARTIALS;
+}
+
+// Per-contact and per-body arrays of a problem of n contacts and nb bodies.
+static inline int jl_reserve_problem(jl_scene_gpu *g, int n, int nb, char *msg, int msg_len) {
+  size_t sn = (size_t)(n > 0 ? n : 1), snb = (size_t)(nb > 0 ? nb : 1);
+  JL_RESERVE(p_ka, sn * sizeof(int), "contact bodies");
+  JL_RESERVE(p_kb, sn * sizeof(int), "contact bodies");
+  JL_RESERVE(p_frame, 9 * sn * sizeof(double), "contact frames");
+  JL_RESERVE(p_rx, 18 * sn * sizeof(double), "lever rows");
+  JL_RESERVE(p_irx, 18 * sn * sizeof(double), "inertia lever rows");
+  JL_RESERVE(p_im, 2 * sn * sizeof(double), "inverse masses");
+  JL_RESERVE(p_c, 3 * sn * sizeof(double), "free terms");
+  JL_RESERVE(p_mu, sn * sizeof(double), "friction");
+  JL_RESERVE(p_diag, 2 * sn * sizeof(double), "Delassus diagonals");
+  JL_RESERVE(p_lever, 6 * sn * sizeof(double), "contact levers");
+  JL_RESERVE(p_iso, 2 * sn * sizeof(double), "isotropic inverse inertias");
+  JL_RESERVE(p_body_ptr, (snb + 1) * sizeof(int), "body contact lists");
+  JL_RESERVE(p_body_contact, 2 * sn * sizeof(int), "body contact lists");
+  return 0;
+}
+
+#endif

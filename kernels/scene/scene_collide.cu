@@ -1,0 +1,564 @@
+// Collision detection of the scene step on the device: broad phase by a
+// uniform grid of sorted cell keys (CUB radix sort), candidate pairs by
+// count + scan + write, sorted by (a, b) like the CPU's (broad_phase.h);
+// narrow phase one thread per pair calling src/scene/narrow_phase.h, contacts by
+// count + scan + write in pair order, so they equal jl_collide's. Only
+// counts and a few grid numbers cross to the host.
+#include <cmath>
+#include <climits>
+#include <cstring>
+
+#include <cub/cub.cuh>
+
+#include "scene_arena.cuh"
+
+#include "broad_math.h"
+#include "grid_pairs.h"
+#include "collide.h"
+#include "narrow_phase.h"
+#include "scene_gpu.h"
+
+struct jl_bp_summary {
+  double sum;              // sum of the dynamic bodies' largest box edges
+  long long dyn;           // dynamic bodies
+  long long bad;           // first body with a non-finite box, or LLONG_MAX
+  double lo[3], hi[3];     // bounds of the grid bodies
+  long long grid;
+};
+
+struct jl_gbodies {        // read-only view of the body arrays
+  int n;
+  const uint8_t *shape, *is_static;
+  const double *size, *pos, *quat;
+};
+
+static jl_gbodies jl_view(const jl_scene_gpu *g) {
+  jl_gbodies v = {g->nb, jl_dp<uint8_t>(g->shape), jl_dp<uint8_t>(g->is_static),
+                  jl_dp<double>(g->size), jl_dp<double>(g->pos), jl_dp<double>(g->quat)};
+  return v;
+}
+
+__global__ void jl_bp_aabb_kernel(jl_gbodies b, double margin, double *aabb, uint8_t *kind) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= b.n) return;
+  if (b.shape[i] == JL_SHAPE_PLANE) {
+    kind[i] = JL_GP_PLANE;
+    return;
+  }
+  jl_bm_aabb(b.shape, b.size, b.pos, b.quat, i, margin, aabb + 6 * (size_t)i);
+}
+
+// The broad phase's two summaries by a multi-block reduction: at most
+// JL_SCENE_REDUCE_PARTIALS blocks each reduce a grid stride of the bodies
+// into a partial, and one block joins the partials. Fixed strides and trees,
+// so a device gives the same bits every run (the sum of edges may differ
+// from the CPU's sequential sum in its last bits; it only sizes the cells,
+// and the pairs come out sorted whatever the cells). One block over a
+// million boxes was latency-bound: 1.4 and 1.8 ms of a 12 ms collide.
+// Pass JL_BP_CELL: the cell edge's inputs (sum of the dynamic bodies'
+// longest edges, their count, the first body with a non-finite box); pass
+// JL_BP_BOUNDS: the bounds and count of the grid bodies.
+enum { JL_BP_CELL = 0, JL_BP_BOUNDS = 1 };
+
+static __device__ void jl_bp_summary_empty(jl_bp_summary *s) {
+  s->sum = 0.0;
+  s->dyn = 0;
+  s->bad = LLONG_MAX;
+  for (int k = 0; k < 3; ++k) {
+    s->lo[k] = INFINITY;
+    s->hi[k] = -INFINITY;
+  }
+  s->grid = 0;
+}
+
+static __device__ void jl_bp_summary_merge(jl_bp_summary *a, const jl_bp_summary *b) {
+  a->sum += b->sum;
+  a->dyn += b->dyn;
+  if (b->bad < a->bad) a->bad = b->bad;
+  for (int k = 0; k < 3; ++k) {
+    a->lo[k] = fmin(a->lo[k], b->lo[k]);
+    a->hi[k] = fmax(a->hi[k], b->hi[k]);
+  }
+  a->grid += b->grid;
+}
+
+// Merges the block's s[] into s[0] by a fixed tree (blockDim a power of two).
+static __device__ void jl_bp_summary_tree(jl_bp_summary *s) {
+  int t = threadIdx.x;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (t < h) jl_bp_summary_merge(&s[t], &s[t + h]);
+    __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_partial_kernel(
+    jl_gbodies b, const double *aabb, const uint8_t *kind, int pass, jl_bp_summary *part) {
+  __shared__ jl_bp_summary s[JL_SCENE_BLOCK];
+  jl_bp_summary m;
+  jl_bp_summary_empty(&m);
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < b.n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const double *x = aabb + 6 * (size_t)i;
+    if (pass == JL_BP_BOUNDS) {
+      if (kind[i] != JL_GP_GRID) continue;
+      for (int k = 0; k < 3; ++k) {
+        m.lo[k] = fmin(m.lo[k], x[k]);
+        m.hi[k] = fmax(m.hi[k], x[3 + k]);
+      }
+      m.grid++;
+      continue;
+    }
+    if (b.shape[i] == JL_SHAPE_PLANE) continue;
+    int finite = 1;
+    for (int k = 0; k < 6; ++k)
+      if (!isfinite(x[k])) finite = 0;
+    if (!finite) {
+      if (i < m.bad) m.bad = i;
+      continue;
+    }
+    if (!b.is_static[i]) {
+      m.sum += jl_bm_longest_edge(x);
+      m.dyn++;
+    }
+  }
+  s[threadIdx.x] = m;
+  jl_bp_summary_tree(s);
+  if (threadIdx.x == 0) part[blockIdx.x] = s[0];
+}
+
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_join_kernel(
+    int parts, const jl_bp_summary *part, jl_bp_summary *out) {
+  __shared__ jl_bp_summary s[JL_SCENE_BLOCK];
+  jl_bp_summary m;
+  jl_bp_summary_empty(&m);
+  for (int i = threadIdx.x; i < parts; i += blockDim.x) jl_bp_summary_merge(&m, &part[i]);
+  s[threadIdx.x] = m;
+  jl_bp_summary_tree(s);
+  if (threadIdx.x == 0) *out = s[0];
+}
+
+// One summary pass into *out (partials in out + 1 ...).
+static int jl_bp_summarize(jl_gbodies b, const double *aabb, const uint8_t *kind, int pass,
+                           jl_bp_summary *out, char *msg, int msg_len) {
+  int parts = jl_scene_blocks(b.n);
+  if (parts > JL_SCENE_REDUCE_PARTIALS) parts = JL_SCENE_REDUCE_PARTIALS;
+  jl_bp_summary_partial_kernel<<<parts, JL_SCENE_BLOCK>>>(b, aabb, kind, pass, out + 1);
+  JL_CUDA_TRY(cudaGetLastError());
+  jl_bp_summary_join_kernel<<<1, JL_SCENE_BLOCK>>>(parts, out + 1, out);
+  JL_CUDA_TRY(cudaGetLastError());
+  return 0;
+}
+
+// Grid or large (planes are marked already); flags for the lists of large and plane bodies.
+__global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, double cell, uint8_t *kind,
+                                      int *flag_large, int *flag_plane) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i > b.n) return;
+  if (i == b.n) {          // the extra slot: the exclusive scans then give the totals
+    flag_large[i] = 0;
+    flag_plane[i] = 0;
+    return;
+  }
+  if (b.shape[i] == JL_SHAPE_PLANE) {
+    flag_large[i] = 0;
+    flag_plane[i] = 1;
+    return;
+  }
+  int large = jl_gp_kind(aabb + 6 * (size_t)i, cell) == JL_GP_LARGE;
+  kind[i] = large ? JL_GP_LARGE : JL_GP_GRID;
+  flag_large[i] = large;
+  flag_plane[i] = 0;
+}
+
+__global__ void jl_compact_kernel(int n, const int *flag, const int *scan, int *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && flag[i]) out[scan[i]] = i;
+}
+
+__global__ void jl_bp_count_cells_kernel(int n, const double *aabb, const uint8_t *kind,
+                                         jl_grid gr, int *cell_range, long long *count) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i > n) return;
+  long long c = 0;
+  if (i < n && kind[i] == JL_GP_GRID) c = jl_gp_cells(&gr, aabb + 6 * (size_t)i, cell_range + 6 * (size_t)i);
+  count[i] = c;
+}
+
+__global__ void jl_bp_fill_kernel(int n, const uint8_t *kind, jl_grid gr, const int *cell_range,
+                                  const long long *start, uint64_t *keys, int *vals,
+                                  int *entry_body) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n || kind[i] != JL_GP_GRID) return;
+  jl_gp_fill(&gr, cell_range + 6 * (size_t)i, i, start[i], keys, vals, entry_body);
+}
+
+__global__ void jl_bp_run_flag_kernel(long long m, const uint64_t *keys, int *flag) {
+  long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e > m) return;
+  flag[e] = e < m && (e == 0 || keys[e] != keys[e - 1]);
+}
+
+__global__ void jl_bp_run_write_kernel(long long m, const int *flag, const int *scan,
+                                       const int *vals, const int *entry_body, long long *cell_start,
+                                       int *entry_run, int *sorted_body) {
+  long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= m) return;
+  int run = scan[e] + flag[e] - 1;
+  if (flag[e]) cell_start[run] = e;
+  if (e == m - 1) cell_start[scan[m]] = m;
+  int en = vals[e];
+  entry_run[en] = run;
+  sorted_body[e] = entry_body[en];
+}
+
+__global__ void jl_bp_pair_count_kernel(jl_gp_view w, long long *count) {
+  int u = blockIdx.x * blockDim.x + threadIdx.x;
+  if (u > w.n) return;
+  count[u] = u < w.n ? jl_gp_partners(&w, u, nullptr) : 0;
+}
+
+__global__ void jl_bp_pair_write_kernel(jl_gp_view w, const long long *start, uint64_t *pairs) {
+  int u = blockIdx.x * blockDim.x + threadIdx.x;
+  if (u >= w.n) return;
+  jl_gp_partners(&w, u, pairs + start[u]);
+}
+
+__global__ void jl_bp_pair_split_kernel(int m, const uint64_t *pairs, int *a, int *b) {
+  int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= m) return;
+  a[p] = (int)(pairs[p] >> 32);
+  b[p] = (int)(uint32_t)pairs[p];
+}
+
+__device__ static inline jl_shape_pose jl_pose(const jl_gbodies &b, int i) {
+  jl_shape_pose p;
+  p.shape = b.shape[i];
+  p.pos = jl_v3(b.pos[3 * i], b.pos[3 * i + 1], b.pos[3 * i + 2]);
+  p.quat.w = b.quat[4 * i];
+  p.quat.x = b.quat[4 * i + 1];
+  p.quat.y = b.quat[4 * i + 2];
+  p.quat.z = b.quat[4 * i + 3];
+  p.size = jl_v3(b.size[3 * i], b.size[3 * i + 1], b.size[3 * i + 2]);
+  return p;
+}
+
+struct jl_np_out {
+  int *a, *b;
+  double *point, *normal, *gap;
+  uint64_t *key;
+  int *fault;
+};
+
+// Pair p as collide.c does it: static body as b, else the lower index as a.
+__device__ static int jl_np_pair(const jl_gbodies &b, const int *pa, const int *pb, int p,
+                                 double margin, jl_manifold *m, int *a_out, int *b_out) {
+  int u = pa[p], v = pb[p], a = u, bb = v;
+  if (b.is_static[u] && !b.is_static[v]) {
+    a = v;
+    bb = u;
+  }
+  jl_shape_pose sa = jl_pose(b, a), sb = jl_pose(b, bb);
+  *a_out = a;
+  *b_out = bb;
+  return jl_narrow_collide(&sa, &sb, margin, m);
+}
+
+__global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const int *pa, const int *pb,
+                                   double margin, long long *count) {
+  int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p > m_pairs) return;
+  if (p == m_pairs) {
+    count[p] = 0;
+    return;
+  }
+  jl_manifold m;
+  int a, bb;
+  count[p] = jl_np_pair(b, pa, pb, p, margin, &m, &a, &bb);
+}
+
+__global__ void jl_np_write_kernel(jl_gbodies b, int m_pairs, const int *pa, const int *pb,
+                                   double margin, const long long *start, jl_np_out o) {
+  int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= m_pairs) return;
+  jl_manifold m;
+  int a, bb;
+  int cnt = jl_np_pair(b, pa, pb, p, margin, &m, &a, &bb);
+  long long c = start[p];
+  // the count pass made room for exactly this many (same inputs, same code)
+  if (cnt != (int)(start[p + 1] - c)) {
+    atomicExch(o.fault, 1);
+    return;
+  }
+  for (int k = 0; k < cnt; ++k, ++c) {
+    o.a[c] = a;
+    o.b[c] = bb;
+    o.point[3 * c] = m.point[k].x;
+    o.point[3 * c + 1] = m.point[k].y;
+    o.point[3 * c + 2] = m.point[k].z;
+    o.normal[3 * c] = m.normal.x;
+    o.normal[3 * c + 1] = m.normal.y;
+    o.normal[3 * c + 2] = m.normal.z;
+    o.gap[c] = m.gap[k];
+    o.key[c] = JL_CONTACT_KEY(pa[p], pb[p], (unsigned)m.feature[k]);
+  }
+}
+
+// Exclusive scan of count[0..n] (count[n] == 0), the total copied to *total.
+static int jl_scan_ll(jl_scene_gpu *g, long long *count, long long *start, long long n,
+                      long long *total, char *msg, int msg_len) {
+  if (n + 1 > INT_MAX) {
+    snprintf(msg, (size_t)msg_len, "scan of %lld items is too long", n + 1);
+    return -1;
+  }
+  int items = (int)(n + 1);
+  JL_CUB(cub::DeviceScan::ExclusiveSum(d_temp, tb, count, start, items));
+  JL_CUDA_TRY(cudaMemcpy(total, start + n, sizeof(long long), cudaMemcpyDeviceToHost));
+  return 0;
+}
+
+static int jl_scan_int(jl_scene_gpu *g, int *count, int *start, long long n, int *total, char *msg,
+                       int msg_len) {
+  if (n + 1 > INT_MAX) {
+    snprintf(msg, (size_t)msg_len, "scan of %lld items is too long", n + 1);
+    return -1;
+  }
+  int items = (int)(n + 1);
+  JL_CUB(cub::DeviceScan::ExclusiveSum(d_temp, tb, count, start, items));
+  if (total) JL_CUDA_TRY(cudaMemcpy(total, start + n, sizeof(int), cudaMemcpyDeviceToHost));
+  return 0;
+}
+
+static int jl_bits_for(long long n) {
+  int bits = 1;
+  while (bits < 62 && (1LL << bits) < n) bits++;
+  return bits;
+}
+
+extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *st,
+                                     char *msg, int msg_len) {
+  int n = g->nb;
+  memset(st, 0, sizeof *st);
+  g->pairs = 0;
+  g->contacts = 0;
+  if (!(margin >= 0.0) || !std::isfinite(margin)) {
+    snprintf(msg, (size_t)msg_len, "collision margin must be finite and >= 0 (got %g)", margin);
+    return -1;
+  }
+  if (n > JL_MAX_BODIES_KEYED) {
+    snprintf(msg, (size_t)msg_len, "too many bodies for contact keys: %d (at most %d)", n,
+             JL_MAX_BODIES_KEYED);
+    return -1;
+  }
+  if (n == 0) return 0;
+  size_t nn = (size_t)n + 1;
+  JL_RESERVE(aabb, 6 * (size_t)n * sizeof(double), "body boxes");
+  JL_RESERVE(kind, nn, "body kinds");
+  JL_RESERVE(cell_range, 6 * (size_t)n * sizeof(int), "cell ranges");
+  JL_RESERVE(entry_count, nn * sizeof(long long), "cell counts");
+  JL_RESERVE(entry_start, nn * sizeof(long long), "cell offsets");
+  JL_RESERVE(flag, 2 * nn * sizeof(int), "body flags");
+  JL_RESERVE(flag_scan, 2 * nn * sizeof(int), "body flag scans");
+  JL_RESERVE(planes, nn * sizeof(int), "plane list");
+  JL_RESERVE(large, nn * sizeof(int), "large body list");
+  JL_RESERVE(pair_count, nn * sizeof(long long), "pair counts");
+  JL_RESERVE(pair_start, nn * sizeof(long long), "pair offsets");
+  JL_RESERVE(summary, (1 + JL_SCENE_REDUCE_PARTIALS) * sizeof(jl_bp_summary),
+             "broad-phase summary");
+  JL_RESERVE(fault, sizeof(int), "fault flag");
+  jl_gbodies b = jl_view(g);
+  double *aabb = jl_dp<double>(g->aabb);
+  uint8_t *kind = jl_dp<uint8_t>(g->kind);
+  jl_bp_summary *sum_d = jl_dp<jl_bp_summary>(g->summary), sum;
+
+  jl_bp_aabb_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, margin, aabb, kind);
+  JL_CUDA_TRY(cudaGetLastError());
+  if (jl_bp_summarize(b, aabb, kind, JL_BP_CELL, sum_d, msg, msg_len)) return -1;
+  JL_CUDA_TRY(cudaMemcpy(&sum, sum_d, sizeof sum, cudaMemcpyDeviceToHost));
+  if (sum.bad != LLONG_MAX) {
+    snprintf(msg, (size_t)msg_len, "body %lld: position or size is not finite", sum.bad);
+    return -1;
+  }
+  if (sum.dyn == 0) return 0;  // only static bodies: nothing can touch
+  double cell = sum.sum / (double)sum.dyn;
+  if (!(cell > 0.0)) cell = 1.0;
+  int *flag_large = jl_dp<int>(g->flag), *flag_plane = flag_large + nn;
+  int *scan_large = jl_dp<int>(g->flag_scan), *scan_plane = scan_large + nn;
+  jl_bp_classify_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(b, aabb, cell, kind, flag_large,
+                                                                 flag_plane);
+  JL_CUDA_TRY(cudaGetLastError());
+  int n_large = 0, n_planes = 0;
+  if (jl_scan_int(g, flag_large, scan_large, n, &n_large, msg, msg_len)) return -1;
+  if (jl_scan_int(g, flag_plane, scan_plane, n, &n_planes, msg, msg_len)) return -1;
+  jl_compact_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, flag_large, scan_large,
+                                                            jl_dp<int>(g->large));
+  JL_CUDA_TRY(cudaGetLastError());
+  jl_compact_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, flag_plane, scan_plane,
+                                                            jl_dp<int>(g->planes));
+  JL_CUDA_TRY(cudaGetLastError());
+  st->large = n_large;
+  st->planes = n_planes;
+
+  jl_gp_view w = {};
+  w.n = n;
+  w.is_static = b.is_static;
+  w.pos = b.pos;
+  w.size = b.size;
+  w.margin = margin;
+  w.aabb = aabb;
+  w.kind = kind;
+  w.large = jl_dp<int>(g->large);
+  w.planes = jl_dp<int>(g->planes);
+  w.n_large = n_large;
+  w.n_planes = n_planes;
+  w.cell_range = jl_dp<int>(g->cell_range);
+  w.entry_start = jl_dp<long long>(g->entry_start);
+
+  if (jl_bp_summarize(b, aabb, kind, JL_BP_BOUNDS, sum_d, msg, msg_len)) return -1;
+  JL_CUDA_TRY(cudaMemcpy(&sum, sum_d, sizeof sum, cudaMemcpyDeviceToHost));
+  if (sum.grid > 0) {
+    jl_grid gr;
+    jl_gp_grid_params(cell, sum.lo, sum.hi, &gr);
+    st->cell = gr.cell;
+    long long *ecount = jl_dp<long long>(g->entry_count), *estart = jl_dp<long long>(g->entry_start);
+    jl_bp_count_cells_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(
+        n, aabb, kind, gr, jl_dp<int>(g->cell_range), ecount);
+    JL_CUDA_TRY(cudaGetLastError());
+    long long m = 0;
+    if (jl_scan_ll(g, ecount, estart, n, &m, msg, msg_len)) return -1;
+    if (m >= INT_MAX) {
+      snprintf(msg, (size_t)msg_len, "broad phase: too many grid entries (%lld)", m);
+      return -1;
+    }
+    st->entries = m;
+    size_t me = (size_t)m + 1;
+    JL_RESERVE(keys, me * sizeof(uint64_t), "cell keys");
+    JL_RESERVE(keys_alt, me * sizeof(uint64_t), "cell keys");
+    JL_RESERVE(vals, me * sizeof(int), "cell entries");
+    JL_RESERVE(vals_alt, me * sizeof(int), "cell entries");
+    JL_RESERVE(entry_body, me * sizeof(int), "cell entries");
+    JL_RESERVE(entry_run, me * sizeof(int), "cell entries");
+    JL_RESERVE(sorted_body, me * sizeof(int), "cell entries");
+    JL_RESERVE(run_flag, me * sizeof(int), "cell runs");
+    JL_RESERVE(run_scan, me * sizeof(int), "cell runs");
+    JL_RESERVE(cell_start, me * sizeof(long long), "cell runs");
+    jl_bp_fill_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
+        n, kind, gr, jl_dp<int>(g->cell_range), estart, jl_dp<uint64_t>(g->keys),
+        jl_dp<int>(g->vals), jl_dp<int>(g->entry_body));
+    JL_CUDA_TRY(cudaGetLastError());
+    int key_bits = gr.bits[0] + gr.bits[1] + gr.bits[2];
+    cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->keys), jl_dp<uint64_t>(g->keys_alt));
+    cub::DoubleBuffer<int> dvv(jl_dp<int>(g->vals), jl_dp<int>(g->vals_alt));
+    int mi = (int)m;
+    JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, dk, dvv, mi, 0, key_bits));
+    const uint64_t *skeys = dk.Current();
+    const int *svals = dvv.Current();
+    int *rflag = jl_dp<int>(g->run_flag), *rscan = jl_dp<int>(g->run_scan);
+    jl_bp_run_flag_kernel<<<jl_scene_blocks(m + 1), JL_SCENE_BLOCK>>>(m, skeys, rflag);
+    JL_CUDA_TRY(cudaGetLastError());
+    if (jl_scan_int(g, rflag, rscan, m, nullptr, msg, msg_len)) return -1;
+    jl_bp_run_write_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(
+        m, rflag, rscan, svals, jl_dp<int>(g->entry_body), jl_dp<long long>(g->cell_start),
+        jl_dp<int>(g->entry_run), jl_dp<int>(g->sorted_body));
+    JL_CUDA_TRY(cudaGetLastError());
+    w.entry_run = jl_dp<int>(g->entry_run);
+    w.sorted_body = jl_dp<int>(g->sorted_body);
+    w.cell_start = jl_dp<long long>(g->cell_start);
+  } else {
+    w.entry_run = nullptr;   // no grid bodies: partners come from the lists only
+    w.sorted_body = nullptr;
+    w.cell_start = nullptr;
+  }
+
+  // Candidate pairs: count, scan, write, then sort by (a, b).
+  long long *pcount = jl_dp<long long>(g->pair_count), *pstart = jl_dp<long long>(g->pair_start);
+  jl_bp_pair_count_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(w, pcount);
+  JL_CUDA_TRY(cudaGetLastError());
+  long long np = 0;
+  if (jl_scan_ll(g, pcount, pstart, n, &np, msg, msg_len)) return -1;
+  if (np >= INT_MAX) {
+    snprintf(msg, (size_t)msg_len, "broad phase: too many pairs (%lld)", np);
+    return -1;
+  }
+  st->pairs = (int)np;
+  if (np == 0) return 0;
+  size_t mp = (size_t)np + 1;
+  JL_RESERVE(pair_key, mp * sizeof(uint64_t), "candidate pairs");
+  JL_RESERVE(pair_key_alt, mp * sizeof(uint64_t), "candidate pairs");
+  JL_RESERVE(pair_a, mp * sizeof(int), "candidate pairs");
+  JL_RESERVE(pair_b, mp * sizeof(int), "candidate pairs");
+  JL_RESERVE(np_count, mp * sizeof(long long), "contact counts");
+  JL_RESERVE(np_start, mp * sizeof(long long), "contact offsets");
+  jl_bp_pair_write_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(w, pstart,
+                                                                  jl_dp<uint64_t>(g->pair_key));
+  JL_CUDA_TRY(cudaGetLastError());
+  cub::DoubleBuffer<uint64_t> dp(jl_dp<uint64_t>(g->pair_key), jl_dp<uint64_t>(g->pair_key_alt));
+  int npi = (int)np;
+  int pbits = 32 + jl_bits_for(n);
+  JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dp, npi, 0, pbits));
+  int *pa = jl_dp<int>(g->pair_a), *pb = jl_dp<int>(g->pair_b);
+  jl_bp_pair_split_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(npi, dp.Current(), pa, pb);
+  JL_CUDA_TRY(cudaGetLastError());
+  g->pairs = npi;
+
+  // Narrow phase: count, scan, write.
+  long long *ccount = jl_dp<long long>(g->np_count), *cstart = jl_dp<long long>(g->np_start);
+  jl_np_count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, ccount);
+  JL_CUDA_TRY(cudaGetLastError());
+  long long nc = 0;
+  if (jl_scan_ll(g, ccount, cstart, np, &nc, msg, msg_len)) return -1;
+  if (nc >= INT_MAX) {
+    snprintf(msg, (size_t)msg_len, "collide: too many contacts (%lld)", nc);
+    return -1;
+  }
+  st->contacts = (int)nc;
+  if (nc == 0) return 0;
+  size_t mc = (size_t)nc;
+  JL_RESERVE(c_a, mc * sizeof(int), "contacts");
+  JL_RESERVE(c_b, mc * sizeof(int), "contacts");
+  JL_RESERVE(c_point, 3 * mc * sizeof(double), "contacts");
+  JL_RESERVE(c_normal, 3 * mc * sizeof(double), "contacts");
+  JL_RESERVE(c_gap, mc * sizeof(double), "contacts");
+  JL_RESERVE(c_key, mc * sizeof(uint64_t), "contacts");
+  jl_np_out o = {jl_dp<int>(g->c_a), jl_dp<int>(g->c_b), jl_dp<double>(g->c_point),
+                 jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap), jl_dp<uint64_t>(g->c_key),
+                 jl_dp<int>(g->fault)};
+  JL_CUDA_TRY(cudaMemset(g->fault.p, 0, sizeof(int)));
+  jl_np_write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, cstart, o);
+  JL_CUDA_TRY(cudaGetLastError());
+  int fault = 0;
+  JL_CUDA_TRY(cudaMemcpy(&fault, g->fault.p, sizeof(int), cudaMemcpyDeviceToHost));
+  if (fault) {
+    snprintf(msg, (size_t)msg_len, "narrow phase: a pair gave other contacts in the write pass");
+    return -1;
+  }
+  g->contacts = (int)nc;
+  return 0;
+}
+
+extern "C" int jl_cuda_scene_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, char *msg,
+                                       int msg_len) {
+  if (g->pairs == 0) return 0;
+  size_t bytes = (size_t)g->pairs * sizeof(int);
+  JL_CUDA_TRY(cudaMemcpy(pair_a, g->pair_a.p, bytes, cudaMemcpyDeviceToHost));
+  JL_CUDA_TRY(cudaMemcpy(pair_b, g->pair_b.p, bytes, cudaMemcpyDeviceToHost));
+  return 0;
+}
+
+// out must have room for g->contacts (the wrapper grows it).
+extern "C" int jl_cuda_scene_get_contacts(jl_scene_gpu *g, jl_contacts *out, char *msg,
+                                          int msg_len) {
+  size_t c = (size_t)g->contacts;
+  out->count = g->contacts;
+  if (c == 0) return 0;
+  cudaMemcpyKind d2h = cudaMemcpyDeviceToHost;
+  JL_CUDA_TRY(cudaMemcpy(out->body_a, g->c_a.p, c * sizeof(int), d2h));
+  JL_CUDA_TRY(cudaMemcpy(out->body_b, g->c_b.p, c * sizeof(int), d2h));
+  JL_CUDA_TRY(cudaMemcpy(out->point, g->c_point.p, 3 * c * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(out->normal, g->c_normal.p, 3 * c * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(out->gap, g->c_gap.p, c * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(out->key, g->c_key.p, c * sizeof(uint64_t), d2h));
+  return 0;
+}
+
+extern "C" int jl_cuda_scene_contact_count(const jl_scene_gpu *g) { return g->contacts; }

@@ -1,0 +1,194 @@
+// Contact setup on the device: one thread per contact for frame, W, M^-1 W,
+// c, mu and diag (src/scene/setup_math.h, shared with the CPU twin
+// src/scene/setup_twin.c); the body CSR by a radix sort of (body << 32 | contact)
+// keys and a binary search per body (no atomics, contacts ascending per
+// body); the Delassus blocks in block CSR by row counts, a scan and one
+// thread per row. Reads the contacts of the last collide, the bodies and
+// dv_free in the arena; writes the problem arrays that the JOR kernels use.
+#include <climits>
+
+#include <cub/cub.cuh>
+
+#include "scene_arena.cuh"
+
+#include "scene.h"
+#include "setup_math.h"
+
+__global__ void jl_setup_contact_kernel(int n, jl_sm_bodies b, const int *material, const int *ca,
+                                        const int *cb, const double *point, const double *normal,
+                                        const double *law, int law_stride, const double *dv_free,
+                                        jl_sm_problem p, uint64_t *keys) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int a = ca[i], bb = cb[i];
+  int m = material[a] * JL_MATERIALS_MAX + material[bb];
+  jl_sm_contact(&b, a, bb, point + 3 * (size_t)i, normal + 3 * (size_t)i, law[m],
+                law[law_stride + m], law[2 * law_stride + m], dv_free, i, &p);
+  jl_sm_body_keys(p.ka, p.kb, i, keys + 2 * (size_t)i);
+}
+
+__global__ void jl_setup_body_ptr_kernel(int nb, const uint64_t *keys, int m, int *body_ptr) {
+  int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k > nb) return;
+  body_ptr[k] = jl_sm_lower_bound(keys, m, k);
+}
+
+__global__ void jl_setup_body_contact_kernel(int m, const uint64_t *keys, int *body_contact) {
+  int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= m || keys[e] == UINT64_MAX) return;
+  body_contact[e] = (int)(uint32_t)keys[e];
+}
+
+__global__ void jl_setup_row_count_kernel(int n, const int *ka, const int *kb, const int *body_ptr,
+                                          const int *body_contact, long long *count) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i > n) return;
+  count[i] = i < n ? jl_sm_row_columns(ka, kb, body_ptr, body_contact, i, nullptr) : 0;
+}
+
+__global__ void jl_setup_row_fill_kernel(int n, const int *ka, const int *kb, const int *body_ptr,
+                                         const int *body_contact, const double *frame,
+                                         const double *rx, const double *irx, const double *im,
+                                         const long long *start, int *rowptr, int *col,
+                                         double *blocks) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i > n) return;
+  rowptr[i] = (int)start[i];
+  if (i == n) return;
+  int *cols = col + start[i];
+  int m = jl_sm_row_columns(ka, kb, body_ptr, body_contact, i, cols);
+  for (int e = 0; e < m; ++e)
+    jl_sm_block(ka, kb, frame, rx, irx, im, i, cols[e], blocks + 9 * (size_t)(start[i] + e));
+}
+
+extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
+                                   const double *eps_n_table, const double *eps_t_table,
+                                   int build_g, char *msg, int msg_len) {
+  int n = g->contacts, nb = g->nb;
+  g->p_n = 0;
+  g->p_nb = 0;
+  g->p_has_g = 0;
+  g->p_nnz = 0;
+  if ((long long)2 * n >= INT_MAX) {
+    snprintf(msg, (size_t)msg_len, "contact setup: too many contacts (%d)", n);
+    return -1;
+  }
+  if (jl_reserve_problem(g, n, nb, msg, msg_len)) return -1;
+  size_t law_n = (size_t)JL_MATERIALS_MAX * JL_MATERIALS_MAX;
+  JL_RESERVE(law_table, 3 * law_n * sizeof(double), "material laws");
+  size_t sn = (size_t)(n > 0 ? n : 1);
+  JL_RESERVE(p_keys, 2 * sn * sizeof(uint64_t), "body contact keys");
+  JL_RESERVE(p_keys_alt, 2 * sn * sizeof(uint64_t), "body contact keys");
+  cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
+  double *law = jl_dp<double>(g->law_table);
+  JL_CUDA_TRY(cudaMemcpy(law, mu_table, law_n * sizeof(double), h2d));
+  JL_CUDA_TRY(cudaMemcpy(law + law_n, eps_n_table, law_n * sizeof(double), h2d));
+  JL_CUDA_TRY(cudaMemcpy(law + 2 * law_n, eps_t_table, law_n * sizeof(double), h2d));
+  int *body_ptr = jl_dp<int>(g->p_body_ptr), *body_contact = jl_dp<int>(g->p_body_contact);
+  if (n == 0) {
+    JL_CUDA_TRY(cudaMemset(body_ptr, 0, ((size_t)nb + 1) * sizeof(int)));
+    if (build_g) {  // an empty G: rowptr = {0}
+      JL_RESERVE(p_rowptr, sizeof(int), "Delassus rows");
+      JL_CUDA_TRY(cudaMemset(g->p_rowptr.p, 0, sizeof(int)));
+    }
+    g->p_nb = nb;
+    g->p_has_g = build_g;
+    return 0;
+  }
+  jl_sm_bodies b = {jl_dp<uint8_t>(g->is_static), jl_dp<double>(g->pos), jl_dp<double>(g->quat),
+                    jl_dp<double>(g->vel), jl_dp<double>(g->omega), jl_dp<double>(g->inv_mass),
+                    jl_dp<double>(g->inv_inertia)};
+  jl_sm_problem p = {jl_dp<int>(g->p_ka), jl_dp<int>(g->p_kb), jl_dp<double>(g->p_frame),
+                     jl_dp<double>(g->p_rx), jl_dp<double>(g->p_irx), jl_dp<double>(g->p_im),
+                     jl_dp<double>(g->p_c), jl_dp<double>(g->p_mu), jl_dp<double>(g->p_diag),
+                     jl_dp<double>(g->p_lever), jl_dp<double>(g->p_iso)};
+  jl_setup_contact_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
+      n, b, jl_dp<int>(g->material), jl_dp<int>(g->c_a), jl_dp<int>(g->c_b),
+      jl_dp<double>(g->c_point), jl_dp<double>(g->c_normal), law, (int)law_n,
+      jl_dp<double>(g->dv), p, jl_dp<uint64_t>(g->p_keys));
+  JL_CUDA_TRY(cudaGetLastError());
+  int m = 2 * n;
+  cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->p_keys), jl_dp<uint64_t>(g->p_keys_alt));
+  JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dk, m, 0, 64));
+  const uint64_t *keys = dk.Current();
+  jl_setup_body_ptr_kernel<<<jl_scene_blocks((long long)nb + 1), JL_SCENE_BLOCK>>>(nb, keys, m,
+                                                                                   body_ptr);
+  JL_CUDA_TRY(cudaGetLastError());
+  jl_setup_body_contact_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(m, keys, body_contact);
+  JL_CUDA_TRY(cudaGetLastError());
+  g->p_n = n;
+  g->p_nb = nb;
+  if (!build_g) return 0;
+
+  JL_RESERVE(p_row_count, (sn + 1) * sizeof(long long), "Delassus row counts");
+  JL_RESERVE(p_row_start, (sn + 1) * sizeof(long long), "Delassus row offsets");
+  JL_RESERVE(p_rowptr, (sn + 1) * sizeof(int), "Delassus rows");
+  long long *count = jl_dp<long long>(g->p_row_count), *start = jl_dp<long long>(g->p_row_start);
+  jl_setup_row_count_kernel<<<jl_scene_blocks((long long)n + 1), JL_SCENE_BLOCK>>>(
+      n, p.ka, p.kb, body_ptr, body_contact, count);
+  JL_CUDA_TRY(cudaGetLastError());
+  int items = n + 1;
+  JL_CUB(cub::DeviceScan::ExclusiveSum(d_temp, tb, count, start, items));
+  long long nnz = 0;
+  JL_CUDA_TRY(cudaMemcpy(&nnz, start + n, sizeof(long long), cudaMemcpyDeviceToHost));
+  if (nnz > 2000000000LL) {
+    snprintf(msg, (size_t)msg_len, "Delassus matrix too large (%lld blocks)", nnz);
+    return -1;
+  }
+  size_t snz = (size_t)(nnz > 0 ? nnz : 1);
+  JL_RESERVE(p_col, snz * sizeof(int), "Delassus columns");
+  JL_RESERVE(p_blocks, 9 * snz * sizeof(double), "Delassus blocks");
+  jl_setup_row_fill_kernel<<<jl_scene_blocks((long long)n + 1), JL_SCENE_BLOCK>>>(
+      n, p.ka, p.kb, body_ptr, body_contact, p.frame, p.rx, p.irx, p.im, start,
+      jl_dp<int>(g->p_rowptr), jl_dp<int>(g->p_col), jl_dp<double>(g->p_blocks));
+  JL_CUDA_TRY(cudaGetLastError());
+  g->p_nnz = (int)nnz;
+  g->p_has_g = 1;
+  return 0;
+}
+
+// Sizes of the problem on the device, so the host can make room before fetching it.
+extern "C" void jl_cuda_scene_problem_size(const jl_scene_gpu *g, int *n, int *nb, int *nnz,
+                                           int *has_g) {
+  *n = g->p_n;
+  *nb = g->p_nb;
+  *nnz = g->p_nnz;
+  *has_g = g->p_has_g;
+}
+
+// Copies the problem into p (the wrapper made room: jl_contact_problem_reserve).
+extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p, char *msg,
+                                         int msg_len) {
+  size_t sn = (size_t)g->p_n, snb = (size_t)g->p_nb, nz = (size_t)g->p_nnz;
+  cudaMemcpyKind d2h = cudaMemcpyDeviceToHost;
+  p->n = g->p_n;
+  p->nbodies = g->p_nb;
+  p->nnz = g->p_nnz;
+  p->has_g = g->p_has_g;
+  JL_CUDA_TRY(cudaMemcpy(p->body_ptr, g->p_body_ptr.p, (snb + 1) * sizeof(int), d2h));
+  if (sn == 0) {
+    if (g->p_has_g) p->rowptr[0] = 0;
+    return 0;
+  }
+  JL_CUDA_TRY(cudaMemcpy(p->ka, g->p_ka.p, sn * sizeof(int), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->kb, g->p_kb.p, sn * sizeof(int), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->frame, g->p_frame.p, 9 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->rx, g->p_rx.p, 18 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->irx, g->p_irx.p, 18 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->im, g->p_im.p, 2 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->lever, g->p_lever.p, 6 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->iso, g->p_iso.p, 2 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->c, g->p_c.p, 3 * sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->mu, g->p_mu.p, sn * sizeof(double), d2h));
+  JL_CUDA_TRY(cudaMemcpy(p->diag, g->p_diag.p, 2 * sn * sizeof(double), d2h));
+  size_t ne = (size_t)p->body_ptr[snb];
+  if (ne > 0) JL_CUDA_TRY(cudaMemcpy(p->body_contact, g->p_body_contact.p, ne * sizeof(int), d2h));
+  if (g->p_has_g) {
+    JL_CUDA_TRY(cudaMemcpy(p->rowptr, g->p_rowptr.p, (sn + 1) * sizeof(int), d2h));
+    if (nz > 0) {
+      JL_CUDA_TRY(cudaMemcpy(p->col, g->p_col.p, nz * sizeof(int), d2h));
+      JL_CUDA_TRY(cudaMemcpy(p->blocks, g->p_blocks.p, 9 * nz * sizeof(double), d2h));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,102 @@
+/* The circle packing driver: a population of candidates doing basin
+ * hopping (record-to-record travel) with contact relaxation (on the CPU twin
+ * or CUDA), restarts at meta-stable states that adopt one of the elite
+ * packings, and NLopt polishing of the best. */
+#ifndef JL_CIRCLE_SEARCH_H
+#define JL_CIRCLE_SEARCH_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "circle_relax.h"
+#include "circles.h"
+#include "device.h"
+#include "error.h"
+#include "migration.h"
+
+typedef enum jl_search_mode {
+  JL_MODE_POPULATION = 0,  /* basin hopping per block, restarts adopt an elite packing */
+  JL_MODE_TRIALS = 1,      /* seed 4.2.1: every block tries one move on the one best */
+  JL_MODE_INSTANCES = 2    /* seed 4.2.2: independent instances, random restarts */
+} jl_search_mode;
+
+/* One candidate in this many walks at a fixed container (jl_relax_walk_step);
+ * the rest run the seed's trials. Every candidate walks by default: at
+ * n = 30 that reached 7.7e-6 above the record in 2 of 4 seeds within 175 s,
+ * where the trials never came within 3.6e-4 (docs/benchmarks.md). */
+#define JL_WALK_DEFAULT 1
+/* Share of the walk's jumps that move a circle drawn by its overlap energy
+ * (jl_walk_aimed_circle). On one H200 at n = 30, 0.5 brought 6 of 10 seeds
+ * within 1e-4 of the record in about 3 minutes, 0 brought 2 of 4 and 1 left
+ * seed 1 5.1e-4 above (docs/benchmarks.md). */
+#define JL_WALK_AIM_DEFAULT 0.5
+
+/* The most circles a search takes: a relaxation step costs n^2 pair
+ * tests, some 0.3 s of one CPU thread here, the longest a step may run
+ * between two polls of --time and SIGINT. */
+#define JL_SEARCH_MAX_CIRCLES 10000
+
+/* The population's elite: at most this many polished packings. */
+#define JL_ELITE_MAX 256
+
+/* Islands (src/islands/islands.h): several searches, one per MPI rank, hand each
+ * other their best packings. The search calls the hook after every round;
+ * the hook starts an exchange when one is due or the search would stop, and
+ * reports it when it has completed (the ranks do not wait for each other,
+ * except with blocking). A rank stops only on a completed exchange whose
+ * verdict is stop, so every rank takes part in the same exchanges. */
+typedef struct jl_circle_migration {
+  jl_migration_step step;         /* reasons JL_STOP_* */
+  const jl_circle_packing *offer; /* in: this search's best distinct packings, R ascending */
+  int offer_count;
+  const jl_circle_packing *incoming; /* out: the other ranks' packings (owned by the hook) */
+  int incoming_count;
+} jl_circle_migration;
+
+typedef int (*jl_circle_migrate_fn)(void *ctx, jl_circle_migration *m, jl_error *err);
+
+typedef struct jl_circle_search_opts {
+  jl_search_mode mode;
+  int batch;               /* candidates per launch; 0: chosen for the device */
+  int trials_per_round;    /* improvement trials per candidate per launch; 0: auto */
+  uint64_t seed;
+  double time_s;           /* stop after this many seconds; 0: no limit */
+  double target_R;         /* stop once R <= target; 0: none */
+  long rounds;             /* stop after this many launches; 0: no limit */
+  int stuck_limit;         /* trials without a new record before a restart; 0: auto */
+  double adopt;            /* population: share of restarts that adopt an elite packing */
+  int elite;               /* population: size of the elite (distinct R), at most
+                            * JL_ELITE_MAX; 0: default */
+  double band;             /* record-to-record band of the first rung (relative); 0: default */
+  int band_levels;         /* rungs of the band ladder; 0: default */
+  int walk;                /* one candidate in walk runs a fixed-container walk;
+                            * 0: none (the seed's trials only) */
+  double aim;              /* share of the walk's jumps aimed by overlap energy */
+  int area_weighted;
+  int progress;            /* progress line on stderr */
+  const jl_circle_packing *resume; /* start every candidate from this packing */
+  volatile sig_atomic_t *stop;     /* set asynchronously (SIGINT): the launch, the
+                                    * polish and the search end within about a second */
+  jl_circle_migrate_fn migrate;    /* islands: NULL for one search */
+  void *migrate_ctx;
+  double migrate_s;                /* a migration every this many seconds (--time runs) */
+  long migrate_rounds;             /* or every this many rounds (--rounds runs, reproducible) */
+} jl_circle_search_opts;
+
+void jl_circle_search_opts_default(jl_circle_search_opts *o);
+const char *jl_search_mode_name(jl_search_mode m);
+int jl_search_mode_parse(const char *s, jl_search_mode *m);
+
+/* Relaxation settings for a problem (shared with benchmarks and tests). */
+void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, uint64_t seed);
+
+/* The candidates a search of n circles runs at once on dev. */
+int jl_circle_search_batch(const jl_device *dev, int n, const jl_circle_search_opts *o);
+
+/* Runs the search; best receives the best legal (polished, verified)
+ * packing in the problem's circle order. */
+int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
+                     const jl_circle_search_opts *o, jl_circle_packing *best,
+                     jl_circle_run_info *info, jl_error *err);
+
+#endif

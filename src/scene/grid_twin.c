@@ -1,0 +1,162 @@
+/* CPU twin of the device broad phase (kernels/scene/scene_collide.cu): its steps
+ * in order on one thread, with the per-thread work from grid_pairs.h, so
+ * the device algorithm is tested here against jl_broad_phase_run. (The cell
+ * edge's sum is taken in index order here and by a tree on the device; the
+ * pairs do not depend on the cell edge.) */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grid_pairs.h"
+
+typedef struct jl_kv {
+  uint64_t key;
+  int val;
+} jl_kv;
+
+static int jl_kv_cmp(const void *a, const void *b) {
+  const jl_kv *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return (x->val > y->val) - (x->val < y->val);  /* stable, like the radix sort */
+}
+
+static int jl_u64_cmp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+int jl_grid_twin_pairs(const jl_bodies *b, double margin, uint64_t **pairs, long long *count,
+                       jl_error *err) {
+  *pairs = NULL;
+  *count = 0;
+  int n = b->count, rc = JL_OK;
+  if (n == 0) return JL_OK;
+  size_t nn = (size_t)n + 1;
+  double *aabb = calloc(6 * nn, sizeof(double));
+  uint8_t *kind = calloc(nn, 1);
+  int *range = calloc(6 * nn, sizeof(int)), *large = calloc(nn, sizeof(int)),
+      *planes = calloc(nn, sizeof(int));
+  long long *estart = calloc(nn, sizeof(long long)), *pstart = calloc(nn, sizeof(long long));
+  jl_kv *kv = NULL;
+  uint64_t *keys = NULL;
+  int *vals = NULL, *entry_body = NULL, *entry_run = NULL, *sorted_body = NULL;
+  long long *cell_start = NULL;
+  uint64_t *out = NULL;
+  if (!aabb || !kind || !range || !large || !planes || !estart || !pstart) goto nomem;
+
+  double sum = 0.0;
+  long long dyn = 0;
+  for (int i = 0; i < n; ++i) {
+    if (b->shape[i] == JL_SHAPE_PLANE) {
+      kind[i] = JL_GP_PLANE;
+      continue;
+    }
+    double *x = aabb + 6 * (size_t)i;
+    jl_bm_aabb(b->shape, b->size, b->pos, b->quat, i, margin, x);
+    for (int k = 0; k < 6; ++k)
+      if (!isfinite(x[k])) {
+        rc = jl_error_set(err, JL_ERR_INPUT, "body %d: position or size is not finite", i);
+        goto done;
+      }
+    if (!b->is_static[i]) {
+      sum += jl_bm_longest_edge(x);
+      dyn++;
+    }
+  }
+  if (dyn == 0) goto done;
+  double cell = sum / (double)dyn;
+  if (!(cell > 0.0)) cell = 1.0;
+  jl_gp_view w;
+  memset(&w, 0, sizeof w);
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  long long grid = 0;
+  for (int i = 0; i < n; ++i) {
+    if (kind[i] == JL_GP_PLANE) {
+      planes[w.n_planes++] = i;
+      continue;
+    }
+    const double *x = aabb + 6 * (size_t)i;
+    kind[i] = (uint8_t)jl_gp_kind(x, cell);
+    if (kind[i] == JL_GP_LARGE) {
+      large[w.n_large++] = i;
+      continue;
+    }
+    grid++;
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = fmin(lo[k], x[k]);
+      hi[k] = fmax(hi[k], x[3 + k]);
+    }
+  }
+  w.n = n;
+  w.is_static = b->is_static;
+  w.pos = b->pos;
+  w.size = b->size;
+  w.margin = margin;
+  w.aabb = aabb;
+  w.kind = kind;
+  w.cell_range = range;
+  w.entry_start = estart;
+  w.large = large;
+  w.planes = planes;
+  if (grid > 0) {
+    jl_grid g;
+    jl_gp_grid_params(cell, lo, hi, &g);
+    long long m = 0;
+    for (int i = 0; i < n; ++i) {
+      estart[i] = m;
+      if (kind[i] == JL_GP_GRID) m += jl_gp_cells(&g, aabb + 6 * (size_t)i, range + 6 * (size_t)i);
+    }
+    if (m >= INT_MAX) {
+      rc = jl_error_set(err, JL_ERR_NOMEM, "grid twin: too many entries (%lld)", m);
+      goto done;
+    }
+    size_t me = (size_t)m + 1;
+    kv = malloc(me * sizeof *kv);
+    keys = malloc(me * sizeof *keys);
+    vals = malloc(me * sizeof *vals);
+    entry_body = malloc(me * sizeof *entry_body);
+    entry_run = malloc(me * sizeof *entry_run);
+    sorted_body = malloc(me * sizeof *sorted_body);
+    cell_start = malloc((me + 1) * sizeof *cell_start);
+    if (!kv || !keys || !vals || !entry_body || !entry_run || !sorted_body || !cell_start) goto nomem;
+    for (int i = 0; i < n; ++i)
+      if (kind[i] == JL_GP_GRID) jl_gp_fill(&g, range + 6 * (size_t)i, i, estart[i], keys, vals, entry_body);
+    for (long long e = 0; e < m; ++e) {
+      kv[e].key = keys[e];
+      kv[e].val = vals[e];
+    }
+    qsort(kv, (size_t)m, sizeof *kv, jl_kv_cmp);
+    int run = -1;
+    for (long long e = 0; e < m; ++e) {
+      if (e == 0 || kv[e].key != kv[e - 1].key) cell_start[++run] = e;
+      entry_run[kv[e].val] = run;
+      sorted_body[e] = entry_body[kv[e].val];
+    }
+    cell_start[run + 1] = m;
+    w.entry_run = entry_run;
+    w.sorted_body = sorted_body;
+    w.cell_start = cell_start;
+  }
+  long long total = 0;
+  for (int u = 0; u < n; ++u) {
+    pstart[u] = total;
+    total += jl_gp_partners(&w, u, NULL);
+  }
+  if (total > 0) {
+    out = malloc((size_t)total * sizeof *out);
+    if (!out) goto nomem;
+    for (int u = 0; u < n; ++u) jl_gp_partners(&w, u, out + pstart[u]);
+    qsort(out, (size_t)total, sizeof *out, jl_u64_cmp);
+  }
+  *pairs = out;
+  *count = total;
+  out = NULL;
+  goto done;
+nomem:
+  rc = jl_error_set(err, JL_ERR_NOMEM, "grid twin: out of memory");
+done:
+  free(aabb); free(kind); free(range); free(large); free(planes); free(estart); free(pstart);
+  free(kv); free(keys); free(vals); free(entry_body); free(entry_run); free(sorted_body);
+  free(cell_start); free(out);
+  return rc;
+}

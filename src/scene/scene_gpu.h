@@ -1,0 +1,162 @@
+/* The scene time step's stages on a CUDA device (issue 5): bodies as
+ * structure-of-arrays in a device arena that is preallocated, reused across
+ * steps and grown when a step needs more (an out-of-memory error says how
+ * many bytes were needed). Each stage has a CPU twin with the same
+ * arithmetic (integrate.h, broad_math.h + grid_pairs.h + narrow_phase.h,
+ * setup_math.h, prox_math.h, step_math.h), and the results equal the CPU
+ * path's bit for bit:
+ *   integration      == jl_integrate_half_step / jl_integrate_free_velocity
+ *   broad phase      == jl_broad_phase_run's pairs (same set, same (a, b) order)
+ *   narrow phase     == jl_collide's contacts (same order, same bits)
+ *   contact setup    == jl_setup_twin (frames, W, c, body CSR, G in block CSR)
+ *   JOR prox         == jl_prox_solve's JOR (matrix-free or on G, no atomics)
+ *   colouring        == jl_contact_colour_jp (colour_math.h, Jones-Plassmann)
+ *   SOR prox         == jl_step_twin_sor (colour by colour, matrix-free)
+ *   whole step       == jl_step_twin_step (JOR: also jl_stepper_step's with
+ *                       matrix-free JOR; SOR: close to jl_stepper_step's,
+ *                       which colours greedily)
+ * Only counts and summaries cross to the host during a step (entries, pairs,
+ * contacts, blocks, colour offsets, max penetration, solver state every
+ * check_every iterations). Built without CUDA,
+ * every call returns JL_ERR_DEVICE. */
+#ifndef JL_SCENE_GPU_H
+#define JL_SCENE_GPU_H
+
+#include <stddef.h>
+
+#include "contact.h"
+#include "contact_setup.h"
+#include "device.h"
+#include "error.h"
+#include "prox_solver.h"
+#include "rigid_body.h"
+#include "scene.h"
+#include "setup_math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct jl_scene_gpu jl_scene_gpu;  /* device arena (kernels/scene/scene_arena.cuh) */
+
+/* Summary of one collision pass on the device. */
+typedef struct jl_gpu_collide_stats {
+  long entries;            /* (cell, body) entries sorted */
+  int pairs;               /* candidate pairs */
+  int contacts;            /* contacts written */
+  int large, planes;       /* bodies kept out of the grid */
+  double cell;             /* grid cell edge (0: no grid) */
+} jl_gpu_collide_stats;
+
+int jl_scene_gpu_create(jl_scene_gpu **out, const jl_device *dev, jl_error *err);
+void jl_scene_gpu_destroy(jl_scene_gpu *g);
+/* Bytes of device memory the arena holds now. */
+size_t jl_scene_gpu_bytes(const jl_scene_gpu *g);
+/* Caps the arena at bytes (0: no cap but the device's memory); a stage that
+ * would need more fails with JL_ERR_NOMEM saying how many bytes it needed. */
+void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes);
+
+/* The solvers' iterations as CUDA graphs (on: the default) or one launch per
+ * kernel (off); the results are the same bits either way. */
+void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on);
+/* JOR and APGD solves that fit in one wave of the device run in one
+ * cooperative launch (on by default; off: the per-iteration kernels, for
+ * the tests that compare the two). The count: solves that ran that way. */
+void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on);
+long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g);
+/* Matrix-free JOR and APGD solves too large for one launch: by the streamed
+ * kernels (constants by field, du from the update's terms) or by the two
+ * per-iteration kernels. mode -1 (the default): streamed from
+ * JL_JOR_STREAMED_MIN contacts up, where it is the faster; 1 always, 0 never
+ * (for the tests and benchmarks that compare them). The same bits either way. */
+void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode);
+
+/* Copies every body array to the device (grows the arena). */
+int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err);
+/* Copies pos, quat, vel, omega back into b (same count). */
+int jl_scene_gpu_get_bodies(jl_scene_gpu *g, jl_bodies *b, jl_error *err);
+
+/* Moreau step 1 / 7: positions and quaternions by half_dt. */
+int jl_scene_gpu_half_step(jl_scene_gpu *g, double half_dt, jl_error *err);
+/* Moreau step 2: dv_free (6 per body) on the device; copied to dv when not NULL. */
+int jl_scene_gpu_free_velocity(jl_scene_gpu *g, const double gravity[3], double dt, double *dv,
+                               jl_error *err);
+
+/* Broad and narrow phase (as jl_collide); the pairs and contacts stay on the
+ * device until fetched. */
+int jl_scene_gpu_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *st, jl_error *err);
+/* The last collide's candidate pairs (st->pairs each). */
+int jl_scene_gpu_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, jl_error *err);
+/* The last collide's contacts into out (grown as needed); after
+ * jl_scene_gpu_step, the step's closed contacts in solver order. */
+int jl_scene_gpu_get_contacts(jl_scene_gpu *g, jl_contacts *out, jl_error *err);
+
+/* Contact setup of the last collide's contacts (all of them) with the
+ * bodies and dv_free in the arena (jl_scene_gpu_free_velocity first); laws
+ * from the material tables [m_a * JL_MATERIALS_MAX + m_b] (jl_scene's mu,
+ * eps_n, eps_t). build_g: also the Delassus blocks. The problem stays on
+ * the device for jl_scene_gpu_jor(g, NULL, ...). */
+int jl_scene_gpu_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
+                       const double *eps_t_table, int build_g, jl_error *err);
+/* Copies a problem set up on the host to the device (replaces the device's). */
+int jl_scene_gpu_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, jl_error *err);
+/* The device's problem into p (grown as needed). */
+int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_contact_problem *p, jl_error *err);
+
+/* JOR prox of problem p (set up on the host, copied over; NULL: the problem
+ * already on the device), from lambda's contents; result in lambda.
+ * Matrix-free, or on G (block CSR, no per-body sums) when o->matrix_free is
+ * 0 and the problem has G. The stop test (prox_solver.h) runs on
+ * the device after every iteration; the host reads it every check_every
+ * iterations (later launches of a stopped solve do nothing, so the
+ * iterations equal the twin's). Uses o->alpha, tol_abs, tol_rel, max_iter. */
+int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,
+                     int check_every, double *lambda, jl_prox_stats *st, jl_error *err);
+
+/* Stages of the device step, for jl_scene_gpu_set_timing. */
+enum {
+  JL_GPU_STAGE_INTEGRATE = 0, /* half step, free velocities */
+  JL_GPU_STAGE_COLLIDE,       /* broad + narrow phase, closed contacts, max penetration */
+  JL_GPU_STAGE_SETUP,         /* contact frames, W, c, body CSR */
+  JL_GPU_STAGE_COLOUR,        /* SOR: contact graph colouring and launch plan */
+  JL_GPU_STAGE_SOLVE,         /* warm start, prox iterations */
+  JL_GPU_STAGE_FINISH,        /* end velocities, half step, warm-start memory */
+  JL_GPU_STAGES
+};
+const char *jl_gpu_stage_name(int stage);
+/* on: synchronise the device at the end of each stage of jl_scene_gpu_step
+ * and add its wall time to that stage (costs a little; resets the sums). */
+void jl_scene_gpu_set_timing(jl_scene_gpu *g, int on);
+/* Seconds per stage summed since timing was turned on (JL_GPU_STAGES values). */
+void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds);
+
+/* Summary of one device step. */
+typedef struct jl_gpu_step_stats {
+  int contacts;            /* closed contacts solved */
+  int iterations, converged, restarts;
+  double max_penetration;
+  double residual;         /* the solve's last max |lambda change| (as the CPU step's) */
+  int colours;             /* SOR: colours of the contact graph (0 with JOR) */
+  int groups;              /* SOR: kernel launches per sweep (small colours merged) */
+} jl_gpu_step_stats;
+
+/* One Moreau midpoint step of the bodies in the arena (jl_scene_gpu_set_bodies
+ * once, jl_scene_gpu_get_bodies to look), as jl_stepper_step does it,
+ * matrix-free, with the scene's solver: JOR, or SOR by colours of the
+ * contact graph coloured on the device every step (sor_order is not used:
+ * the device always colours). Equal to the CPU twin jl_step_twin_step bit
+ * for bit. Warm starts come from the previous device step's impulses, kept
+ * on the device. */
+int jl_scene_gpu_step(jl_scene_gpu *g, const jl_scene *s, int check_every, jl_gpu_step_stats *st,
+                      jl_error *err);
+
+/* The last SOR step's colouring: colour of each of its contacts (solver
+ * order, as jl_scene_gpu_get_contacts; room for st->contacts) and the
+ * number of colours (0 after a JOR step). */
+int jl_scene_gpu_get_colours(jl_scene_gpu *g, int *colour, int *colours, jl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
