@@ -521,6 +521,10 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     int want = 0;  /* JL_STOP_* + 1 */
     if (o->target_R > 0 && st.best.R > 0 && st.best.R <= o->target_R) want = JL_STOP_TARGET + 1;
     else if (o->stop && *o->stop) want = JL_STOP_SIGNAL + 1;
+    else if (o->on_progress &&
+             o->on_progress(o->on_progress_ctx,
+                            &(jl_progress_info){now, st.best.R, trials}) != 0)
+      want = JL_STOP_SIGNAL + 1;
     else if (o->rounds > 0 && round >= o->rounds) want = JL_STOP_ROUNDS + 1;
     else if (o->time_s > 0 && now >= o->time_s) want = JL_STOP_TIME + 1;
     if (o->migrate) {

@@ -77,6 +77,9 @@ typedef struct jl_circle_search_opts {
   const jl_circle_packing *resume; /* start every candidate from this packing */
   volatile sig_atomic_t *stop;     /* set asynchronously (SIGINT): the launch, the
                                     * polish and the search end within about a second */
+  jl_progress_fn on_progress;      /* after every round (about a second), on the calling
+                                    * thread; non-zero stops the search as the flag does */
+  void *on_progress_ctx;
   jl_circle_migrate_fn migrate;    /* islands: NULL for one search */
   void *migrate_ctx;
   double migrate_s;                /* a migration every this many seconds (--time runs) */

@@ -75,3 +75,19 @@ int jl_device_select_slot(jl_device *dev, const char *want, int threads, int slo
   }
   return jl_error_set(err, JL_ERR_INPUT, "--device: expected cpu, cuda or auto, got '%s'", want);
 }
+
+int jl_device_cuda_count(void) {
+#ifdef JL_HAVE_CUDA
+  int n = jl_cuda_device_count();
+  return n > 0 ? n : 0;
+#else
+  return 0;
+#endif
+}
+
+#define JL_STR2(x) #x
+#define JL_STR(x) JL_STR2(x)
+
+const char *jl_version(void) {
+  return JL_STR(JOSTLE_VERSION_MAJOR) "." JL_STR(JOSTLE_VERSION_MINOR) "." JL_STR(JOSTLE_VERSION_PATCH);
+}

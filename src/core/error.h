@@ -3,22 +3,8 @@
 #ifndef JL_ERROR_H
 #define JL_ERROR_H
 
-enum jl_status {
-  JL_OK = 0,
-  JL_ERR_INPUT = 2,        /* bad file, field or value: exit status 2 */
-  JL_ERR_IO = 3,           /* cannot read or write a file */
-  JL_ERR_DEVICE = 4,       /* CUDA missing or failed */
-  JL_ERR_NOMEM = 5,
-  JL_ERR_INTERNAL = 6,
-  JL_ERR_NOT_LEGAL = 7     /* a packing failed the exact check */
-};
-
-#define JL_ERROR_MSG_MAX 1024
-
-typedef struct jl_error {
-  int code;
-  char msg[JL_ERROR_MSG_MAX];
-} jl_error;
+/* The status codes and jl_error are the public API's (include/jostle/common.h). */
+#include <jostle/common.h>
 
 /* Sets code and message (printf style) and returns code, so callers can
  * write `return jl_error_set(err, JL_ERR_INPUT, "...")`. err may be NULL. */

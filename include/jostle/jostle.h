@@ -1,0 +1,12 @@
+/* jostle: packing by contact simulation, on the CPU or a CUDA GPU.
+ *
+ *   circles.h  the smallest circle around circles of given radii
+ *
+ * Build against it with `pkg-config --cflags --libs jostle`. */
+#ifndef JOSTLE_H
+#define JOSTLE_H
+
+#include <jostle/common.h>
+#include <jostle/circles.h>
+
+#endif
