@@ -1,0 +1,61 @@
+/* Trunk volume: as many 200 x 100 x 50 mm blocks (one liter each, DIN 70020 /
+ * ISO 3832) as fit into a closed mesh, in any position and orientation. The
+ * count is the volume in liters. */
+#ifndef JOSTLE_TRUNK_H
+#define JOSTLE_TRUNK_H
+
+#include <jostle/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct jl_trunk_options {
+  double time_s;           /* the whole run's time (default 60) */
+  uint64_t seed;           /* default 1 */
+  const char *device;      /* "auto" (default), "cpu" or "cuda" */
+  int threads;             /* host threads (0: all the process may use) */
+  const char *units;       /* the mesh's length unit: "mm" (default), "cm", "m" or "in" */
+  jl_progress_fn progress; /* about once a second, or NULL */
+  void *progress_ctx;
+  volatile sig_atomic_t *stop; /* set it to stop; the best so far is returned */
+} jl_trunk_options;
+
+typedef struct jl_trunk_result {
+  int count;               /* blocks = liters */
+  double *centre;          /* 3 * count, mm, in the mesh's frame */
+  double *quat;            /* 4 * count, unit quaternions (w, x, y, z): a block's axes
+                            * (200, 100, 50 mm along x, y, z) turned into the mesh's frame */
+  double mesh_volume_l;    /* the mesh's volume, liters */
+  double reachable_l;      /* the part of it some single block can cover, liters */
+  int upper_bound;         /* floor of the smaller of the two */
+  int baseline;            /* the grid baseline's count (one orientation, one lattice) */
+  double max_penetration_mm; /* the exact check: deepest block into the surface */
+  double max_overlap_mm;   /* the exact check: deepest block into another */
+  double time_s;
+  jl_stop_reason stopped_by;
+  char device_name[128];
+} jl_trunk_result;
+
+JL_API void jl_trunk_options_default(jl_trunk_options *o);
+
+/* Packs blocks into the mesh at path (STL, OBJ, PLY, glTF, 3MF, ... through
+ * assimp; closed and free of self-intersection, repaired and checked as the
+ * CLI does). res holds a legal packing on JL_OK; free it with
+ * jl_trunk_result_free. */
+JL_API int jl_trunk_volume(const char *mesh_path, const jl_trunk_options *o, jl_trunk_result *res,
+                           jl_error *err);
+
+/* The same for a mesh given as arrays: n_vertices * 3 coordinates and
+ * n_triangles * 3 vertex indices, outward or inward (it is oriented). */
+JL_API int jl_trunk_volume_triangles(const double *vertices, int n_vertices, const int *triangles,
+                                     int n_triangles, const jl_trunk_options *o,
+                                     jl_trunk_result *res, jl_error *err);
+
+JL_API void jl_trunk_result_free(jl_trunk_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
