@@ -2,7 +2,7 @@
  * a scene file for one second; prints where the bodies are. Only the public
  * API and pkg-config:
  *
- *   cc scene_drop.c $(pkg-config --cflags --libs jostle) -o scene_drop
+ *   cc scene_drop.c $(pkg-config --cflags --libs jostle) -lm -o scene_drop
  *   ./scene_drop                 # the sphere, against the analytic answer
  *   ./scene_drop SCENE.json      # a scene file */
 #include <jostle/jostle.h>
