@@ -64,7 +64,7 @@ JL_API int jl_scene_sim_load(const char *path, const jl_scene_options *o, jl_sce
                              jl_error *err);
 /* A scene of n bodies (at least one dynamic) with the given settings (NULL:
  * defaults). Every field is checked first: a message names the field, as
- * "bodies[3].size[0]: must be in [1e-09, 1e+12], got 0". */
+ * "bodies[3].size[0]: must be > 0, got 0". */
 JL_API int jl_scene_sim_create(const jl_scene_settings *s, const jl_scene_body *bodies, int n,
                                const jl_scene_options *o, jl_scene_sim **sim, jl_error *err);
 
