@@ -339,22 +339,21 @@ int jl_cli_scene(int argc, char **argv) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  if (on_gpu) s.solver.matrix_free = 1; /* what the device step does (and the result says) */
   jl_log log = {stderr, a.quiet ? JL_LOG_NOTICE : JL_LOG_INFO};
   if (notice)
     jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)",
                   dev.threads, dev.threads == 1 ? "" : "s");
+  have_run = 1; /* jl_scene_runner_free also undoes a failed init */
+  if (jl_scene_runner_init(&run, &s, &dev, &err) != JL_OK) {
+    status = jl_cli_fail(&err);
+    goto done;
+  }
   int dynamic = 0;
   for (int k = 0; k < s.bodies.count; ++k) dynamic += !s.bodies.is_static[k];
   jl_log_printf(&log, JL_LOG_INFO, "%s, %d bodies (%d dynamic), dt %g, %ld steps, %s%s, %s", s.name,
                 s.bodies.count, dynamic, s.dt, steps, jl_solver_kind_upper(s.solver.kind),
                 s.solver.matrix_free < 0 ? "" : s.solver.matrix_free ? " matrix-free" : " assembled G",
                 dev.name);
-  have_run = 1; /* jl_scene_runner_free also undoes a failed init */
-  if (jl_scene_runner_init(&run, &s, &dev, &err) != JL_OK) {
-    status = jl_cli_fail(&err);
-    goto done;
-  }
   if (run.perm)
     jl_log_printf(&log, JL_LOG_INFO,
                   "bodies stepped along a Z-order curve (--body-order); outputs keep the file's numbering");

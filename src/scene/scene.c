@@ -18,8 +18,8 @@ static double jl_rng_u01(jl_rng *r) {
 int jl_scene_init(jl_scene *s, jl_error *err) {
   memset(s, 0, sizeof *s);
   snprintf(s->name, sizeof s->name, "scene");
-  s->gravity[2] = -9.81;
-  s->dt = 1e-3;
+  s->gravity[2] = JL_SCENE_GRAVITY_Z;
+  s->dt = JL_SCENE_DT_DEFAULT;
   s->steps = 1000;
   s->contact_tol = 1e-6;
   jl_prox_opts_default(&s->solver);
@@ -28,7 +28,7 @@ int jl_scene_init(jl_scene *s, jl_error *err) {
   snprintf(s->materials[0].name, sizeof s->materials[0].name, "default");
   s->materials[0].density = 1000.0;
   s->n_materials = 1;
-  jl_scene_set_pair(s, 0, 0, 0.5, 0.0, 0.0);
+  jl_scene_set_pair(s, 0, 0, JL_SCENE_MU_DEFAULT, 0.0, 0.0);
   return JL_OK;
 }
 

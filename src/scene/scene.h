@@ -22,6 +22,29 @@ extern "C" {
 #define JL_SCENE_BODIES_MAX 10000000
 #define JL_SCENE_STEPS_MAX 1000000000L
 
+/* Defaults of a new scene (jl_scene_init). */
+#define JL_SCENE_GRAVITY_Z (-9.81)
+#define JL_SCENE_DT_DEFAULT 1e-3
+#define JL_SCENE_MU_DEFAULT 0.5
+
+/* Bounds of a scene's numbers, for the file reader and the public API
+ * alike. Lengths, masses and densities have lower bounds so that a body's
+ * mass (density x volume) and inertia (mass x length^2) stay normal
+ * doubles, at least 1e-36 and 1e-54: a sphere of radius 1e-100 and density
+ * 1e12 had an inertia that underflowed to 0, and its first contact failed
+ * the step ("contact 0 has no dynamic body"). */
+#define JL_SCENE_BIG 1e12         /* positions, velocities, lengths, densities, in size */
+#define JL_SCENE_LENGTH_MIN 1e-9
+#define JL_SCENE_MASS_MIN 1e-30
+#define JL_SCENE_DENSITY_MIN 1e-9
+#define JL_SCENE_GRAVITY_MAX 1e6
+#define JL_SCENE_DT_MIN 1e-9
+#define JL_SCENE_DT_MAX 10.0
+#define JL_SCENE_MU_MAX 1e6
+#define JL_SCENE_ITERATIONS_MAX 100000000L
+/* A plane's normal or an orientation of squared length below this is zero. */
+#define JL_SCENE_ZERO_NORM2 1e-24
+
 typedef struct jl_material {
   char name[64];
   double density;
@@ -56,9 +79,9 @@ typedef struct jl_body_spec {
   double vel[3], omega[3]; /* world frame */
 } jl_body_spec;
 
-/* Defaults: gravity (0, 0, -9.81), dt 1e-3, 1000 steps,
+/* Defaults: gravity (0, 0, JL_SCENE_GRAVITY_Z), dt JL_SCENE_DT_DEFAULT, 1000 steps,
  * contact_tol 1e-6, SOR (jl_prox_opts_default), one material "default" of density 1000 with
- * mu 0.5 and restitution 0. */
+ * mu JL_SCENE_MU_DEFAULT and restitution 0. */
 int jl_scene_init(jl_scene *s, jl_error *err);
 void jl_scene_free(jl_scene *s);
 

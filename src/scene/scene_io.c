@@ -143,15 +143,6 @@ static int jl_need(const jl_ctx *c, const cJSON *obj, const char *where, const c
   return jl_bad(c, key, "missing");
 }
 
-#define JL_BIG 1e12
-/* Lower bounds of lengths (radii, half extents, spacings), masses and
- * densities: a body's mass (density x volume) and inertia (mass x length^2)
- * must stay normal doubles, at least 1e-36 and 1e-54 here. A sphere of
- * radius 1e-100 and density 1e12 had an inertia that underflowed to 0, and
- * its first contact failed the step ("contact 0 has no dynamic body"). */
-#define JL_SCENE_LENGTH_MIN 1e-9
-#define JL_SCENE_MASS_MIN 1e-30
-#define JL_SCENE_DENSITY_MIN 1e-9
 #define TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
 
 static int jl_material_ref(const jl_ctx *c, const jl_scene *s, const cJSON *obj, const char *where,
@@ -175,14 +166,14 @@ static int jl_common(const jl_ctx *c, const jl_scene *s, const cJSON *obj, const
                      jl_body_spec *b) {
   TRY(jl_material_ref(c, s, obj, where, &b->material));
   TRY(jl_bool(c, obj, where, "static", &b->is_static));
-  TRY(jl_num(c, obj, where, "mass", JL_SCENE_MASS_MIN, JL_BIG, &b->mass));
-  TRY(jl_num(c, obj, where, "density", JL_SCENE_DENSITY_MIN, JL_BIG, &b->density));
-  TRY(jl_vec(c, obj, where, "velocity", 3, -JL_BIG, JL_BIG, b->vel));
-  TRY(jl_vec(c, obj, where, "angular_velocity", 3, -JL_BIG, JL_BIG, b->omega));
-  TRY(jl_vec(c, obj, where, "orientation", 4, -JL_BIG, JL_BIG, b->quat));
+  TRY(jl_num(c, obj, where, "mass", JL_SCENE_MASS_MIN, JL_SCENE_BIG, &b->mass));
+  TRY(jl_num(c, obj, where, "density", JL_SCENE_DENSITY_MIN, JL_SCENE_BIG, &b->density));
+  TRY(jl_vec(c, obj, where, "velocity", 3, -JL_SCENE_BIG, JL_SCENE_BIG, b->vel));
+  TRY(jl_vec(c, obj, where, "angular_velocity", 3, -JL_SCENE_BIG, JL_SCENE_BIG, b->omega));
+  TRY(jl_vec(c, obj, where, "orientation", 4, -JL_SCENE_BIG, JL_SCENE_BIG, b->quat));
   const cJSON *q = jl_get(obj, "orientation");
   if (q && b->quat[0] * b->quat[0] + b->quat[1] * b->quat[1] + b->quat[2] * b->quat[2] +
-                   b->quat[3] * b->quat[3] < 1e-24) {
+                   b->quat[3] * b->quat[3] < JL_SCENE_ZERO_NORM2) {
     char key[JL_KEY_MAX];
     jl_key(key, where, "orientation");
     return jl_bad(c, key, "must not be the zero quaternion");
@@ -214,17 +205,17 @@ static int jl_body(const jl_ctx *c, jl_scene *s, const cJSON *obj, const char *w
   if (strcmp(shape, "sphere") == 0) {
     b.shape = JL_SHAPE_SPHERE;
     need = "radius"; wrong[0] = "half_extents"; wrong[1] = "normal";
-    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_BIG, &b.size[0]));
+    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_SCENE_BIG, &b.size[0]));
   } else if (strcmp(shape, "box") == 0) {
     b.shape = JL_SHAPE_BOX;
     need = "half_extents"; wrong[0] = "radius"; wrong[1] = "normal";
-    TRY(jl_vec(c, obj, where, "half_extents", 3, JL_SCENE_LENGTH_MIN, JL_BIG, b.size));
+    TRY(jl_vec(c, obj, where, "half_extents", 3, JL_SCENE_LENGTH_MIN, JL_SCENE_BIG, b.size));
   } else if (strcmp(shape, "plane") == 0) {
     b.shape = JL_SHAPE_PLANE;
     b.is_static = 1;
     need = "normal"; wrong[0] = "radius"; wrong[1] = "half_extents";
-    TRY(jl_vec(c, obj, where, "normal", 3, -JL_BIG, JL_BIG, b.size));
-    if (b.size[0] * b.size[0] + b.size[1] * b.size[1] + b.size[2] * b.size[2] < 1e-24) {
+    TRY(jl_vec(c, obj, where, "normal", 3, -JL_SCENE_BIG, JL_SCENE_BIG, b.size));
+    if (b.size[0] * b.size[0] + b.size[1] * b.size[1] + b.size[2] * b.size[2] < JL_SCENE_ZERO_NORM2) {
       jl_key(key, where, "normal");
       return jl_bad(c, key, "must not be the zero vector");
     }
@@ -238,7 +229,7 @@ static int jl_body(const jl_ctx *c, jl_scene *s, const cJSON *obj, const char *w
       jl_key(key, where, wrong[w]);
       return jl_error_set(c->err, JL_ERR_INPUT, "%s: %s: not a key of a %s", c->path, key, shape);
     }
-  TRY(jl_vec(c, obj, where, "position", 3, -JL_BIG, JL_BIG, b.pos));
+  TRY(jl_vec(c, obj, where, "position", 3, -JL_SCENE_BIG, JL_SCENE_BIG, b.pos));
   TRY(jl_common(c, s, obj, where, &b));
   if (b.shape == JL_SHAPE_PLANE && jl_get(obj, "static") && !b.is_static) {
     jl_key(key, where, "static");
@@ -268,9 +259,9 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
         jl_key(key, where, "counts");
         return jl_bad(c, key, "must hold three integers in 1..1000");
       }
-    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_BIG, &r));
-    TRY(jl_num(c, obj, where, "spacing", JL_SCENE_LENGTH_MIN, JL_BIG, &spacing));
-    TRY(jl_vec(c, obj, where, "origin", 3, -JL_BIG, JL_BIG, origin));
+    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_SCENE_BIG, &r));
+    TRY(jl_num(c, obj, where, "spacing", JL_SCENE_LENGTH_MIN, JL_SCENE_BIG, &spacing));
+    TRY(jl_vec(c, obj, where, "origin", 3, -JL_SCENE_BIG, JL_SCENE_BIG, origin));
     TRY(jl_common(c, s, obj, where, &b));
     int counts[3] = {(int)cnt[0], (int)cnt[1], (int)cnt[2]};
     if ((double)counts[0] * counts[1] * counts[2] + s->bodies.count > JL_SCENE_BODIES_MAX)
@@ -288,10 +279,10 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
     long count = 0, seed = 1;
     double r = -1, rr[2] = {-1, -1}, lo[3], hi[3];
     TRY(jl_int(c, obj, where, "count", 1, JL_SCENE_BODIES_MAX, &count));
-    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_BIG, &r));
-    TRY(jl_vec(c, obj, where, "radius_range", 2, JL_SCENE_LENGTH_MIN, JL_BIG, rr));
-    TRY(jl_vec(c, obj, where, "min", 3, -JL_BIG, JL_BIG, lo));
-    TRY(jl_vec(c, obj, where, "max", 3, -JL_BIG, JL_BIG, hi));
+    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_SCENE_BIG, &r));
+    TRY(jl_vec(c, obj, where, "radius_range", 2, JL_SCENE_LENGTH_MIN, JL_SCENE_BIG, rr));
+    TRY(jl_vec(c, obj, where, "min", 3, -JL_SCENE_BIG, JL_SCENE_BIG, lo));
+    TRY(jl_vec(c, obj, where, "max", 3, -JL_SCENE_BIG, JL_SCENE_BIG, hi));
     TRY(jl_int(c, obj, where, "seed", 0, 4294967295L, &seed));
     TRY(jl_common(c, s, obj, where, &b));
     if ((r > 0) == (rr[0] > 0))
@@ -318,9 +309,9 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
     TRY(jl_int(c, obj, where, "columns", 1, 100000, &cols));
     TRY(jl_int(c, obj, where, "layers", 1, 100000, &layers));
     TRY(jl_int(c, obj, where, "count", 1, JL_SCENE_BODIES_MAX, &count));
-    TRY(jl_vec(c, obj, where, "half_extents", 3, JL_SCENE_LENGTH_MIN, JL_BIG, he));
-    TRY(jl_num(c, obj, where, "gap", 0.0, JL_BIG, &gap));
-    TRY(jl_vec(c, obj, where, "origin", 3, -JL_BIG, JL_BIG, origin));
+    TRY(jl_vec(c, obj, where, "half_extents", 3, JL_SCENE_LENGTH_MIN, JL_SCENE_BIG, he));
+    TRY(jl_num(c, obj, where, "gap", 0.0, JL_SCENE_BIG, &gap));
+    TRY(jl_vec(c, obj, where, "origin", 3, -JL_SCENE_BIG, JL_SCENE_BIG, origin));
     TRY(jl_common(c, s, obj, where, &b));
     double total = wall ? (double)rows * cols * layers : pyr ? 0.5 * (double)rows * (rows + 1) : (double)count;
     if (total + s->bodies.count > JL_SCENE_BODIES_MAX)
@@ -338,9 +329,9 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
     long count = 0;
     double r = 0;
     TRY(jl_int(c, obj, where, "count", 1, 1000000, &count));
-    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_BIG, &r));
-    TRY(jl_vec(c, obj, where, "half_extents", 3, JL_SCENE_LENGTH_MIN, JL_BIG, he));
-    TRY(jl_vec(c, obj, where, "origin", 3, -JL_BIG, JL_BIG, origin));
+    TRY(jl_num(c, obj, where, "radius", JL_SCENE_LENGTH_MIN, JL_SCENE_BIG, &r));
+    TRY(jl_vec(c, obj, where, "half_extents", 3, JL_SCENE_LENGTH_MIN, JL_SCENE_BIG, he));
+    TRY(jl_vec(c, obj, where, "origin", 3, -JL_SCENE_BIG, JL_SCENE_BIG, origin));
     TRY(jl_common(c, s, obj, where, &b));
     TRY(jl_scene_gen_box_ring(s, &b, (int)count, r, he, origin, err));
   } else if (strcmp(type, "container") == 0) {
@@ -349,8 +340,8 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
     TRY(jl_need(c, obj, where, "min"));
     TRY(jl_need(c, obj, where, "max"));
     double lo[3], hi[3];
-    TRY(jl_vec(c, obj, where, "min", 3, -JL_BIG, JL_BIG, lo));
-    TRY(jl_vec(c, obj, where, "max", 3, -JL_BIG, JL_BIG, hi));
+    TRY(jl_vec(c, obj, where, "min", 3, -JL_SCENE_BIG, JL_SCENE_BIG, lo));
+    TRY(jl_vec(c, obj, where, "max", 3, -JL_SCENE_BIG, JL_SCENE_BIG, hi));
     TRY(jl_material_ref(c, s, obj, where, &b.material));
     if (!(hi[0] > lo[0] && hi[1] > lo[1]))
       return jl_error_set(err, JL_ERR_INPUT, "%s: %s: max must exceed min in x and y", c->path, where);
@@ -374,7 +365,7 @@ static int jl_generator(const jl_ctx *c, jl_scene *s, const cJSON *obj, const ch
 
 static int jl_law(const jl_ctx *c, const cJSON *obj, const char *where, double *mu, double *en,
                   double *et) {
-  TRY(jl_num(c, obj, where, "mu", 0.0, 1e6, mu));
+  TRY(jl_num(c, obj, where, "mu", 0.0, JL_SCENE_MU_MAX, mu));
   TRY(jl_num(c, obj, where, "restitution", 0.0, 1.0, en));
   TRY(jl_num(c, obj, where, "tangential_restitution", 0.0, 1.0, et));
   return JL_OK;
@@ -400,7 +391,7 @@ static int jl_solver(const jl_ctx *c, jl_scene *s, const cJSON *obj) {
   TRY(jl_num(c, obj, "solver", "tol_abs", 0.0, 1.0, &s->solver.tol_abs));
   TRY(jl_num(c, obj, "solver", "tol_rel", 0.0, 1.0, &s->solver.tol_rel));
   long it = s->solver.max_iter;
-  TRY(jl_int(c, obj, "solver", "max_iterations", 1, 100000000L, &it));
+  TRY(jl_int(c, obj, "solver", "max_iterations", 1, JL_SCENE_ITERATIONS_MAX, &it));
   s->solver.max_iter = (int)it;
   TRY(jl_bool(c, obj, "solver", "warm_start", &s->solver.warm_start));
   const cJSON *mf = jl_get(obj, "matrix_free");
@@ -435,9 +426,9 @@ static int jl_scene_parse(const jl_ctx *c, jl_scene *s, const cJSON *root) {
     if (strlen(name) >= sizeof s->name || !name[0]) return jl_bad(c, "name", "must hold 1..127 characters");
     snprintf(s->name, sizeof s->name, "%s", name);
   }
-  TRY(jl_vec(c, root, "", "gravity", 3, -1e6, 1e6, s->gravity));
+  TRY(jl_vec(c, root, "", "gravity", 3, -JL_SCENE_GRAVITY_MAX, JL_SCENE_GRAVITY_MAX, s->gravity));
   TRY(jl_need(c, root, "", "dt"));
-  TRY(jl_num(c, root, "", "dt", 1e-9, 10.0, &s->dt));
+  TRY(jl_num(c, root, "", "dt", JL_SCENE_DT_MIN, JL_SCENE_DT_MAX, &s->dt));
   if (jl_get(root, "steps") && jl_get(root, "duration"))
     return jl_bad(c, "steps", "give steps or duration, not both");
   long steps = s->steps;
@@ -477,7 +468,7 @@ static int jl_scene_parse(const jl_ctx *c, jl_scene *s, const cJSON *root) {
       const char *mn = NULL;
       double density = 1000.0;
       TRY(jl_str(c, m, where, "name", &mn));
-      TRY(jl_num(c, m, where, "density", JL_SCENE_DENSITY_MIN, JL_BIG, &density));
+      TRY(jl_num(c, m, where, "density", JL_SCENE_DENSITY_MIN, JL_SCENE_BIG, &density));
       char key[JL_KEY_MAX];
       jl_key(key, where, "name");
       if (!mn[0] || strlen(mn) >= sizeof s->materials[0].name) return jl_bad(c, key, "must hold 1..63 characters");

@@ -10,6 +10,8 @@
 
 int jl_scene_runner_init(jl_scene_runner *r, jl_scene *s, const jl_device *dev, jl_error *err) {
   memset(r, 0, sizeof *r);
+  /* the device step is matrix-free: the scene says so (results, exports) */
+  if (dev->kind == JL_DEVICE_CUDA) s->solver.matrix_free = 1;
   r->scene = s;
   r->run = s;
   r->dev = *dev;

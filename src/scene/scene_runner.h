@@ -65,7 +65,8 @@ typedef struct jl_scene_runner {
 } jl_scene_runner;
 
 /* Starts a run of scene s (kept, not copied) on dev (CPU: dev->threads).
- * On the device the bodies are uploaded once here. */
+ * On the device the bodies are uploaded once here, and s->solver.matrix_free
+ * is set: the device step is matrix-free. */
 int jl_scene_runner_init(jl_scene_runner *r, jl_scene *s, const jl_device *dev, jl_error *err);
 int jl_scene_runner_step(jl_scene_runner *r, jl_scene_run_stats *st, jl_error *err);
 /* One step that also gives the step's contact problem with G assembled

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The public API from outside: `meson install` into a fresh prefix, then the
 # example programs built only against the installed headers and libraries
-# through pkg-config (shared and static) pack 10 circles to the record.
+# through pkg-config (shared and static) pack 10 circles to the record and
+# drop a sphere on the ground.
 . "$(dirname "$0")/common.sh"
 BUILD=$(dirname "$JOSTLE")
 CC=${CC:-cc}
@@ -19,6 +20,7 @@ hdr=$(find "$dest" -path '*/include/jostle/jostle.h' | head -1)
 for h in common.h circles.h; do
   [ -f "$(dirname "$hdr")/$h" ] || fail "include/jostle/$h not installed"
 done
+[ -f "$(dirname "$hdr")/scene.h" ] || fail "include/jostle/scene.h not installed"
 # nothing private is installed
 [ -z "$(find "$dest" -name 'circle_search.h' -o -name 'error.h')" ] || fail "private headers were installed"
 # the .pc is relocatable (its prefix follows its own place), so the
@@ -68,4 +70,62 @@ $CC -std=c11 -Wall -Wextra -Werror "$SRC/examples/pack_circles.c" $(pkgc --cflag
 expect_rc 0
 check_run "$W/pack_static" static
 ldd "$W/pack_static" | grep -q libjostle && fail "pack_static still loads libjostle.so"
+
+# examples/scene_drop.c, shared and static: a sphere dropped from 1 m rests
+# on the ground within the midpoint scheme's one step of fall (the band it
+# prints); given demo-drop.json it ends where `jostle scene --steps 500`
+# (its one second) leaves the bodies.
+"$JOSTLE" scene "$SRC/problems/scenes/demo-drop.json" --device cpu --steps 500 --quiet \
+  --out "$W/demo-drop.json" >"$W/cli-drop.out" 2>"$W/cli-drop.err" || fail "jostle scene demo-drop.json failed"
+check_drop() {
+  local exe=$1 what=$2
+  LAST=$what
+  CMD="$exe"
+  RC=0
+  timeout 120 "$exe" >"$W/$what.out" 2>"$W/$what.err" || RC=$?
+  expect_rc 0
+  "$PY" - "$W/$what.out" <<'PYEOF' || fail "$what: the sphere is not at rest on the ground"
+import re, sys
+s = open(sys.argv[1]).read()
+m = re.search(r"2 bodies, 1000 steps, t = 1\.000000 s .*\nsphere: height ([-0-9.]+) m \(expected ([0-9.]+) to ([0-9.]+):.* velocity ([-0-9.]+) m/s", s)
+if not m: sys.exit("no result line in: " + s[:300])
+z, lo, hi, v = map(float, m.groups())
+# r = 0.1, one step of fall at sqrt(2 g h) = 4.43 m/s: 0.1 - 0.00443
+if abs(lo - 0.095571) > 1e-6 or hi != 0.1: sys.exit("band %r..%r" % (lo, hi))
+if not lo <= z <= hi or abs(v) > 1e-6: sys.exit("height %r, velocity %r" % (z, v))
+PYEOF
+  LAST=$what-file
+  CMD="$exe demo-drop.json"
+  RC=0
+  timeout 120 "$exe" "$SRC/problems/scenes/demo-drop.json" >"$W/$what-file.out" 2>"$W/$what-file.err" || RC=$?
+  expect_rc 0
+  "$PY" - "$W/$what-file.out" "$W/demo-drop.json" <<'PYEOF' || fail "$what: demo-drop.json differs from jostle scene"
+import json, re, sys
+s = open(sys.argv[1]).read()
+rows = re.findall(r"^ *(\d+)  at \( *([-0-9.]+), *([-0-9.]+), *([-0-9.]+)\)$", s, re.M)
+cli = json.load(open(sys.argv[2]))
+if "500 steps" not in s or cli["run"]["steps"] != 500: sys.exit("not 500 steps: " + s[:200])
+if len(rows) != len(cli["bodies"]) or len(rows) != 22: sys.exit("%d bodies printed" % len(rows))
+for k, x, y, z in rows:
+    want = cli["bodies"][int(k)]["position"]
+    if max(abs(float(a) - b) for a, b in zip((x, y, z), want)) > 1e-6: sys.exit("body %s at %s %s %s, jostle scene %r" % (k, x, y, z, want))
+PYEOF
+}
+for mode in shared static; do
+  LAST=cc-drop-$mode
+  CMD="$CC examples/scene_drop.c ($mode)"
+  RC=0
+  if [ $mode = shared ]; then
+    $CC -std=c11 -Wall -Wextra -Werror "$SRC/examples/scene_drop.c" $(pkgc --cflags --libs) -lm \
+      -o "$W/drop_$mode" >"$W/$LAST.out" 2>"$W/$LAST.err" || RC=$?
+  else
+    $CC -std=c11 -Wall -Wextra -Werror "$SRC/examples/scene_drop.c" $(pkgc --cflags) \
+      "$libdir/libjostle.a" $(pkgc --static --libs | sed 's/-ljostle\b//') -lstdc++ \
+      -o "$W/drop_$mode" >"$W/$LAST.out" 2>"$W/$LAST.err" || RC=$?
+  fi
+  expect_rc 0
+  LD_LIBRARY_PATH=$libdir check_drop "$W/drop_$mode" drop-$mode
+done
+LD_LIBRARY_PATH=$libdir ldd "$W/drop_shared" | grep -q "$libdir/libjostle.so" || fail "drop_shared does not use the installed libjostle.so"
+ldd "$W/drop_static" | grep -q libjostle && fail "drop_static still loads libjostle.so"
 exit 0
