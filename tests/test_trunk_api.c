@@ -149,6 +149,9 @@ static void test_bad_input(void **state) {
   /* an open surface: one triangle left out */
   assert_refused(jl_trunk_volume_triangles(v, 8, t, 11, &o, &r, &err), &err, &r, "triangles:");
 
+  /* the cuboid read in metres is a 1 km trunk: refused before any work, naming the unit */
+  o.units = "m";
+  assert_refused(jl_trunk_volume_triangles(v, 8, t, 12, &o, &r, &err), &err, &r, "options.units");
   o.units = "furlong";
   assert_refused(jl_trunk_volume_triangles(v, 8, t, 12, &o, &r, &err), &err, &r, "options.units");
   assert_refused(jl_trunk_volume("../meshes/cuboid-1000x500x400.stl", &o, &r, &err), &err, &r, "options.units");

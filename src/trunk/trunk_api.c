@@ -140,6 +140,8 @@ static int jl_api_volume(jl_trunk_problem *prob, const jl_mesh *mesh, const jl_t
   cfg.time_s = o->time_s;
   cfg.seed = o->seed;
   cfg.log = &quiet;
+  cfg.units_name = "options.units";
+  cfg.max_blocks_name = "the library's limit";
   cfg.progress = o->progress;
   cfg.progress_ctx = o->progress_ctx;
   cfg.stop = &stop.flag;

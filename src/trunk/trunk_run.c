@@ -48,22 +48,23 @@ static int jl_trunk_fits_one(const jl_trunk_problem *p, const jl_mesh_report *re
 /* Before any work: a mesh that could hold more than max blocks by its
  * volume, or JL_TRUNK_BOX_FACTOR times that by its bounding box, is refused
  * with its size (a mesh in metres read as millimetres is a 1 km trunk). */
-static int jl_trunk_check_size(const jl_trunk_problem *p, const jl_mesh_report *rep, long max,
-                               jl_error *err) {
+static int jl_trunk_check_size(const jl_trunk_run_config *cfg, const jl_mesh_report *rep, jl_error *err) {
+  const jl_trunk_problem *p = cfg->problem;
+  long max = cfg->max_blocks;
   double bv = p->block.x * p->block.y * p->block.z;
   double ext[3] = {rep->hi[0] - rep->lo[0], rep->hi[1] - rep->lo[1], rep->hi[2] - rep->lo[2]};
   double by_volume = rep->volume / bv, by_box = ext[0] * ext[1] * ext[2] / bv;
   int box = by_volume <= (double)max && !(by_box <= JL_TRUNK_BOX_FACTOR * (double)max);
   if (by_volume <= (double)max && !box) return JL_OK;
-  char lim[64];
-  if (box) snprintf(lim, sizeof lim, "%g x %ld (--max-blocks)", JL_TRUNK_BOX_FACTOR, max);
-  else snprintf(lim, sizeof lim, "%ld (--max-blocks)", max);
+  char lim[128];
+  if (box) snprintf(lim, sizeof lim, "%g x %ld (%s)", JL_TRUNK_BOX_FACTOR, max, cfg->max_blocks_name);
+  else snprintf(lim, sizeof lim, "%ld (%s)", max, cfg->max_blocks_name);
   return jl_error_set(err, JL_ERR_INPUT,
                       "%s: the mesh measures %.6g x %.6g x %.6g mm (bounding box) and %.6g L read in %s: "
                       "its %s could hold %.4g blocks of %gx%gx%g mm, more than %s; if the mesh is not in %s, "
-                      "give its unit with --units mm|cm|m|in",
+                      "give its unit with %s mm|cm|m|in",
                       p->mesh, ext[0], ext[1], ext[2], rep->volume / 1e6, p->units, box ? "bounding box" : "volume",
-                      box ? by_box : by_volume, p->block.x, p->block.y, p->block.z, lim, p->units);
+                      box ? by_box : by_volume, p->block.x, p->block.y, p->block.z, lim, p->units, cfg->units_name);
 }
 
 static void jl_trunk_mesh_notices(const jl_log *log, const char *path, const jl_mesh_report *r) {
@@ -475,6 +476,8 @@ void jl_trunk_run_config_default(jl_trunk_run_config *c) {
   c->cell = 20.0;
   c->moves[0] = c->moves[1] = c->moves[2] = -1.0;
   c->max_blocks = JL_TRUNK_MAX_BLOCKS;
+  c->units_name = "--units";
+  c->max_blocks_name = "--max-blocks";
 }
 
 /* The search's progress line (after every launch) and the caller's callback. */
@@ -540,7 +543,7 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
                       : jl_mesh_load(&out->mesh, prob->mesh, prob->scale, &out->mesh_report, err);
   if (lrc != JL_OK) goto fail;
   jl_trunk_mesh_notices(log, prob->mesh, rep);
-  if (jl_trunk_check_size(prob, rep, cfg->max_blocks, err) != JL_OK) goto fail;
+  if (jl_trunk_check_size(cfg, rep, err) != JL_OK) goto fail;
   long bound = 0;
   if (jl_trunk_fits_one(prob, rep, &bound, err) != JL_OK) goto fail;
   out->bound = bound;

@@ -59,6 +59,8 @@ typedef struct jl_trunk_run_config {
   double cell;             /* surface grid cell, mm */
   double moves[3];         /* turn, settle and push shares (< 0: the search's default) */
   long max_blocks;         /* refuse a mesh that could hold more */
+  const char *units_name, *max_blocks_name; /* what the refusal calls the unit and the limit
+                              (the CLI's --units and --max-blocks) */
   int no_reach;            /* 1: the reachable volume is not measured */
   const char *resume;      /* a trunk result to start from when it beats the fills, or NULL */
   const jl_log *log;       /* notices and steps (NULL: silent) */
@@ -70,7 +72,7 @@ typedef struct jl_trunk_run_config {
   const jl_trunk_islands *islands; /* NULL: one search */
 } jl_trunk_run_config;
 
-/* Defaults of the CLI: 60 s, seed 1, cell 20 mm, JL_TRUNK_MAX_BLOCKS, moves < 0. */
+/* Defaults of the CLI: 60 s, seed 1, cell 20 mm, JL_TRUNK_MAX_BLOCKS, moves < 0, its option names. */
 void jl_trunk_run_config_default(jl_trunk_run_config *c);
 
 typedef struct jl_trunk_run_result {
