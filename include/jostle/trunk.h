@@ -24,8 +24,8 @@ typedef struct jl_trunk_options {
   void *progress_ctx;
   volatile sig_atomic_t *stop; /* set it (from a signal handler or another thread) to stop
                             * within about a second: the best legal packing so far is
-                            * returned with JL_OK and JL_STOPPED_BY_SIGNAL (set before
-                            * the call: at once, possibly with 0 blocks) */
+                            * returned with JL_OK and JL_STOPPED_BY_SIGNAL; 0 blocks when
+                            * it is set before the first fill ends (or before the call) */
 } jl_trunk_options;
 
 typedef struct jl_trunk_result {
