@@ -16,11 +16,9 @@ typedef struct jl_trunk_options {
   const char *device;      /* "auto" (default), "cpu" or "cuda" */
   int threads;             /* host threads (0: all the process may use) */
   const char *units;       /* the mesh's length unit: "mm" (default), "cm", "m" or "in" */
-  jl_progress_fn progress; /* or NULL: on the calling thread, at the end of each fill
-                            * (they and the reachable volume take up to 40% of time_s),
-                            * then after every launch of the search (about a second);
-                            * best: blocks so far, work: annealing moves. Non-zero
-                            * stops the run as *stop does. */
+  jl_progress_fn progress; /* or NULL: about once a second, on the calling thread (the
+                            * run goes on a thread of its own); best: blocks so far, work:
+                            * annealing moves. Non-zero stops the run as *stop does. */
   void *progress_ctx;
   volatile sig_atomic_t *stop; /* set it (from a signal handler or another thread) to stop
                             * within about a second: the best legal packing so far is

@@ -1,5 +1,7 @@
 /* The public trunk API (include/jostle/trunk.h) over the trunk run
- * (trunk_run.h), silent: nothing is printed and no file is written. */
+ * (trunk_run.h), silent: nothing is printed and no file is written. The
+ * run goes on a thread of its own so that the calling thread can call the
+ * progress callback about once a second whatever phase the run is in. */
 #include <jostle/trunk.h>
 
 #include <math.h>
@@ -19,8 +21,10 @@
 
 /* The longest run the options may ask for (the CLI's --time limit). */
 #define JL_TRUNK_API_TIME_MAX 1e9
-/* How often the caller's stop flag is looked at, seconds. */
-#define JL_TRUNK_API_STOP_POLL_S 0.01
+/* How often the caller's stop flag is looked at, and its progress
+ * callback called, seconds. */
+#define JL_TRUNK_API_POLL_S 0.01
+#define JL_TRUNK_API_PROGRESS_S 1.0
 /* The fewest vertices and triangles of a closed surface (a tetrahedron). */
 #define JL_TRUNK_API_MIN_ELEMENTS 4
 
@@ -32,38 +36,80 @@ void jl_trunk_options_default(jl_trunk_options *o) {
   o->units = "mm";
 }
 
-/* The run polls one flag; the caller's stop flag reaches it through a
- * thread that copies it over (the progress callback sets it directly), so
- * it ends every phase, the fills and the reachable volume included. */
-typedef struct jl_api_stop {
-  volatile sig_atomic_t flag;
-  volatile sig_atomic_t *user;
+/* The run goes on a thread of its own while the calling thread watches
+ * it: the caller's stop flag every JL_TRUNK_API_POLL_S, its progress
+ * callback every JL_TRUNK_API_PROGRESS_S, whatever the run is doing (a
+ * fill may take many seconds). Both reach the run through its one flag. */
+typedef struct jl_api_run {
+  jl_trunk_run_config cfg;
+  const jl_trunk_options *o;
+  jl_device dev;
+  jl_trunk_run_result r;
+  jl_error err;
+  int rc;
+  volatile sig_atomic_t stop;  /* the run's flag */
   atomic_int done;
-  pthread_t thread;
-  int started;
-} jl_api_stop;
+  pthread_mutex_t mu;          /* guards best and moves */
+  double best;
+  uint64_t moves;
+  int inline_run;              /* no thread could start: the run's own calls do the watching */
+  double next_progress;
+} jl_api_run;
 
-static void *jl_api_stop_watch(void *arg) {
-  jl_api_stop *s = arg;
-  struct timespec ts = {0, (long)(JL_TRUNK_API_STOP_POLL_S * 1e9)};
-  while (!atomic_load(&s->done)) {
-    if (*s->user) s->flag = 1;
-    nanosleep(&ts, NULL);
+/* The caller's flag and callback (on the calling thread); 1 once either asks to stop. */
+static void jl_api_watch(jl_api_run *a, double now) {
+  const jl_trunk_options *o = a->o;
+  if (o->stop && *o->stop) a->stop = 1;
+  if (!o->progress || now < a->next_progress) return;
+  a->next_progress = now + JL_TRUNK_API_PROGRESS_S;
+  pthread_mutex_lock(&a->mu);
+  jl_progress_info info = {now - a->cfg.t0, a->best, a->moves};
+  pthread_mutex_unlock(&a->mu);
+  if (o->progress(o->progress_ctx, &info)) a->stop = 1;
+}
+
+/* The run's progress (each fill's end, each launch): kept for the watcher. */
+static int jl_api_on_progress(void *ctx, const jl_progress_info *p) {
+  jl_api_run *a = ctx;
+  pthread_mutex_lock(&a->mu);
+  a->best = p->best;
+  a->moves = p->work;
+  pthread_mutex_unlock(&a->mu);
+  if (a->inline_run) jl_api_watch(a, jl_time_now());
+  return 0;
+}
+
+static void *jl_api_run_main(void *arg) {
+  jl_api_run *a = arg;
+  const jl_trunk_options *o = a->o;
+  a->rc = jl_device_select(&a->dev, o->device ? o->device : "auto", o->threads, NULL, &a->err);
+  if (a->rc == JL_OK) {
+    a->cfg.dev = &a->dev;
+    a->rc = jl_trunk_run(&a->cfg, &a->r, &a->err);
   }
+  atomic_store(&a->done, 1);
   return NULL;
 }
 
-static void jl_api_stop_begin(jl_api_stop *s, volatile sig_atomic_t *user) {
-  s->flag = user && *user;
-  s->user = user;
-  atomic_init(&s->done, 0);
-  s->started = user && pthread_create(&s->thread, NULL, jl_api_stop_watch, s) == 0;
-}
-
-static void jl_api_stop_end(jl_api_stop *s) {
-  atomic_store(&s->done, 1);
-  if (s->started) pthread_join(s->thread, NULL);
-  s->started = 0;
+/* Runs a->cfg; the caller's stop flag and progress callback watched from here. */
+static void jl_api_run_watched(jl_api_run *a) {
+  a->stop = a->o->stop && *a->o->stop;
+  a->next_progress = a->cfg.t0 + JL_TRUNK_API_PROGRESS_S;
+  atomic_init(&a->done, 0);
+  pthread_mutex_init(&a->mu, NULL);
+  pthread_t th;
+  if (pthread_create(&th, NULL, jl_api_run_main, a) != 0) {
+    a->inline_run = 1;
+    jl_api_run_main(a);
+  } else {
+    struct timespec poll = {0, (long)(JL_TRUNK_API_POLL_S * 1e9)};
+    while (!atomic_load(&a->done)) {
+      nanosleep(&poll, NULL);
+      if (!atomic_load(&a->done)) jl_api_watch(a, jl_time_now());
+    }
+    pthread_join(th, NULL);
+  }
+  pthread_mutex_destroy(&a->mu);
 }
 
 static int jl_api_options_check(const jl_trunk_options *o, double *scale, jl_error *err) {
@@ -123,33 +169,31 @@ static int jl_api_result_fill(const jl_trunk_run_result *r, const jl_trunk_probl
 /* One run of the problem (mesh: arrays given, or NULL to read prob->mesh). */
 static int jl_api_volume(jl_trunk_problem *prob, const jl_mesh *mesh, const jl_trunk_options *o,
                          jl_trunk_result *res, jl_error *err) {
-  jl_device dev;
-  int rc = jl_device_select(&dev, o->device ? o->device : "auto", o->threads, NULL, err);
-  if (rc != JL_OK) return rc;
+  jl_api_run *a = calloc(1, sizeof *a);
+  if (!a) return jl_error_set(err, JL_ERR_NOMEM, "out of memory");
   jl_log quiet = {NULL, JL_LOG_ERROR};
-  jl_api_stop stop;
-  jl_api_stop_begin(&stop, o->stop);
-  jl_trunk_run_config cfg;
-  jl_trunk_run_config_default(&cfg);
-  cfg.problem = prob;
-  cfg.mesh = mesh;
-  cfg.dev = &dev;
-  cfg.device = o->device ? o->device : "auto";
-  cfg.threads = o->threads;
-  cfg.t0 = jl_time_now();
-  cfg.time_s = o->time_s;
-  cfg.seed = o->seed;
-  cfg.log = &quiet;
-  cfg.units_name = "options.units";
-  cfg.max_blocks_name = "the library's limit";
-  cfg.progress = o->progress;
-  cfg.progress_ctx = o->progress_ctx;
-  cfg.stop = &stop.flag;
-  jl_trunk_run_result r;
-  rc = jl_trunk_run(&cfg, &r, err);
-  jl_api_stop_end(&stop);
-  if (rc == JL_OK) rc = jl_api_result_fill(&r, prob, &dev, res, err);
-  jl_trunk_run_result_free(&r);
+  a->o = o;
+  jl_trunk_run_config *cfg = &a->cfg;
+  jl_trunk_run_config_default(cfg);
+  cfg->problem = prob;
+  cfg->mesh = mesh;
+  cfg->device = o->device ? o->device : "auto";
+  cfg->threads = o->threads;
+  cfg->t0 = jl_time_now();
+  cfg->time_s = o->time_s;
+  cfg->seed = o->seed;
+  cfg->log = &quiet;
+  cfg->units_name = "options.units";
+  cfg->max_blocks_name = "the library's limit";
+  cfg->progress = jl_api_on_progress;
+  cfg->progress_ctx = a;
+  cfg->stop = &a->stop;
+  jl_api_run_watched(a);
+  int rc = a->rc;
+  if (rc == JL_OK) rc = jl_api_result_fill(&a->r, prob, &a->dev, res, err);
+  else if (err) *err = a->err;
+  jl_trunk_run_result_free(&a->r);
+  free(a);
   return rc;
 }
 
@@ -171,10 +215,7 @@ int jl_trunk_volume(const char *mesh_path, const jl_trunk_options *o, jl_trunk_r
   jl_trunk_problem_from_mesh(&prob, mesh_path);
   snprintf(prob.units, sizeof prob.units, "%s", o->units ? o->units : "mm");
   prob.scale = scale;
-  jl_error local = {0};
-  rc = jl_api_volume(&prob, NULL, o, res, &local);
-  if (rc != JL_OK && err) *err = local;
-  return rc;
+  return jl_api_volume(&prob, NULL, o, res, err);
 }
 
 /* Counts, indices and coordinates, each message naming its argument. */
@@ -218,10 +259,7 @@ int jl_trunk_volume_triangles(const double *vertices, int n_vertices, const int 
   prob.scale = scale;
   /* the run only reads the arrays (jl_mesh_load_arrays copies them) */
   jl_mesh in = {n_vertices, n_triangles, (double *)(uintptr_t)vertices, (int *)(uintptr_t)triangles};
-  jl_error local = {0};
-  rc = jl_api_volume(&prob, &in, o, res, &local);
-  if (rc != JL_OK && err) *err = local;
-  return rc;
+  return jl_api_volume(&prob, &in, o, res, err);
 }
 
 void jl_trunk_result_free(jl_trunk_result *res) {
