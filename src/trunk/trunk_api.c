@@ -56,7 +56,7 @@ typedef struct jl_api_run {
   double next_progress;
 } jl_api_run;
 
-/* The caller's flag and callback (on the calling thread); 1 once either asks to stop. */
+/* The caller's flag and callback (on the calling thread): either sets the run's flag. */
 static void jl_api_watch(jl_api_run *a, double now) {
   const jl_trunk_options *o = a->o;
   if (o->stop && *o->stop) a->stop = 1;
