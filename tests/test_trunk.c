@@ -664,9 +664,9 @@ static void test_result_round_trip(void **state) {
   jl_trunk_report chk;
   jl_error err = {0};
   assert_int_equal(jl_trunk_check_packing(&f->geom, &p, &chk, &err), JL_OK);
-  jl_trunk_result res = {&prob, &p, &mrep, &chk, 1, 200, 7, "cpu", "CPU, 1 threads", "layered",
+  jl_trunk_summary res = {&prob, &p, &mrep, &chk, 1, 200, 7, "cpu", "CPU, 1 threads", "layered",
                          1.0, 0.5, 0.5, "baseline", NULL, 1, NULL, {0, 0}, 2, 0.25, 1, 0, NULL, NULL, 1, 0, NULL};
-  assert_int_equal(jl_trunk_result_write_json(json, &res, &err), JL_OK);
+  assert_int_equal(jl_trunk_summary_write_json(json, &res, &err), JL_OK);
   char kind[16];
   jl_result_kind(json, kind, sizeof kind);
   assert_string_equal(kind, "trunk");

@@ -16,9 +16,14 @@ typedef struct jl_trunk_options {
   const char *device;      /* "auto" (default), "cpu" or "cuda" */
   int threads;             /* host threads (0: all the process may use) */
   const char *units;       /* the mesh's length unit: "mm" (default), "cm", "m" or "in" */
-  jl_progress_fn progress; /* about once a second, or NULL */
+  jl_progress_fn progress; /* or NULL: about once a second, on the calling thread (the
+                            * run goes on a thread of its own); best: blocks so far, work:
+                            * annealing moves. Non-zero stops the run as *stop does. */
   void *progress_ctx;
-  volatile sig_atomic_t *stop; /* set it to stop; the best so far is returned */
+  volatile sig_atomic_t *stop; /* set it (from a signal handler or another thread) to stop
+                            * within about a second: the best legal packing so far is
+                            * returned with JL_OK and JL_STOPPED_BY_SIGNAL; 0 blocks when
+                            * it is set before the first fill ends (or before the call) */
 } jl_trunk_options;
 
 typedef struct jl_trunk_result {
@@ -42,12 +47,17 @@ JL_API void jl_trunk_options_default(jl_trunk_options *o);
 /* Packs blocks into the mesh at path (STL, OBJ, PLY, glTF, 3MF, ... through
  * assimp; closed and free of self-intersection, repaired and checked as the
  * CLI does). res holds a legal packing on JL_OK; free it with
- * jl_trunk_result_free. */
+ * jl_trunk_result_free (on another status it is left empty). Bad options or
+ * a bad mesh give JL_ERR_INPUT with a message naming the field or file.
+ * Nothing is printed and no file is written. */
 JL_API int jl_trunk_volume(const char *mesh_path, const jl_trunk_options *o, jl_trunk_result *res,
                            jl_error *err);
 
-/* The same for a mesh given as arrays: n_vertices * 3 coordinates and
- * n_triangles * 3 vertex indices, outward or inward (it is oriented). */
+/* The same for a mesh given as arrays, in options' units: n_vertices * 3
+ * coordinates (finite) and n_triangles * 3 vertex indices (0 to
+ * n_vertices - 1), at least 4 of each, outward or inward (it is oriented).
+ * The arrays are copied; messages name "vertices[i]", "triangles[i]",
+ * "n_vertices" or "n_triangles", and "triangles:" for the surface. */
 JL_API int jl_trunk_volume_triangles(const double *vertices, int n_vertices, const int *triangles,
                                      int n_triangles, const jl_trunk_options *o,
                                      jl_trunk_result *res, jl_error *err);

@@ -1,7 +1,6 @@
 /* jostle trunk: trunk volume in liters from a mesh, and verify for trunk results. */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <signal.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,20 +9,12 @@
 
 #include "cli.h"
 #include "device.h"
-#include "file_util.h"
 #include "islands.h"
 #include "log.h"
 #include "mesh.h"
 #include "timer.h"
-#include "trunk_baseline.h"
-#include "trunk_check.h"
-#include "trunk_frame.h"
 #include "trunk_io.h"
-#include "trunk_reach.h"
-#include "trunk_search.h"
-#include "trunk_tilt.h"
-#include "trunk_slabs.h"
-#include "progress.h"
+#include "trunk_run.h"
 
 /* The signal handler's only link to the search: a flag it polls between launches. */
 static volatile sig_atomic_t jl_trunk_stop_flag = 0;
@@ -41,25 +32,6 @@ static void jl_trunk_install_signals(void) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-}
-
-typedef struct jl_trunk_progress_ctx {
-  const char *name;
-  double t0;
-  int last_best;
-  jl_progress pr;
-} jl_trunk_progress_ctx;
-
-static void jl_trunk_on_progress(void *ctx, const jl_trunk_progress *p) {
-  jl_trunk_progress_ctx *c = ctx;
-  int improved = p->best_count > c->last_best;
-  c->last_best = p->best_count;
-  jl_progress_update(&c->pr, jl_time_now(), improved,
-                     "%s: %.1f s  best legal %d  chains up to %d (most %d)  legalized %d of %d  "
-                     "temperature %.3g  moves %llu  relax steps %.3g",
-                     c->name, jl_time_now() - c->t0, p->best_count, p->count, p->chains_best,
-                     p->legalize_legal, p->legalize_tried, p->temperature,
-                     (unsigned long long)p->moves, (double)p->relax_steps);
 }
 
 static const char *const jl_trunk_help =
@@ -182,9 +154,6 @@ static int jl_trunk_moves_parse(const char *s, double out[3], jl_error *err) {
 /* --max-blocks at most: block counts are ints, and 1e7 blocks already take
  * gigabytes in the fills and the search. */
 #define JL_TRUNK_MAX_BLOCKS_CEIL 10000000L
-/* A bounding box that could hold this many times --max-blocks is refused
- * too: the fills scan the bounding box, not the volume. */
-#define JL_TRUNK_BOX_FACTOR 10.0
 
 static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl_error *err) {
   memset(a, 0, sizeof *a);
@@ -245,440 +214,6 @@ static int jl_ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Volume and size rule out any block: floor(V / v) = 0, a bounding box
- * extent below the block's shortest edge (a box is at least that wide in
- * every direction), or a bounding box diagonal below its longest edge. */
-static int jl_trunk_fits_one(const jl_trunk_problem *p, const jl_mesh_report *rep, long *bound,
-                             jl_error *err) {
-  double bv = p->block.x * p->block.y * p->block.z;
-  *bound = (long)floor(rep->volume / bv);
-  double shortest = fmin(p->block.x, fmin(p->block.y, p->block.z));
-  double narrow = fmin(rep->hi[0] - rep->lo[0], fmin(rep->hi[1] - rep->lo[1], rep->hi[2] - rep->lo[2]));
-  if (*bound < 1)
-    return jl_error_set(err, JL_ERR_INPUT,
-                        "%s: trunk too small for one block: volume %.6g L < block %.6g L", p->mesh,
-                        rep->volume / 1e6, bv / 1e6);
-  double longest = fmax(p->block.x, fmax(p->block.y, p->block.z));
-  double diag = sqrt((rep->hi[0] - rep->lo[0]) * (rep->hi[0] - rep->lo[0]) +
-                     (rep->hi[1] - rep->lo[1]) * (rep->hi[1] - rep->lo[1]) +
-                     (rep->hi[2] - rep->lo[2]) * (rep->hi[2] - rep->lo[2]));
-  if (diag < longest)
-    return jl_error_set(err, JL_ERR_INPUT,
-                        "%s: trunk too small for one block: its bounding box diagonal is %.6g mm, "
-                        "the block's longest edge %.6g mm", p->mesh, diag, longest);
-  if (narrow < shortest)
-    return jl_error_set(err, JL_ERR_INPUT,
-                        "%s: trunk too small for one block: %.6g mm across, the block's shortest edge is %.6g mm",
-                        p->mesh, narrow, shortest);
-  return JL_OK;
-}
-
-/* Before any work: a mesh that could hold more than max blocks by its
- * volume, or JL_TRUNK_BOX_FACTOR times that by its bounding box, is refused
- * with its size (a mesh in metres read as millimetres is a 1 km trunk). */
-static int jl_trunk_check_size(const jl_trunk_problem *p, const jl_mesh_report *rep, long max,
-                               jl_error *err) {
-  double bv = p->block.x * p->block.y * p->block.z;
-  double ext[3] = {rep->hi[0] - rep->lo[0], rep->hi[1] - rep->lo[1], rep->hi[2] - rep->lo[2]};
-  double by_volume = rep->volume / bv, by_box = ext[0] * ext[1] * ext[2] / bv;
-  int box = by_volume <= (double)max && !(by_box <= JL_TRUNK_BOX_FACTOR * (double)max);
-  if (by_volume <= (double)max && !box) return JL_OK;
-  char lim[64];
-  if (box) snprintf(lim, sizeof lim, "%g x %ld (--max-blocks)", JL_TRUNK_BOX_FACTOR, max);
-  else snprintf(lim, sizeof lim, "%ld (--max-blocks)", max);
-  return jl_error_set(err, JL_ERR_INPUT,
-                      "%s: the mesh measures %.6g x %.6g x %.6g mm (bounding box) and %.6g L read in %s: "
-                      "its %s could hold %.4g blocks of %gx%gx%g mm, more than %s; if the mesh is not in %s, "
-                      "give its unit with --units mm|cm|m|in",
-                      p->mesh, ext[0], ext[1], ext[2], rep->volume / 1e6, p->units, box ? "bounding box" : "volume",
-                      box ? by_box : by_volume, p->block.x, p->block.y, p->block.z, lim, p->units);
-}
-
-static void jl_trunk_mesh_notices(const jl_log *log, const char *path, const jl_mesh_report *r) {
-  if (r->degenerate_dropped)
-    jl_log_printf(log, JL_LOG_NOTICE, "%s: dropped %d degenerate triangle(s)", path, r->degenerate_dropped);
-  if (r->flipped_triangles)
-    jl_log_printf(log, JL_LOG_NOTICE, "%s: fixed orientation: flipped %d of %d triangles to face outward",
-                  path, r->flipped_triangles, r->triangles);
-  if (r->welded_vertices || r->doubled_removed || r->slivers_removed || r->overlaps_accepted)
-    jl_log_printf(log, JL_LOG_NOTICE,
-                  "%s: repaired within %.3g mm (%g of the bounding box diagonal): welded %d vertex(es), "
-                  "removed %d doubled triangle(s), flipped away %d sliver(s), accepted %d triangle pair(s) "
-                  "crossing by at most that (deepest %.3g mm)",
-                  path, r->repair_tol, JL_MESH_REPAIR_TOL, r->welded_vertices, r->doubled_removed,
-                  r->slivers_removed, r->overlaps_accepted, r->max_overlap);
-}
-
-/* Share of --time that the fills (grid baseline, layered, slab and tilted
- * fills, in both frames) may take together, counted from the start of the
- * run: the search after them gets the rest, and whatever they leave. */
-#define JL_TRUNK_FILL_SHARE 0.4
-/* Share of --time that the axis-aligned fills leave to the tilted fill:
- * they stop this long before the fills' end, where the tilted fill stops. */
-#define JL_TRUNK_TILT_SHARE 0.1
-/* Share of the axis-aligned fills' time that a turned floor frame takes
- * first; the mesh's own frame gets the rest, and whatever the floor's left. */
-#define JL_TRUNK_FLOOR_FRAME_SHARE 0.7
-/* Share of a frame's time that its grid baseline may take: it is reported,
- * not kept (the layered fill contains every lattice), so it must not starve
- * the fills that are (it takes about a tenth of them when nothing cuts). */
-#define JL_TRUNK_GRID_SHARE 0.25
-
-/* The fills of a run, in the mesh's frame (0) and the floor's (1). */
-typedef struct jl_fill_run {
-  char names[2][JL_TRUNK_NAME_MAX + 32];  /* message prefixes of the two frames */
-  const jl_log *log;
-  jl_progress pr;
-  double t0;
-  int threads;
-  long bound;
-  jl_trunk_fill_report *rep;
-  jl_grid_info gi;         /* the mesh frame's grid baseline: the reported baseline */
-  jl_baseline_info base;   /* the mesh frame's layered fill */
-  int done[2];             /* per frame, the fills that ran: bit 0 grid, 1 layered, 2 + axis slabs, 4 tilt */
-  jl_block_packing grid, found;  /* scratch */
-} jl_fill_run;
-
-static void jl_fill_run_init(jl_fill_run *r, const char *name, const jl_log *log, int progress, double t0,
-                             int threads, long bound, jl_trunk_fill_report *rep) {
-  memset(r, 0, sizeof *r);
-  snprintf(r->names[0], sizeof r->names[0], "%s", name);
-  snprintf(r->names[1], sizeof r->names[1], "%s, floor frame", name);
-  r->log = log;
-  jl_progress_init(&r->pr, stderr, progress);
-  r->t0 = t0;
-  r->threads = threads;
-  r->bound = bound;
-  r->rep = rep;
-  memset(rep, 0, sizeof *rep);
-}
-
-static void jl_fill_run_free(jl_fill_run *r) {
-  jl_progress_end(&r->pr);
-  jl_block_packing_free(&r->grid);
-  jl_block_packing_free(&r->found);
-}
-
-/* A log line in place of the progress line (redrawn at the next update). */
-static void jl_fill_note(jl_fill_run *r, jl_log_level level, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 3, 4)))
-#endif
-  ;
-static void jl_fill_note(jl_fill_run *r, jl_log_level level, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  jl_progress_clear(&r->pr);
-  jl_log_printf(r->log, level, "%s", msg);
-}
-
-/* Degrees of an angle in radians for a message, without a "-0.00". */
-static double jl_fill_deg(double rad) {
-  double d = rad * (180.0 / 3.14159265358979323846);
-  return fabs(d) < 5e-3 ? 0.0 : d;
-}
-
-/* Seconds the fills of one frame took. */
-static double jl_frame_fills_time(const jl_frame_fills *f) {
-  return f->grid_s + f->layered_s + f->slab_s[0] + f->slab_s[1] + f->tilt_s;
-}
-
-/* The progress line: each frame's fill counts so far and the best. */
-static void jl_fill_progress(jl_fill_run *r) {
-  char line[512] = "";
-  size_t n = 0;
-  int best = 0;
-  for (int k = 0; k < 2; ++k) {
-    const jl_frame_fills *f = &r->rep->fills[k];
-    if (!f->ran) continue;
-    const char *what[5] = {"grid", "layered", "slabs x", "slabs y", "tilt"};
-    int count[5] = {f->grid, f->layered, f->slab[0], f->slab[1], f->tilt};
-    n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, "%s", k ? "  | floor frame:" : "");
-    for (int i = 0, first = 1; i < 5; ++i) {
-      if (!(r->done[k] & (1 << i))) continue;
-      n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, "%s %s %d", first ? "" : ",", what[i],
-                            count[i]);
-      first = 0;
-      best = count[i] > best ? count[i] : best;
-    }
-  }
-  double now = jl_time_now();
-  jl_progress_update(&r->pr, now, r->pr.tty, "%s: %.1f s  fills:%s  best %d", r->names[0], now - r->t0, line, best);
-}
-
-/* The axis-aligned fills of the trunk g in frame k, each stopping at
- * deadline: the grid baseline (within JL_TRUNK_GRID_SHARE of the time to
- * it), the layered fill, the slab fills (slabs across y in zones across x,
- * the sedan's best, then the reverse). best (initialised) gets the largest,
- * in g's coordinates. */
-static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, double deadline,
-                            const volatile sig_atomic_t *stop, jl_block_packing *best, jl_error *err) {
-  jl_frame_fills *ff = &r->rep->fills[k];
-  const char *nm = r->names[k];
-  double edge[3] = {g->block.x, g->block.y, g->block.z};
-  ff->ran = 1;
-  ff->complete = 1;
-  jl_grid_info gi;
-  r->grid.count = 0;
-  double now = jl_time_now(), grid_end = deadline > now ? now + JL_TRUNK_GRID_SHARE * (deadline - now) : deadline;
-  if (jl_trunk_grid_fill(g, r->threads, 0, grid_end, stop, &r->grid, &gi, err) != JL_OK) return err->code;
-  if (!gi.complete) {
-    ff->complete = 0;
-    jl_fill_note(r, JL_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", nm,
-                 *stop ? "a signal" : "the fills' share of --time", gi.count);
-  }
-  jl_fill_note(r, JL_LOG_INFO,
-               "%s: baseline %d blocks (grid: %g x %g x %g mm along x, y, z, offset %g, %g, %g mm), "
-               "%lld positions tested in %.2f s on %d threads",
-               nm, gi.count, edge[gi.edges[0]], edge[gi.edges[1]], edge[gi.edges[2]], gi.offset[0], gi.offset[1],
-               gi.offset[2], gi.boxes_tested, gi.time_s, r->threads);
-  ff->grid = gi.count;
-  ff->grid_s = gi.time_s;
-  if (k == 0) r->gi = gi;
-  r->done[k] |= 1;
-  jl_fill_progress(r);
-  jl_baseline_info base;
-  memset(&base, 0, sizeof base);
-  best->count = 0;
-  if (jl_trunk_baseline_until(g, r->threads, 0, deadline, stop, best, &base, err) != JL_OK) return err->code;
-  if (!base.complete) {
-    ff->complete = 0;
-    jl_fill_note(r, JL_LOG_NOTICE, "%s: the layered fill was cut short by %s (%d blocks)", nm,
-                 *stop ? "a signal" : "the fills' share of --time", base.count);
-  }
-  char mix[128] = "";
-  for (int v = 0, n = 0; v < 3; ++v)
-    if (base.layers_upright[v] > 0)
-      n += snprintf(mix + n, sizeof mix - (size_t)n, "%s%d x %g mm", n ? ", " : "", base.layers_upright[v], edge[v]);
-  jl_fill_note(r, JL_LOG_INFO, "%s: layered fill %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
-               nm, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s, r->threads);
-  ff->layered = base.count;
-  ff->layered_s = base.time_s;
-  if (k == 0) r->base = base;
-  ff->best = "layered";
-  if (r->grid.count > best->count) {  /* only when the layered fill was cut short */
-    if (jl_block_packing_copy(best, &r->grid, err) != JL_OK) return err->code;
-    ff->best = "grid";
-  }
-  ff->count = best->count;
-  ff->found_s = jl_time_now() - r->t0;
-  r->done[k] |= 2;
-  jl_fill_progress(r);
-  for (int ax = 1; ax >= 0 && best->count < r->bound; --ax) {
-    if (jl_time_now() >= deadline || *stop) {
-      ff->complete = 0;
-      break;
-    }
-    jl_slab_info slab;
-    memset(&slab, 0, sizeof slab);
-    int src = jl_trunk_slab_fill(g, ax, 1, 0.0, r->threads, deadline, stop, &r->found, &slab, err);
-    if (src == JL_ERR_INPUT) {  /* a trunk too large for the slab fill: go on without */
-      jl_fill_note(r, JL_LOG_NOTICE, "%s: no slab fill: %s", nm, err->msg);
-      memset(err, 0, sizeof *err);
-      break;
-    }
-    if (src != JL_OK) return src;
-    jl_fill_note(r, JL_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
-                 "%lld positions tested in %.2f s%s", nm, "xy"[ax], "yx"[ax], slab.count, slab.zones, slab.slabs,
-                 slab.boxes_tested, slab.time_s, slab.complete ? "" : " (cut short)");
-    ff->slab[ax] = slab.count;
-    ff->slab_s[ax] = slab.time_s;
-    r->done[k] |= 4 << ax;
-    if (!slab.complete) ff->complete = 0;
-    if (r->found.count > best->count) {
-      if (jl_block_packing_copy(best, &r->found, err) != JL_OK) return err->code;
-      ff->best = ax ? "slabs_y" : "slabs_x";
-      ff->count = best->count;
-      ff->found_s = jl_time_now() - r->t0;
-    }
-    jl_fill_progress(r);
-  }
-  return JL_OK;
-}
-
-/* The tilted fill of the trunk g in frame k (blocks flat against a large
- * sloped face in a band, the rest axis-aligned across the better slab axis),
- * filling only splits that could beat beat; stops at deadline keeping the
- * best split so far. out gets its packing in g's coordinates (0 blocks: none). */
-static int jl_fills_tilt(jl_fill_run *r, int k, const jl_trunk_geom *g, int beat, double deadline,
-                         const volatile sig_atomic_t *stop, jl_block_packing *out, jl_error *err) {
-  jl_frame_fills *ff = &r->rep->fills[k];
-  int axes = ff->slab[0] > ff->slab[1] ? 1 : ff->slab[1] > ff->slab[0] ? 2 : 3;
-  jl_tilt_info tilt;
-  memset(&tilt, 0, sizeof tilt);
-  if (jl_trunk_tilt_fill(g, axes, beat, r->threads, deadline, stop, out, &tilt, err) != JL_OK) return err->code;
-  if (tilt.planes > 0)
-    jl_fill_note(r, JL_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
-                 "%d splits filled, %d could not win, %d not clean, %d failed the exact check, %lld positions tested "
-                 "in %.2f s%s", r->names[k], tilt.planes, tilt.count, tilt.tilted, tilt.thickness, tilt.splits,
-                 tilt.skipped, tilt.unclean, tilt.rejected, tilt.boxes_tested, tilt.time_s,
-                 tilt.complete ? "" : " (cut short)");
-  ff->tilt_ran = 1;
-  r->done[k] |= 16;
-  ff->tilt = tilt.count;
-  ff->tilt_s = tilt.time_s;
-  if (!tilt.complete) ff->complete = 0;
-  return JL_OK;
-}
-
-/* in (the floor frame's packing) turned back into the mesh and exactly
- * checked against it: *ok = 1 and out holds it when legal. */
-static int jl_fills_turn_back(jl_fill_run *r, const jl_trunk_geom *geom, const jl_block_packing *in,
-                              jl_block_packing *out, int *ok, jl_error *err) {
-  *ok = 0;
-  if (jl_trunk_frame_packing_back(&r->rep->frame, in, out, err) != JL_OK) return err->code;
-  jl_trunk_report chk;
-  if (jl_trunk_check_packing_until(geom, out, &geom->lim, &chk, err) != JL_OK) return err->code;
-  if (!chk.legal) {
-    char why[256];
-    jl_trunk_report_describe(&chk, why, sizeof why);
-    jl_fill_note(r, JL_LOG_NOTICE, "%s: its packing of %d blocks turned back is not kept: %s", r->names[1],
-                 in->count, chk.complete ? why : "its exact check was cut short");
-    r->rep->fills[1].rejected = 1;
-    return JL_OK;
-  }
-  *ok = 1;
-  return JL_OK;
-}
-
-/* All the fills, within their share of --time: the axis-aligned fills in
- * the mesh's frame and, when the floor's frame is turned from it, in the
- * floor's (each frame half of what is left until aligned_end), then the
- * tilted fill in the frame that won, until fill_end. best (uninitialised)
- * gets the best packing in the mesh's coordinates; *search names the fill,
- * *time_to_best when it was found. A floor-frame packing is kept only when
- * it beats the mesh frame's and, turned back, passes the exact check. */
-static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double aligned_end, double fill_end,
-                              const volatile sig_atomic_t *stop, jl_block_packing *best, const char **search,
-                              double *time_to_best, jl_error *err) {
-  jl_trunk_fill_report *rep = r->rep;
-  double start = jl_time_now();
-  rep->budget_s = fill_end - start;
-  jl_mesh turned = {0};
-  jl_trunk_geom tg;
-  memset(&tg, 0, sizeof tg);
-  jl_block_packing inframe = {0}, back = {0};
-  int rc = JL_OK;
-  if ((rc = jl_block_packing_init(best, 256, err)) != JL_OK || (rc = jl_block_packing_init(&inframe, 256, err)) != JL_OK ||
-      (rc = jl_block_packing_init(&r->grid, 256, err)) != JL_OK ||
-      (rc = jl_trunk_frame_detect(geom->mesh, &geom->block, &rep->frame, err)) != JL_OK)
-    goto done;
-  const jl_trunk_frame *fm = &rep->frame;
-  double surf = fm->surface_area > 0 ? 100.0 / fm->surface_area : 0.0;
-  if (fm->turned)
-    jl_fill_note(r, JL_LOG_INFO, "%s: the floor's frame is turned %.2f deg from the mesh's (yaw %.2f, pitch %.2f, "
-                 "roll %.2f deg; floor %.0f%% of the surface, walls %.0f%%): filling in both", r->names[0],
-                 jl_fill_deg(fm->angle), jl_fill_deg(fm->yaw), jl_fill_deg(fm->pitch), jl_fill_deg(fm->roll),
-                 fm->floor_area * surf, fm->wall_area * surf);
-  else
-    jl_fill_note(r, JL_LOG_INFO, "%s: the floor's frame is the mesh's (floor %.0f%% of the surface, walls %.0f%%)",
-                 r->names[0], fm->floor_area * surf, fm->wall_area * surf);
-  /* A turned floor frame goes first with most of the time: the mesh's own
-   * frame then lays every layer across a tilted floor and loses a stair
-   * along all of it (the 5-degree suv-pitched: 443 blocks in either frame
-   * with half the time each on 2 loaded threads, 471 for the same trunk
-   * upright), and it keeps only what the floor's leaves. */
-  int frames = fm->turned ? 2 : 1;
-  double now = jl_time_now();
-  if (frames == 2) {
-    if ((rc = jl_trunk_frame_turn_mesh(geom->mesh, fm, &turned, err)) != JL_OK ||
-        (rc = jl_trunk_geom_init(&tg, &turned, geom->block, err)) != JL_OK ||
-        (rc = jl_fills_aligned(r, 1, &tg, now + JL_TRUNK_FLOOR_FRAME_SHARE * (aligned_end - now), stop,
-                               &inframe, err)) != JL_OK)
-      goto done;
-    int ok = 0;
-    if (inframe.count > 0) {
-      if ((rc = jl_fills_turn_back(r, geom, &inframe, &back, &ok, err)) != JL_OK) goto done;
-      if (ok) {
-        if ((rc = jl_block_packing_copy(best, &back, err)) != JL_OK) goto done;
-        rep->winner = 1;
-        *search = rep->fills[1].best;
-        *time_to_best = rep->fills[1].found_s;
-      }
-    }
-  }
-  /* (also at the bound: the mesh's frame gives the reported grid baseline) */
-  if (frames == 1 || (!*stop && jl_time_now() < aligned_end)) {
-    if ((rc = jl_fills_aligned(r, 0, geom, aligned_end, stop, &inframe, err)) != JL_OK) goto done;
-    if (inframe.count > best->count) {
-      if ((rc = jl_block_packing_copy(best, &inframe, err)) != JL_OK) goto done;
-      rep->winner = 0;
-      *search = rep->fills[0].best;
-      *time_to_best = rep->fills[0].found_s;
-    }
-  }
-  /* the tilted fill in the winning frame, with what is left */
-  if (best->count < r->bound && !*stop && jl_time_now() < fill_end) {
-    int k = rep->winner;
-    if ((rc = jl_fills_tilt(r, k, k ? &tg : geom, best->count, fill_end, stop, &r->found, err)) != JL_OK) goto done;
-    if (r->found.count > best->count) {
-      int ok = 1;
-      if (k == 1) {
-        if ((rc = jl_fills_turn_back(r, geom, &r->found, &back, &ok, err)) != JL_OK) goto done;
-      } else if ((rc = jl_block_packing_copy(&back, &r->found, err)) != JL_OK) {
-        goto done;
-      }
-      if (ok) {
-        if ((rc = jl_block_packing_copy(best, &back, err)) != JL_OK) goto done;
-        rep->fills[k].count = best->count;
-        rep->fills[k].best = "tilt";
-        rep->fills[k].found_s = jl_time_now() - r->t0;
-        *search = "tilt";
-        *time_to_best = rep->fills[k].found_s;
-      }
-    }
-    jl_fill_progress(r);
-  }
-  rep->time_s = jl_time_now() - start;
-  if (rep->fills[1].ran)
-    jl_fill_note(r, JL_LOG_INFO, "%s: fills %d in the mesh's frame (%.1f s), %d in the floor's (%.1f s)%s, "
-                 "%.1f s of their %.1f s", r->names[0], rep->fills[0].count, jl_frame_fills_time(&rep->fills[0]),
-                 rep->fills[1].count, jl_frame_fills_time(&rep->fills[1]), rep->winner ? ": the floor's wins" : "",
-                 rep->time_s, rep->budget_s);
-  else
-    jl_fill_note(r, JL_LOG_INFO, "%s: fills %d in %.1f s of their %.1f s", r->names[0], rep->fills[0].count,
-                 rep->time_s, rep->budget_s);
-done:
-  jl_trunk_geom_free(&tg);
-  jl_mesh_free(&turned);
-  jl_block_packing_free(&inframe);
-  jl_block_packing_free(&back);
-  return rc;
-}
-
-/* The reachable volume, within JL_REACH_TIME_SHARE of the time left; on
- * CUDA when the run has a device. A run cut short before the axis-aligned
- * frame was opened measures nothing (a notice says so). */
-static int jl_trunk_reach_run(const jl_log *log, const char *name, const jl_mesh *mesh, jl_block_size block,
-                              const jl_device *dev, double deadline, jl_reach_info *info, jl_error *err) {
-  jl_reach_config rc;
-  jl_reach_config_default(&rc);
-  rc.block = block;
-  rc.cuda = dev->kind == JL_DEVICE_CUDA;
-  rc.threads = dev->threads;
-  double now = jl_time_now();
-  rc.deadline = now + JL_REACH_TIME_SHARE * (deadline - now);
-  rc.stop = &jl_trunk_stop_flag;
-  if (jl_trunk_reach(mesh, &rc, info, err) != JL_OK) return err->code;
-  if (!info->measured) {
-    jl_log_printf(log, JL_LOG_NOTICE, "%s: no reachable volume: %s stopped it after %.2f s", name,
-                  jl_trunk_stop_flag ? "a signal" : "its share of --time", info->time_s);
-    return JL_OK;
-  }
-  char cut[96] = "";
-  if (!info->complete)
-    snprintf(cut, sizeof cut, " (cut short by %s: %d of the frames opened)",
-             jl_trunk_stop_flag ? "a signal" : "its share of --time", info->frames_done);
-  jl_log_printf(log, JL_LOG_INFO,
-                "%s: reachable volume %.3f L (bound %ld): %d orientation frames (axes, %d sloped face(s), %d tilts), "
-                "%g mm voxels, %.2f s on %s%s", name, info->volume_mm3 / 1e6, info->bound, info->frames, info->faces,
-                info->frames - 1 - info->faces, info->voxel, info->time_s, rc.cuda ? "CUDA" : "the CPU", cut);
-  return JL_OK;
-}
-
 int jl_cli_trunk(int argc, char **argv) {
   jl_error err = {0};
   jl_trunk_args a;
@@ -692,15 +227,10 @@ int jl_cli_trunk(int argc, char **argv) {
   jl_islands isl;
   if (jl_islands_init(&isl, &err) != JL_OK) return jl_cli_fail(&err);
   const int root = isl.rank == 0;
-  int agreed = isl.size <= 1;  /* the ranks agreed that every one is set up */
-  jl_rank_info *ranks = NULL;
+  int ran = 0;  /* jl_trunk_run settles the ranks' agreement itself */
   jl_trunk_problem prob;
-  jl_mesh mesh = {0};
-  jl_trunk_geom geom;
-  memset(&geom, 0, sizeof geom);
-  jl_block_packing best = {0}, resume = {0}, found = {0};
-  jl_trunk_run_info si;
-  memset(&si, 0, sizeof si);
+  jl_trunk_run_result res;
+  memset(&res, 0, sizeof res);
   int status = 0, is_problem = jl_ends_with(a.input, ".json");
   if (is_problem) {
     if (jl_trunk_problem_load(&prob, a.input, &err) != JL_OK) goto fail;
@@ -742,242 +272,95 @@ int jl_cli_trunk(int argc, char **argv) {
     jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)", dev.threads,
                   dev.threads == 1 ? "" : "s");
 
-  jl_mesh_report rep;
-  if (jl_mesh_load(&mesh, prob.mesh, prob.scale, &rep, &err) != JL_OK) goto fail;
-  jl_trunk_mesh_notices(&log, prob.mesh, &rep);
-  if (jl_trunk_check_size(&prob, &rep, a.max_blocks, &err) != JL_OK) goto fail;
-  long bound = 0;
-  if (jl_trunk_fits_one(&prob, &rep, &bound, &err) != JL_OK) goto fail;
-  if (a.resume) {
-    jl_trunk_problem rp;
-    if (jl_trunk_result_read_json(a.resume, &rp, &resume, &err) != JL_OK) goto fail;
-    if (rp.block.x != prob.block.x || rp.block.y != prob.block.y || rp.block.z != prob.block.z) {
-      jl_error_set(&err, JL_ERR_INPUT, "%s: problem.block is %gx%gx%g, this run uses %gx%gx%g",
-                   a.resume, rp.block.x, rp.block.y, rp.block.z, prob.block.x, prob.block.y, prob.block.z);
-      goto fail;
-    }
-  }
-  jl_log_printf(&log, JL_LOG_INFO, "%s: %s, %d triangles, %.3f L, bounding box %.0f x %.0f x %.0f mm, upper bound %ld blocks",
-                prob.name, prob.mesh, rep.triangles, rep.volume / 1e6,
-                rep.hi[0] - rep.lo[0], rep.hi[1] - rep.lo[1], rep.hi[2] - rep.lo[2], bound);
-  if (jl_trunk_geom_init(&geom, &mesh, prob.block, &err) != JL_OK) goto fail;
-
-  /* --time bounds the whole run from here (grid baseline, layered fill,
-   * slab fill, tilted fill, gap fill, search); SIGINT stops any phase, keeping the best
-   * legal packing so far. The grid fill is the issue's baseline (reported);
-   * the layered fill, never worse when complete, starts the search. */
-  double deadline = t0 + a.time_s;
+  /* SIGINT and SIGTERM stop any phase of the run, keeping the best legal
+   * packing so far */
   jl_trunk_stop_flag = 0;
   jl_trunk_install_signals();
-  /* the search's exact checks (and the resumed packing's) end with the run */
-  geom.lim = (jl_trunk_limits){deadline, &jl_trunk_stop_flag, JL_TRUNK_FINISH_S};
-  jl_reach_info reach;
-  memset(&reach, 0, sizeof reach);
-  if (!a.no_reach && jl_trunk_reach_run(&log, prob.name, &mesh, prob.block, &dev, deadline, &reach, &err) != JL_OK)
-    goto fail;
-  jl_trunk_fill_report fills;
-  jl_fill_run fr;
-  jl_fill_run_init(&fr, prob.name, &log, !a.quiet, t0, dev.threads, bound, &fills);
-  /* the fills' share of --time, the tilted fill's within it; all of it
-   * when the search cannot take this trunk (it would only be idle) */
-  int can_search = jl_trunk_search_fits(&dev, bound);
-  if (!can_search)
-    jl_log_printf(&log, JL_LOG_NOTICE,
-                  "%s: no search: the trunk holds up to %ld blocks, the CUDA kernel keeps at most %d "
-                  "(--device cpu searches it); the fills get all of --time",
-                  prob.name, bound, JL_CUDA_MAX_SLOTS);
-  double fill_end = t0 + (can_search ? JL_TRUNK_FILL_SHARE : 1.0) * a.time_s,
-         aligned_end = fill_end - JL_TRUNK_TILT_SHARE * a.time_s;
-  const char *search = "layered", *stopped_by = "baseline";
-  double time_to_best = 0.0;
-  int frc = jl_trunk_run_fills(&fr, &geom, aligned_end, fill_end, &jl_trunk_stop_flag, &best, &search, &time_to_best,
-                               &err);
-  const jl_grid_info gi = fr.gi;
-  const jl_baseline_info base = fr.base;
-  jl_fill_run_free(&fr);
-  if (frc != JL_OK) goto fail;
-  if (a.resume) {
-    jl_trunk_report rr;
-    if (jl_trunk_check_packing_until(&geom, &resume, &geom.lim, &rr, &err) != JL_OK) goto fail;
-    if (!rr.legal) {
-      char why[256];
-      jl_trunk_report_describe(&rr, why, sizeof why);
-      jl_log_printf(&log, JL_LOG_NOTICE, "%s: not used: %s", a.resume, why);
-    } else if (resume.count > best.count) {
-      if (jl_block_packing_copy(&best, &resume, &err) != JL_OK) goto fail;
-      search = "resume";
-      time_to_best = jl_time_now() - t0;
-      jl_log_printf(&log, JL_LOG_INFO, "%s: resumed packing of %d blocks beats the fills", a.resume, resume.count);
-    }
-  }
-  double t_search = jl_time_now();
-  const char *start = search;
+  jl_trunk_islands seams;
+  jl_islands_trunk_seams(&isl, a.migrate_s, &seams);
+  jl_trunk_run_config rc;
+  jl_trunk_run_config_default(&rc);
+  rc.problem = &prob;
+  rc.dev = &dev;
+  rc.device = a.device;
+  rc.threads = (int)a.threads;
+  rc.t0 = t0;
+  rc.time_s = a.time_s;
+  rc.seed = jl_islands_seed(a.seed, isl.rank);
+  rc.spacing = a.spacing;
+  rc.cell = a.cell;
+  memcpy(rc.moves, a.moves, sizeof rc.moves);
+  rc.max_blocks = a.max_blocks;
+  rc.no_reach = a.no_reach;
+  rc.resume = a.resume;
+  rc.log = &log;
+  rc.progress_lines = !a.quiet;
+  rc.stop = &jl_trunk_stop_flag;
+  rc.islands = isl.size > 1 ? &seams : NULL;
+  ran = 1;
+  if (jl_trunk_run(&rc, &res, &err) != JL_OK) goto fail;
+  if (res.rank_failed) status = res.rank_code == JL_ERR_INPUT ? 2 : 1;
+  if (!res.root) goto done;
 
-  /* The annealing search starts from the best fill (or the resumed packing)
-   * and only ever hands back packings that passed the exact check. */
-  jl_trunk_search_config cfg;
-  jl_trunk_search_config_default(&cfg);
-  cfg.seed = jl_islands_seed(a.seed, isl.rank);
-  cfg.device_slot = isl.local_rank;
-  cfg.time_s = deadline - jl_time_now();
-  cfg.device = a.device;
-  cfg.threads = (int)a.threads;
-  cfg.block = prob.block;
-  cfg.spacing = a.spacing;
-  cfg.cell = a.cell;
-  cfg.p_turn = a.moves[0];
-  cfg.p_settle = a.moves[1];
-  cfg.p_push = a.moves[2];
-  cfg.target_count = (int)bound;  /* nothing can beat the volume bound */
-  /* at the volume bound nothing can be added */
-  int at_bound = best.count >= bound, out_of_time = cfg.time_s <= 0.0 || jl_trunk_stop_flag;
-  int ran_search = !at_bound && !out_of_time && can_search;
-  if (isl.size > 1) {
-    long cap = bound > best.count ? bound : best.count;
-    int ok = jl_islands_trunk_begin(&isl, (int)cap, &err) == JL_OK;
-    if (ok && root && !(ranks = calloc((size_t)isl.size, sizeof *ranks)))
-      ok = jl_error_set(&err, JL_ERR_NOMEM, "out of memory") == JL_OK;
-    agreed = 1;
-    if (!jl_islands_all_ok(&isl, ok)) {
-      if (ok) jl_error_set(&err, JL_ERR_INPUT, "another MPI rank failed to set up (its message above)");
-      goto fail;
-    }
-    cfg.migrate = jl_islands_trunk_migrate;
-    cfg.migrate_ctx = &isl;
-    cfg.migrate_s = a.migrate_s > 0 ? a.migrate_s : JL_ISLANDS_TRUNK_MIGRATE_S;
-  }
-  jl_trunk_progress_ctx pctx = {.name = prob.name, .t0 = t0, .last_best = best.count};
-  jl_progress_init(&pctx.pr, stderr, !a.quiet);
-  int src = ran_search ? jl_trunk_search_run(&cfg, &mesh, &best, jl_trunk_check, &geom, jl_trunk_on_progress,
-                                             &pctx, &jl_trunk_stop_flag, &found, &si, &err)
-                       : JL_OK;
-  jl_progress_end(&pctx.pr);
-  int rank_failed = 0;
-  if (src == JL_ERR_INPUT) {  /* a trunk beyond the search's sizes (samples, grid, CUDA slots): go on without */
-    jl_log_printf(&log, JL_LOG_NOTICE, "%s: no search: %s", prob.name, err.msg);
-    memset(&err, 0, sizeof err);
-    memset(&si, 0, sizeof si);
-    found.count = 0;
-    ran_search = 0;
-  } else if (src != JL_OK && isl.size > 1) {
-    /* a failed rank says so, keeps its fills' packing and stays in the
-     * migrations until the others stop */
-    fprintf(stderr, "jostle: rank %d (%s): %s; the other ranks go on\n", isl.rank, dev.name, err.msg);
-    rank_failed = 1;
-    isl.failed = 1;
-    snprintf(isl.failed_msg, sizeof isl.failed_msg, "%.*s", (int)sizeof isl.failed_msg - 1, err.msg);
-    memset(&si, 0, sizeof si);
-    found.count = 0;
-    ran_search = 0;
-    status = err.code == JL_ERR_INPUT ? 2 : 1;
-  } else if (src != JL_OK) {
-    goto fail;
-  }
-  /* islands: a rank that ran no search still takes part until all stop */
-  if (isl.size > 1 && !ran_search) {
-    jl_error merr = {0};
-    if (jl_islands_trunk_until_stop(&isl, rank_failed ? 0 : JL_TRUNK_STOP_TIME + 1, &merr) != JL_OK) {
-      err = merr;
-      goto fail;
-    }
-  }
-  if (found.count > best.count) {
-    if (jl_block_packing_copy(&best, &found, &err) != JL_OK) goto fail;
-    search = "anneal";
-    time_to_best = si.time_to_best_s + (t_search - t0);
-  }
-  if (isl.size > 1) {
-    /* every rank's best to rank 0, which keeps the largest that passes its check */
-    jl_rank_info mine;
-    memset(&mine, 0, sizeof mine);
-    mine.cuda_device = dev.kind == JL_DEVICE_CUDA ? dev.cuda_ordinal : -1;
-    mine.failed = rank_failed;
-    mine.seed = cfg.seed;
-    mine.host_threads = dev.threads;
-    mine.bound_cpus = jl_cpu_count();
-    mine.trials = si.moves;
-    mine.relax_steps = si.relax_steps;
-    mine.best = best.count;
-    snprintf(mine.device_name, sizeof mine.device_name, "%s", dev.name);
-    if (rank_failed) snprintf(mine.msg, sizeof mine.msg, "%s", isl.failed_msg);
-    int had = best.count;
-    if (jl_islands_trunk_collect(&isl, &best, jl_trunk_check, &geom, &err) != JL_OK ||
-        jl_islands_gather(&isl, &mine, ranks, &err) != JL_OK)
-      goto fail;
-    if (!root) goto done;
-    if (best.count > had) {
-      search = "rank";
-      time_to_best = jl_time_now() - t0;
-    }
-  }
-  static const char *const stop_names[] = {"rounds", "time", "target", "signal"};
-  if (at_bound)
-    stopped_by = "target";
-  else if (!ran_search)
-    stopped_by = jl_trunk_stop_flag ? "signal" : jl_time_now() >= deadline ? "time" : "rounds";
-  else
-    stopped_by = (si.stopped_by >= 0 && si.stopped_by <= 3) ? stop_names[si.stopped_by] : "time";
-
-  jl_trunk_report chk;
-  if (jl_trunk_check_packing(&geom, &best, &chk, &err) != JL_OK) goto fail;
-  if (!chk.legal) {
-    char why[256];
-    jl_trunk_report_describe(&chk, why, sizeof why);
-    jl_error_set(&err, JL_ERR_INTERNAL, "internal error: the best packing failed the exact check (%s); nothing written", why);
-    goto fail;
-  }
-  double time_s = jl_time_now() - t0;
-  jl_trunk_result res = {&prob, &best, &rep, &chk, gi.count, bound, a.seed,
-                         jl_device_kind_name(dev.kind), dev.name, search, time_s, time_to_best,
-                         gi.time_s, stopped_by, ran_search ? &si : NULL, gi.complete, start,
-                         {fills.fills[0].slab[0], fills.fills[0].slab[1]}, base.count, base.time_s, base.complete,
-                         fills.fills[0].tilt, &fills, reach.measured ? &reach : NULL,
-                         isl.size, si.migrations, ranks};
+  const jl_block_packing *best = &res.best;
+  const jl_mesh_report *rep = &res.mesh_report;
+  const jl_trunk_run_info *si = &res.search;
+  const jl_trunk_fill_report *fills = &res.fills;
+  const jl_reach_info *reach = &res.reach;
+  const jl_grid_info *gi = &res.grid;
+  const jl_baseline_info *base = &res.layered;
+  long bound = res.bound;
+  jl_trunk_summary sum = {&prob, best, rep, &res.check, gi->count, bound, a.seed,
+                          jl_device_kind_name(dev.kind), dev.name, res.source, res.time_s, res.time_to_best_s,
+                          gi->time_s, res.stopped_by, res.ran_search ? si : NULL, gi->complete, res.start,
+                          {fills->fills[0].slab[0], fills->fills[0].slab[1]}, base->count, base->time_s,
+                          base->complete, fills->fills[0].tilt, fills, reach->measured ? reach : NULL,
+                          isl.size, si->migrations, res.ranks};
   double bvol = prob.block.x * prob.block.y * prob.block.z;
   char title[512];
   snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
-           prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, gi.count, base.count);
+           prob.name, best->count, best->count * bvol / 1e6, rep->volume / 1e6, bound, gi->count, base->count);
   const char *t_out = jl_cli_outputs_stage(&outs, 0, &err), *t_glb = NULL, *t_svg = NULL;
   if (!t_out || !(t_glb = jl_cli_outputs_stage(&outs, 1, &err)) ||
       !(t_svg = jl_cli_outputs_stage(&outs, 2, &err)) ||
-      jl_trunk_result_write_json(t_out, &res, &err) != JL_OK ||
-      jl_trunk_write_glb(t_glb, &mesh, &prob.block, &best, &err) != JL_OK ||
-      jl_trunk_write_svg(t_svg, &mesh, &prob.block, &best, title, &err) != JL_OK ||
+      jl_trunk_summary_write_json(t_out, &sum, &err) != JL_OK ||
+      jl_trunk_write_glb(t_glb, &res.mesh, &prob.block, best, &err) != JL_OK ||
+      jl_trunk_write_svg(t_svg, &res.mesh, &prob.block, best, title, &err) != JL_OK ||
       jl_cli_outputs_commit(&outs, &err) != JL_OK) {
     jl_cli_outputs_discard(&outs);
     goto fail;
   }
-  if (best.count > JL_TRUNK_MAX_BLOCKS)  /* only with --max-blocks raised */
+  if (best->count > JL_TRUNK_MAX_BLOCKS)  /* only with --max-blocks raised */
     jl_log_printf(&log, JL_LOG_NOTICE, "%s: %s holds %d blocks; verify and --resume read at most %d",
-                  prob.name, out, best.count, JL_TRUNK_MAX_BLOCKS);
+                  prob.name, out, best->count, JL_TRUNK_MAX_BLOCKS);
   char why[256];
-  jl_trunk_report_describe(&chk, why, sizeof why);
+  jl_trunk_report_describe(&res.check, why, sizeof why);
   char frames[160] = "";
-  if (fills.fills[1].ran)
+  if (fills->fills[1].ran)
     snprintf(frames, sizeof frames, ", fills %d in the mesh's frame and %d in the floor's (turned %.2f deg)",
-             fills.fills[0].count, fills.fills[1].count, jl_fill_deg(fills.frame.angle));
+             fills->fills[0].count, fills->fills[1].count, jl_trunk_angle_deg(fills->frame.angle));
   char reached[96] = "", of_reach[48] = "";
-  if (reach.measured) {
-    snprintf(reached, sizeof reached, ", reachable %.3f L (bound %ld)", reach.volume_mm3 / 1e6, reach.bound);
-    if (reach.volume_mm3 > 0.0)
-      snprintf(of_reach, sizeof of_reach, ", %.1f%% of reachable", 100.0 * best.count * bvol / reach.volume_mm3);
+  if (reach->measured) {
+    snprintf(reached, sizeof reached, ", reachable %.3f L (bound %ld)", reach->volume_mm3 / 1e6, reach->bound);
+    if (reach->volume_mm3 > 0.0)
+      snprintf(of_reach, sizeof of_reach, ", %.1f%% of reachable", 100.0 * best->count * bvol / reach->volume_mm3);
   }
   printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld%s, baseline %d (grid), layered fill %d%s, "
-         "fill %.1f%%%s)  %s\n", prob.name, best.count, best.count * bvol / 1e6, rep.volume / 1e6, bound, reached,
-         gi.count, base.count, frames, 100.0 * best.count * bvol / rep.volume, of_reach, why);
+         "fill %.1f%%%s)  %s\n", prob.name, best->count, best->count * bvol / 1e6, rep->volume / 1e6, bound, reached,
+         gi->count, base->count, frames, 100.0 * best->count * bvol / rep->volume, of_reach, why);
   printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %d turned into "
          "pockets, %d of %d chain states legalized, %llu moves, "
          "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
-         stopped_by, time_s, search, time_to_best, si.gap_added, si.pocket_added, si.legalize_legal,
-         si.legalize_tried, (unsigned long long)si.moves,
-         (unsigned long long)si.relax_steps, si.checks, si.checks_failed,
-         si.device_name[0] ? si.device_name : dev.name);
+         res.stopped_by, res.time_s, res.source, res.time_to_best_s, si->gap_added, si->pocket_added,
+         si->legalize_legal, si->legalize_tried, (unsigned long long)si->moves,
+         (unsigned long long)si->relax_steps, si->checks, si->checks_failed,
+         si->device_name[0] ? si->device_name : dev.name);
   if (isl.size > 1) {
-    printf("%d ranks (%llu migrations):", isl.size, (unsigned long long)si.migrations);
+    printf("%d ranks (%llu migrations):", isl.size, (unsigned long long)si->migrations);
     for (int r = 0; r < isl.size; ++r) {
-      printf("%s %s", r ? ";" : "", ranks[r].device_name);
-      if (ranks[r].cuda_device >= 0) printf(" (CUDA device %d)", ranks[r].cuda_device);
-      printf(" %.0f blocks%s", ranks[r].best, ranks[r].failed ? " (failed)" : "");
+      printf("%s %s", r ? ";" : "", res.ranks[r].device_name);
+      if (res.ranks[r].cuda_device >= 0) printf(" (CUDA device %d)", res.ranks[r].cuda_device);
+      printf(" %.0f blocks%s", res.ranks[r].best, res.ranks[r].failed ? " (failed)" : "");
     }
     printf("\n");
   }
@@ -986,15 +369,10 @@ int jl_cli_trunk(int argc, char **argv) {
 fail:
   status = jl_cli_fail(&err);
   /* the other ranks wait for this one's word before the search */
-  if (!agreed) jl_islands_all_ok(&isl, 0);
+  if (!ran) jl_islands_all_ok(&isl, 0);
 done:
-  free(ranks);
+  jl_trunk_run_result_free(&res);
   jl_islands_finalize(&isl);
-  jl_trunk_geom_free(&geom);
-  jl_mesh_free(&mesh);
-  jl_block_packing_free(&best);
-  jl_block_packing_free(&resume);
-  jl_block_packing_free(&found);
   return status;
 }
 

@@ -419,3 +419,48 @@ int jl_islands_gather(jl_islands *isl, const jl_rank_info *mine, jl_rank_info *a
   return JL_OK;
 }
 
+
+/* ---- the trunk run's seams (trunk_run.h) ---- */
+
+static int jl_seam_begin(void *ctx, int cap, jl_error *err) {
+  return jl_islands_trunk_begin(ctx, cap, err);
+}
+
+static int jl_seam_all_ok(void *ctx, int ok) {
+  return jl_islands_all_ok(ctx, ok);
+}
+
+static void jl_seam_fail(void *ctx, const char *msg) {
+  jl_islands *isl = ctx;
+  isl->failed = 1;
+  snprintf(isl->failed_msg, sizeof isl->failed_msg, "%s", msg);
+}
+
+static int jl_seam_until_stop(void *ctx, int want, jl_error *err) {
+  return jl_islands_trunk_until_stop(ctx, want, err);
+}
+
+static int jl_seam_collect(void *ctx, jl_block_packing *best, jl_trunk_check_fn check, void *check_ctx,
+                           jl_error *err) {
+  return jl_islands_trunk_collect(ctx, best, check, check_ctx, err);
+}
+
+static int jl_seam_gather(void *ctx, const jl_rank_info *mine, jl_rank_info *all, jl_error *err) {
+  return jl_islands_gather(ctx, mine, all, err);
+}
+
+void jl_islands_trunk_seams(jl_islands *isl, double migrate_s, jl_trunk_islands *s) {
+  memset(s, 0, sizeof *s);
+  s->ctx = isl;
+  s->rank = isl->rank;
+  s->size = isl->size;
+  s->local_rank = isl->local_rank;
+  s->migrate_s = migrate_s > 0 ? migrate_s : JL_ISLANDS_TRUNK_MIGRATE_S;
+  s->begin = jl_seam_begin;
+  s->all_ok = jl_seam_all_ok;
+  s->migrate = jl_islands_trunk_migrate;
+  s->fail = jl_seam_fail;
+  s->until_stop = jl_seam_until_stop;
+  s->collect = jl_seam_collect;
+  s->gather = jl_seam_gather;
+}

@@ -17,6 +17,7 @@
 #include "circles.h"
 #include "device.h"
 #include "trunk.h"
+#include "trunk_run.h"
 #include "trunk_search.h"
 #include "error.h"
 
@@ -120,6 +121,10 @@ int jl_islands_trunk_until_stop(jl_islands *isl, int want, jl_error *err);
  * largest that passes check (of equal counts the lowest rank's). */
 int jl_islands_trunk_collect(jl_islands *isl, jl_block_packing *best, jl_trunk_check_fn check,
                              void *check_ctx, jl_error *err);
+
+/* The trunk run's seams over these islands (jl_trunk_run's cfg->islands);
+ * migrate_s <= 0: JL_ISLANDS_TRUNK_MIGRATE_S. */
+void jl_islands_trunk_seams(jl_islands *isl, double migrate_s, jl_trunk_islands *s);
 
 void jl_islands_free(jl_islands *isl);
 

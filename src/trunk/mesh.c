@@ -230,6 +230,36 @@ int jl_mesh_load(jl_mesh *m, const char *path, double scale, jl_mesh_report *rep
   return rc;
 }
 
+/* What jl_mesh_load does after assimp, for arrays: counts within the
+ * limits, every index a vertex, finite coordinates within range. */
+int jl_mesh_load_arrays(jl_mesh *m, const double *vertices, int n_vertices, const int *triangles,
+                        int n_triangles, double scale, const char *name, jl_mesh_report *rep,
+                        jl_error *err) {
+  memset(m, 0, sizeof *m);
+  if (!(scale > 0) || !isfinite(scale))
+    return jl_error_set(err, JL_ERR_INPUT, "%s: the unit scale must be a finite number > 0", name);
+  if (!vertices || !triangles || n_vertices < 3 || n_triangles < 1)
+    return jl_error_set(err, JL_ERR_INPUT, "%s: no triangles given", name);
+  if (n_vertices > JL_MESH_VERTICES_MAX || n_triangles > JL_MESH_TRIANGLES_MAX)
+    return jl_error_set(err, JL_ERR_INPUT, "%s: too large: more than %ld triangles or %ld vertices",
+                        name, JL_MESH_TRIANGLES_MAX, JL_MESH_VERTICES_MAX);
+  for (long i = 0; i < 3L * n_triangles; ++i)
+    if (triangles[i] < 0 || triangles[i] >= n_vertices)
+      return jl_error_set(err, JL_ERR_INPUT, "%s: triangle %ld refers to vertex %d, the mesh has %d vertices",
+                          name, i / 3, triangles[i], n_vertices);
+  for (int v = 0; v < n_vertices; ++v) {
+    int rc = jl_mesh_check_point(vertices + 3 * v, v, scale, name, err);
+    if (rc) return rc;
+  }
+  int rc = jl_mesh_from_arrays(m, vertices, n_vertices, triangles, n_triangles, err);
+  if (rc) return rc;
+  for (long i = 0; i < 3L * n_vertices; ++i) m->vertices[i] *= scale;
+  rc = jl_weld(m, err);
+  if (!rc) rc = jl_mesh_validate_repair(m, name, JL_MESH_REPAIR_TOL, rep, err);
+  if (rc) jl_mesh_free(m);
+  return rc;
+}
+
 /* ---- measures ---- */
 
 double jl_mesh_volume(const jl_mesh *m) {

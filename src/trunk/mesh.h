@@ -48,6 +48,14 @@ double jl_units_scale(const char *units);
  * finite coordinates within JL_MESH_COORD_MAX_MM). Errors name the file. */
 int jl_mesh_load(jl_mesh *m, const char *path, double scale, jl_mesh_report *rep, jl_error *err);
 
+/* The same from arrays (3 * n_vertices coordinates in the mesh's unit,
+ * 3 * n_triangles vertex indices): counts within the limits, every index a
+ * vertex, every coordinate finite and within range, then scaled, welded
+ * and validated with repairs as jl_mesh_load does. Errors start with name. */
+int jl_mesh_load_arrays(jl_mesh *m, const double *vertices, int n_vertices, const int *triangles,
+                        int n_triangles, double scale, const char *name, jl_mesh_report *rep,
+                        jl_error *err);
+
 /* Copies arrays into a mesh (tests, generated shapes); no validation. */
 int jl_mesh_from_arrays(jl_mesh *m, const double *vertices, int n_vertices, const int *triangles,
                         int n_triangles, jl_error *err);

@@ -290,7 +290,7 @@ static void jl_trunk_fills_json(jl_buf *b, const jl_trunk_fill_report *fl) {
   jl_buf_printf(b, "]}, ");
 }
 
-int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err) {
+int jl_trunk_summary_write_json(const char *path, const jl_trunk_summary *r, jl_error *err) {
   const jl_trunk_problem *p = r->problem;
   const jl_block_packing *bp = r->blocks;
   double bvol = p->block.x * p->block.y * p->block.z;

@@ -32,7 +32,8 @@ int jl_trunk_problem_load(jl_trunk_problem *p, const char *path, jl_error *err);
 /* "LxWxH" in mm, each finite and > 0. */
 int jl_block_size_parse(const char *opt, const char *s, jl_block_size *b, jl_error *err);
 
-typedef struct jl_trunk_result {
+/* What the result file says of a run (trunk_run.h gathers it). */
+typedef struct jl_trunk_summary {
   const jl_trunk_problem *problem;
   const jl_block_packing *blocks;
   const jl_mesh_report *mesh;     /* what validation found */
@@ -58,9 +59,9 @@ typedef struct jl_trunk_result {
   int ranks;                      /* islands: MPI ranks (1: one search) */
   uint64_t migrations;            /* islands: exchanges with the other ranks */
   const jl_rank_info *rank_info;  /* ranks entries, or NULL */
-} jl_trunk_result;
+} jl_trunk_summary;
 
-int jl_trunk_result_write_json(const char *path, const jl_trunk_result *r, jl_error *err);
+int jl_trunk_summary_write_json(const char *path, const jl_trunk_summary *r, jl_error *err);
 /* Reads a trunk result: problem (mesh path resolved: as written, else
  * relative to the result's folder) and blocks (quaternions must be unit). */
 int jl_trunk_result_read_json(const char *path, jl_trunk_problem *prob, jl_block_packing *blocks,

@@ -2,7 +2,8 @@
 # The public API from outside: `meson install` into a fresh prefix, then the
 # example programs built only against the installed headers and libraries
 # through pkg-config (shared and static) pack 10 circles to the record and
-# drop a sphere on the ground.
+# measure two trunks (the cuboid exactly, the slanted seat back legally, at
+# least its grid baseline) and drop a sphere on the ground.
 . "$(dirname "$0")/common.sh"
 BUILD=$(dirname "$JOSTLE")
 CC=${CC:-cc}
@@ -17,12 +18,12 @@ pc=$(find "$dest" -name jostle.pc | head -1)
 [ -n "$pc" ] || fail "no jostle.pc installed under $dest"
 hdr=$(find "$dest" -path '*/include/jostle/jostle.h' | head -1)
 [ -n "$hdr" ] || fail "no include/jostle/jostle.h installed under $dest"
-for h in common.h circles.h; do
+for h in common.h circles.h trunk.h; do
   [ -f "$(dirname "$hdr")/$h" ] || fail "include/jostle/$h not installed"
 done
 [ -f "$(dirname "$hdr")/scene.h" ] || fail "include/jostle/scene.h not installed"
 # nothing private is installed
-[ -z "$(find "$dest" -name 'circle_search.h' -o -name 'error.h')" ] || fail "private headers were installed"
+[ -z "$(find "$dest" -name 'circle_search.h' -o -name 'error.h' -o -name 'trunk_run.h')" ] || fail "private headers were installed"
 # the .pc is relocatable (its prefix follows its own place), so the
 # destdir works as the prefix
 export PKG_CONFIG_PATH=$(dirname "$pc")
@@ -70,6 +71,47 @@ $CC -std=c11 -Wall -Wextra -Werror "$SRC/examples/pack_circles.c" $(pkgc --cflag
 expect_rc 0
 check_run "$W/pack_static" static
 ldd "$W/pack_static" | grep -q libjostle && fail "pack_static still loads libjostle.so"
+
+# trunk_volume MESH SECONDS prints "N blocks = N L (mesh V L, bound B)" and
+# "baseline G (grid), ..."; the cuboid holds exactly 200, the seat back at
+# least its grid baseline (a legal packing: the library checks it exactly)
+check_trunk() {
+  local exe=$1 what=$2 mesh=$3 want=$4
+  LAST=$what
+  CMD="$exe $mesh 20"
+  RC=0
+  timeout 120 "$exe" "$SRC/meshes/$mesh" 20 >"$W/$what.out" 2>"$W/$what.err" || RC=$?
+  expect_rc 0
+  "$PY" - "$W/$what.out" "$want" <<'PYEOF' || fail "$what: $mesh"
+import re, sys
+s = open(sys.argv[1]).read()
+m = re.search(r"^(\d+) blocks = (\d+) L \(mesh ([0-9.]+) L, bound (\d+)\)$", s, re.M)
+b = re.search(r"^baseline (\d+) \(grid\)", s, re.M)
+if not m or not b: sys.exit("no result lines in: " + s[:300])
+n, bound, base = int(m.group(1)), int(m.group(4)), int(b.group(1))
+if sys.argv[2] != "baseline" and n != int(sys.argv[2]): sys.exit("%d blocks, expected %s" % (n, sys.argv[2]))
+if not (base <= n <= bound): sys.exit("%d blocks outside [baseline %d, bound %d]" % (n, base, bound))
+PYEOF
+}
+
+for link in shared static; do
+  LAST=cc-trunk-$link
+  CMD="$CC examples/trunk_volume.c ($link)"
+  RC=0
+  if [ $link = shared ]; then
+    $CC -std=c11 -Wall -Wextra -Werror "$SRC/examples/trunk_volume.c" $(pkgc --cflags --libs) \
+      -o "$W/trunk_$link" >"$W/$LAST.out" 2>"$W/$LAST.err" || RC=$?
+  else
+    $CC -std=c11 -Wall -Wextra -Werror "$SRC/examples/trunk_volume.c" $(pkgc --cflags) \
+      "$libdir/libjostle.a" $(pkgc --static --libs | sed 's/-ljostle\b//') -lstdc++ \
+      -o "$W/trunk_$link" >"$W/$LAST.out" 2>"$W/$LAST.err" || RC=$?
+  fi
+  expect_rc 0
+  LD_LIBRARY_PATH=$libdir check_trunk "$W/trunk_$link" "cuboid-$link" cuboid-1000x500x400.stl 200
+  LD_LIBRARY_PATH=$libdir check_trunk "$W/trunk_$link" "seat-back-$link" slanted-seat-back.stl baseline
+done
+LD_LIBRARY_PATH=$libdir ldd "$W/trunk_shared" | grep -q "$libdir/libjostle.so" || fail "trunk_shared does not use the installed libjostle.so"
+ldd "$W/trunk_static" | grep -q libjostle && fail "trunk_static still loads libjostle.so"
 
 # examples/scene_drop.c, shared and static: a sphere dropped from 1 m rests
 # on the ground within the midpoint scheme's one step of fall (the band it
