@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "circle_elite.h"
 #include "circles.h"
 #include "file_util.h"
 
@@ -408,6 +409,179 @@ static void test_separate(void **state) {
   assert_int_equal(jl_circle_packing_init(&pk, 0, &err), JL_ERR_INPUT);
 }
 
+/* ---- the elite's shape distance and crowding ---- */
+
+static double shape_distance(const jl_circle_packing *a, const jl_circle_packing *b) {
+  jl_error err;
+  double d = -1.0;
+  assert_int_equal(jl_circle_shape_distance(a, b, &d, &err), JL_OK);
+  return d;
+}
+
+static void test_shape_distance(void **state) {
+  (void)state;
+  static const double radii[10] = {3, 1, 4, 1, 2, 6, 2, 1, 5, 4};
+  jl_circle_packing pk, cp = {0};
+  jl_error err;
+  lcg g = {11};
+  assert_int_equal(jl_circle_packing_init(&pk, 10, &err), JL_OK);
+  for (int i = 0; i < pk.n; ++i) {
+    pk.r[i] = radii[i];
+    pk.x[i] = 20.0 * (lcg_u01(&g) - 0.5);
+    pk.y[i] = 20.0 * (lcg_u01(&g) - 0.5);
+  }
+  jl_circle_packing_update_R(&pk);
+  assert_int_equal(jl_circle_packing_copy(&cp, &pk, &err), JL_OK);
+  assert_true(shape_distance(&pk, &cp) == 0.0);
+
+  /* mirror image: the same distances, bit for bit */
+  for (int i = 0; i < cp.n; ++i) cp.y[i] = -cp.y[i];
+  assert_true(shape_distance(&pk, &cp) == 0.0);
+  /* equal circles swapped (radius 1: circles 1, 3, 7 in turn; radius 2: 4 and 6) */
+  double x1 = cp.x[1], y1 = cp.y[1];
+  cp.x[1] = cp.x[3]; cp.y[1] = cp.y[3];
+  cp.x[3] = cp.x[7]; cp.y[3] = cp.y[7];
+  cp.x[7] = x1; cp.y[7] = y1;
+  double x4 = cp.x[4], y4 = cp.y[4];
+  cp.x[4] = cp.x[6]; cp.y[4] = cp.y[6];
+  cp.x[6] = x4; cp.y[6] = y4;
+  assert_true(shape_distance(&pk, &cp) == 0.0);
+  /* rotated by 0.7 rad: the same up to rounding of the distances */
+  double c = cos(0.7), s = sin(0.7);
+  for (int i = 0; i < cp.n; ++i) {
+    double x = cp.x[i], y = cp.y[i];
+    cp.x[i] = c * x - s * y;
+    cp.y[i] = s * x + c * y;
+  }
+  jl_circle_packing_update_R(&cp);
+  assert_true(shape_distance(&pk, &cp) < 1e-15);
+  /* unequal circles swapped (radii 3 and 6): a different packing */
+  double x0 = cp.x[0], y0 = cp.y[0];
+  cp.x[0] = cp.x[5]; cp.y[0] = cp.y[5];
+  cp.x[5] = x0; cp.y[5] = y0;
+  jl_circle_packing_update_R(&cp);
+  assert_true(shape_distance(&pk, &cp) > 1e-2);
+  jl_circle_packing_free(&cp);
+  jl_circle_packing_free(&pk);
+
+  /* The distance by hand: radii 1, 2, 2, 3 in a container of radius 6
+   * (circles 1 and 2 touch it), the circles of radius 1 and 3 trading
+   * places: area weights 1/18 and 9/18, each distance changing by 1/6. */
+  jl_circle_packing a, b;
+  assert_int_equal(jl_circle_packing_init(&a, 4, &err), JL_OK);
+  assert_int_equal(jl_circle_packing_init(&b, 4, &err), JL_OK);
+  const double ax[4] = {0, 0, -4, 3}, ay[4] = {-2, 4, 0, 0}, r4[4] = {1, 2, 2, 3};
+  for (int i = 0; i < 4; ++i) {
+    a.x[i] = b.x[i] = ax[i];
+    a.y[i] = b.y[i] = ay[i];
+    a.r[i] = b.r[i] = r4[i];
+  }
+  b.x[0] = 3; b.y[0] = 0;
+  b.x[3] = 0; b.y[3] = -2;
+  assert_true(jl_circle_packing_update_R(&a) == 6.0 && jl_circle_packing_update_R(&b) == 6.0);
+  assert_true(fabs(shape_distance(&a, &b) - 10.0 / 108.0) < 1e-16);
+  /* ... and symmetric */
+  assert_true(shape_distance(&a, &b) == shape_distance(&b, &a));
+  b.n = 3;
+  double d;
+  assert_int_equal(jl_circle_shape_distance(&a, &b, &d, &err), JL_ERR_INPUT);
+  b.n = 4;
+  jl_circle_packing_free(&a);
+  jl_circle_packing_free(&b);
+}
+
+/* A packing of radii 1, 2, 2, 3 whose circles lie on the x axis at the
+ * given distances (relative to R) from the centre, with a stated R: the
+ * elite reads only R and the profile. */
+static void profile_packing(jl_circle_packing *pk, const double rho[4], double R) {
+  static const double r4[4] = {1, 2, 2, 3};
+  for (int i = 0; i < 4; ++i) {
+    pk->r[i] = r4[i];
+    pk->x[i] = rho[i] * R;
+    pk->y[i] = 0.0;
+  }
+  pk->R = R;
+}
+
+static jl_elite_outcome offer(jl_circle_elite *e, const double rho[4], double R) {
+  jl_circle_packing pk;
+  jl_error err;
+  jl_elite_outcome out = JL_ELITE_ADDED;
+  assert_int_equal(jl_circle_packing_init(&pk, 4, &err), JL_OK);
+  profile_packing(&pk, rho, R);
+  assert_int_equal(jl_circle_elite_offer(e, &pk, &out, &err), JL_OK);
+  jl_circle_packing_free(&pk);
+  return out;
+}
+
+static void assert_elite(const jl_circle_elite *e, int count, const double *R, const double *x3) {
+  assert_int_equal(e->count, count);
+  for (int k = 0; k < count; ++k) {
+    assert_true(e->pk[k].R == R[k]);
+    /* the largest circle tells the shapes apart below */
+    assert_true(e->pk[k].x[3] == x3[k]);
+  }
+}
+
+static void test_elite_crowding(void **state) {
+  (void)state;
+  jl_circle_elite e;
+  jl_error err;
+  /* Distances (weights 1/18, 4/18, 4/18, 9/18 by area): a and a2 differ
+   * by 9/18 * 0.02 = 0.01 (one family at crowding 0.05); b is 0.11 from a;
+   * c and f 0.03 apart, f and g 0.03, c and g 0.06. */
+  const double a[4] = {0.1, 0.5, 0.5, 0.50}, a2[4] = {0.1, 0.5, 0.5, 0.52};
+  const double b[4] = {0.5, 0.1, 0.5, 0.50};
+  const double c[4] = {0.1, 0.5, 0.5, 0.70}, f[4] = {0.1, 0.5, 0.5, 0.76};
+  const double g[4] = {0.1, 0.5, 0.5, 0.82}, far[4] = {0.9, 0.9, 0.9, 0.2};
+  assert_int_equal(jl_circle_elite_init(&e, 4, 3, 0.05, &err), JL_OK);
+
+  assert_int_equal(offer(&e, a, 10.0), JL_ELITE_ADDED);
+  /* its family has a better member */
+  assert_int_equal(offer(&e, a2, 10.5), JL_ELITE_REJECTED);
+  assert_elite(&e, 1, (double[]){10.0}, (double[]){5.0});
+  assert_int_equal(e.crowded, 1);
+  /* better than its family: takes its place */
+  assert_int_equal(offer(&e, a2, 9.9), JL_ELITE_REPLACED);
+  assert_elite(&e, 1, (double[]){9.9}, (double[]){0.52 * 9.9});
+  /* new families while there is room, in order of R */
+  assert_int_equal(offer(&e, b, 10.2), JL_ELITE_ADDED);
+  assert_int_equal(offer(&e, c, 10.1), JL_ELITE_ADDED);
+  assert_elite(&e, 3, (double[]){9.9, 10.1, 10.2}, (double[]){0.52 * 9.9, 0.7 * 10.1, 0.5 * 10.2});
+  /* full: a new family worse than all is dropped, a better one takes the worst's place */
+  assert_int_equal(offer(&e, far, 10.3), JL_ELITE_REJECTED);
+  assert_int_equal(offer(&e, g, 10.0), JL_ELITE_DISPLACED);
+  assert_elite(&e, 3, (double[]){9.9, 10.0, 10.1}, (double[]){0.52 * 9.9, 0.82 * 10.0, 0.7 * 10.1});
+  /* near a better member (g) and a worse one (c): dropped, both stay */
+  assert_int_equal(offer(&e, f, 10.05), JL_ELITE_REJECTED);
+  assert_int_equal(e.count, 3);
+  /* near two worse members: replaces both */
+  assert_int_equal(offer(&e, f, 9.95), JL_ELITE_REPLACED);
+  assert_elite(&e, 2, (double[]){9.9, 9.95}, (double[]){0.52 * 9.9, 0.76 * 9.95});
+  /* the same R (within 1e-9) is one family whatever the shape */
+  assert_int_equal(offer(&e, far, 9.9 * (1.0 + 5e-10)), JL_ELITE_REJECTED);
+  assert_int_equal(e.count, 2);
+  /* the profiles moved with their packings: f lies 9/18 * 0.24 from a2 */
+  assert_true(fabs(jl_circle_elite_spread(&e, 1) - 9.0 / 18.0 * 0.24) < 1e-15);
+  assert_int_equal(e.offers, 10);
+  jl_circle_elite_free(&e);
+
+  /* crowding 0: only equal R makes a family (the d = 0 case) */
+  assert_int_equal(jl_circle_elite_init(&e, 4, 3, 0.0, &err), JL_OK);
+  assert_int_equal(offer(&e, a, 10.0), JL_ELITE_ADDED);
+  assert_int_equal(offer(&e, a2, 10.5), JL_ELITE_ADDED);
+  assert_int_equal(offer(&e, a, 10.0 * (1.0 + 5e-10)), JL_ELITE_REJECTED);
+  assert_int_equal(offer(&e, b, 10.0 * (1.0 - 5e-10)), JL_ELITE_REPLACED);
+  assert_elite(&e, 2, (double[]){10.0 * (1.0 - 5e-10), 10.5}, (double[]){0.5 * 10.0 * (1.0 - 5e-10), 0.52 * 10.5});
+  assert_int_equal(e.crowded, 0);
+  /* a packing of another size is refused with a message */
+  jl_circle_packing pk;
+  assert_int_equal(jl_circle_packing_init(&pk, 3, &err), JL_OK);
+  assert_int_equal(jl_circle_elite_offer(&e, &pk, NULL, &err), JL_ERR_INPUT);
+  jl_circle_packing_free(&pk);
+  jl_circle_elite_free(&e);
+}
+
 /* ---- polish ---- */
 
 static void test_polish_zimmermann5(void **state) {
@@ -731,6 +905,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_load_bad, tmpdir_setup, tmpdir_teardown),
     cmocka_unit_test(test_verify),
     cmocka_unit_test(test_separate),
+    cmocka_unit_test(test_shape_distance),
+    cmocka_unit_test(test_elite_crowding),
     cmocka_unit_test(test_polish_zimmermann5),
     cmocka_unit_test(test_polish_equal3),
     cmocka_unit_test(test_polish_illegal_input),

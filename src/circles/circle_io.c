@@ -67,8 +67,20 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
   jl_buf_printf(b, ", \"time_to_best_s\": ");
   jl_buf_json_number(b, r->time_to_best_s);
   jl_buf_printf(b, ", \"trials\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"restarts\": %" PRIu64
-                   ", \"stopped_by\": \"%s\"",
-                r->trials, r->relax_steps, r->restarts, jl_stop_name(r->stopped_by));
+                   ", \"adoptions\": %" PRIu64 ", \"elite\": %d, \"crowding\": ",
+                r->trials, r->relax_steps, r->restarts, r->adoptions, r->elite);
+  jl_buf_json_number(b, r->crowding);
+  jl_buf_printf(b, ", \"elite_crowded\": %" PRIu64 ", \"elite_R\": [", r->elite_crowded);
+  for (int k = 0; k < r->elite_count; ++k) {
+    if (k) jl_buf_printf(b, ", ");
+    jl_buf_json_number(b, r->elite_R[k]);
+  }
+  jl_buf_printf(b, "], \"elite_spread\": [");
+  for (int k = 0; k < r->elite_count; ++k) {
+    if (k) jl_buf_printf(b, ", ");
+    jl_buf_json_number(b, r->elite_spread[k]);
+  }
+  jl_buf_printf(b, "], \"stopped_by\": \"%s\"", jl_stop_name(r->stopped_by));
   jl_buf_printf(b, ", \"ranks\": %d, \"migrations\": %" PRIu64, r->ranks > 0 ? r->ranks : 1,
                 r->migrations);
   if (r->ranks > 1 && r->rank_info) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "circle_batch.h"
+#include "circle_elite.h"
 #include "progress.h"
 #include "timer.h"
 
@@ -18,12 +19,12 @@
 #define JL_POLISH_WINDOW 1e-2
 #define JL_POLISH_MAX_THREADS 256
 /* Restarts adopt one of this many best distinct polished packings, so the
- * adopters spread over several basins instead of crowding one. An elite of
- * distinct shapes (distances of the circles from the centre) of 4, 16 or 64
- * did no better at n = 30 (docs/benchmarks.md). */
+ * adopters spread over several basins instead of crowding one. */
 #define JL_ELITE_DEFAULT 4
-/* Polished packings whose R agree this closely (relative) count as one. */
-#define JL_ELITE_SAME 1e-9
+/* Elite packings of one shape family (jl_circle_elite): off by default, R
+ * alone decides. --elite 8 --crowding 0.02 did no better on the CPU twin
+ * (n = 21-30, seeds 1-3, 60 s on one thread; docs/benchmarks.md). */
+#define JL_CROWDING_DEFAULT 0.0
 
 /* The neighbour lists' skin, relative to the mean radius: a wider one lists
  * more circles, a narrower one is rebuilt more often. In the search's own
@@ -39,6 +40,7 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->adopt = 0.5;
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
+  o->crowding = JL_CROWDING_DEFAULT;
   o->progress = 1;
 }
 
@@ -241,8 +243,7 @@ typedef struct jl_polish_pool {
 
 typedef struct jl_search_state {
   jl_circle_packing best;  /* polished, legal, problem order */
-  jl_circle_packing *elite; /* the best distinct polished packings, R ascending */
-  int elite_count, elite_cap;
+  jl_circle_elite elite;   /* the best polished packings, one per family */
   double *polished_R;      /* per candidate: R when last polished (skip repeats) */
   jl_polish_job *jobs;     /* polish_slots jobs */
   int polish_slots, threads;
@@ -250,7 +251,7 @@ typedef struct jl_search_state {
   double deadline;         /* t0 + --time (0: none) */
   double polish_deadline;  /* this round's polish (0: none) */
   volatile sig_atomic_t *stop;
-  uint64_t restarts;
+  uint64_t restarts, adoptions;
 } jl_search_state;
 
 static void *jl_polish_worker(void *arg) {
@@ -270,24 +271,6 @@ static void *jl_polish_worker(void *arg) {
     job->legal = job->rc == JL_OK && chk.legal;
   }
   return NULL;
-}
-
-/* Offers a polished legal packing to the elite: it replaces a packing with
- * the same R (if smaller) or takes the place of the worst. */
-static int jl_elite_offer(jl_search_state *st, const jl_circle_packing *pk, jl_error *err) {
-  int k = 0;
-  while (k < st->elite_count && st->elite[k].R < pk->R * (1.0 - JL_ELITE_SAME)) ++k;
-  if (k < st->elite_count && st->elite[k].R <= pk->R * (1.0 + JL_ELITE_SAME)) {
-    /* the same basin: keep the smaller */
-    return pk->R < st->elite[k].R ? jl_circle_packing_copy(&st->elite[k], pk, err) : JL_OK;
-  }
-  if (k >= st->elite_cap) return JL_OK;
-  int last = st->elite_count < st->elite_cap ? st->elite_count++ : st->elite_cap - 1;
-  /* shift down, recycling the dropped packing's storage */
-  jl_circle_packing spare = st->elite[last];
-  for (int j = last; j > k; --j) st->elite[j] = st->elite[j - 1];
-  st->elite[k] = spare;
-  return jl_circle_packing_copy(&st->elite[k], pk, err);
 }
 
 /* Polishes the best candidates that changed since their last polish (one
@@ -336,7 +319,7 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
     if (!job->legal) continue;
     jl_packing_to_batch(&job->pk, s, b, job->cand, 0);
     st->polished_R[job->cand] = b->R[job->cand];
-    int rc_e = jl_elite_offer(st, &job->pk, err);
+    int rc_e = jl_circle_elite_offer(&st->elite, &job->pk, NULL, err);
     if (rc_e != JL_OK) return rc_e;
     if (st->best.R == 0.0 || job->pk.R < st->best.R) {
       if (st->best.R == 0.0 || job->pk.R < st->best.R * (1.0 - 1e-13)) {
@@ -357,7 +340,7 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
 static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o, int due, int want,
                              uint64_t *migrations, int *started, int *stop, jl_error *err) {
   jl_circle_migration m = {.step = {.due = due, .want_stop = want, .blocking = o->rounds > 0},
-                           .offer = st->elite, .offer_count = st->elite_count};
+                           .offer = st->elite.pk, .offer_count = st->elite.count};
   int rc = o->migrate(o->migrate_ctx, &m, err);
   if (rc != JL_OK) return rc;
   *migrations += (uint64_t)m.step.completed;
@@ -368,7 +351,7 @@ static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o
     jl_circle_check chk;
     jl_circle_check_packing(pk, JL_LEGAL_REL_TOL, &chk);
     if (!chk.legal) continue;
-    if ((rc = jl_elite_offer(st, pk, err)) != JL_OK) return rc;
+    if ((rc = jl_circle_elite_offer(&st->elite, pk, NULL, err)) != JL_OK) return rc;
     if (st->best.R == 0.0 || pk->R < st->best.R * (1.0 - 1e-13)) {
       st->t_best = jl_time_now() - st->t0;
       if ((rc = jl_circle_packing_copy(&st->best, pk, err)) != JL_OK) return rc;
@@ -389,9 +372,10 @@ static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_
     if ((int)b->stuck[c] < stuck_limit) continue;
     st->restarts++;
     double u = jl_u01_from_u32(jl_rng_u32(rng), jl_rng_u32(rng));
-    if (o->mode == JL_MODE_POPULATION && st->elite_count > 0 && u < o->adopt) {
-      int k = (int)jl_uint_below(jl_rng_u32(rng), (uint32_t)st->elite_count);
-      jl_packing_to_batch(&st->elite[k], s, b, c, 1);
+    if (o->mode == JL_MODE_POPULATION && st->elite.count > 0 && u < o->adopt) {
+      int k = (int)jl_uint_below(jl_rng_u32(rng), (uint32_t)st->elite.count);
+      jl_packing_to_batch(&st->elite.pk[k], s, b, c, 1);
+      st->adoptions++;
     } else {
       b->need_start[c] = 1;
       b->stuck[c] = 0;
@@ -430,9 +414,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   st.polished_R = calloc((size_t)count, sizeof(double));
   if (!st.polished_R) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
   st.best.R = 0.0;
-  st.elite_cap = o->elite > 0 ? (o->elite < JL_ELITE_MAX ? o->elite : JL_ELITE_MAX) : JL_ELITE_DEFAULT;
-  st.elite = calloc((size_t)st.elite_cap, sizeof *st.elite);
-  if (!st.elite) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
+  int elite_cap = o->elite > 0 ? (o->elite < JL_ELITE_MAX ? o->elite : JL_ELITE_MAX) : JL_ELITE_DEFAULT;
+  if ((rc = jl_circle_elite_init(&st.elite, prob->n, elite_cap, o->crowding, err)) != JL_OK) goto done;
   st.threads = dev->threads;
   st.polish_slots = dev->threads < 3 ? 3 : dev->threads;
   st.jobs = calloc((size_t)st.polish_slots, sizeof *st.jobs);
@@ -517,7 +500,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
                        prob->best_known_R > 0 ? "  gap " : "  ",
                        prob->best_known_R > 0 ? gap : 0.0, (unsigned long long)trials,
                        now > 0 ? (double)steps / now : 0.0, (unsigned long long)st.restarts,
-                       st.elite_count);
+                       st.elite.count);
     int want = 0;  /* JL_STOP_* + 1 */
     if (o->target_R > 0 && st.best.R > 0 && st.best.R <= o->target_R) want = JL_STOP_TARGET + 1;
     else if (o->stop && *o->stop) want = JL_STOP_SIGNAL + 1;
@@ -564,15 +547,22 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     info->relax_steps += b.steps[c];
   }
   info->restarts = st.restarts;
+  info->adoptions = st.adoptions;
+  info->elite = st.elite.cap;
+  info->crowding = st.elite.crowding;
+  info->elite_crowded = st.elite.crowded;
+  info->elite_count = st.elite.count;
+  for (int k = 0; k < st.elite.count; ++k) {
+    info->elite_R[k] = st.elite.pk[k].R;
+    info->elite_spread[k] = jl_circle_elite_spread(&st.elite, k);
+  }
   info->migrations = migrations;
   info->stopped_by = stopped_by;
   rc = JL_OK;
 done:
   if (st.jobs)
     for (int k = 0; k < st.polish_slots; ++k) jl_circle_packing_free(&st.jobs[k].pk);
-  if (st.elite)
-    for (int k = 0; k < st.elite_cap; ++k) jl_circle_packing_free(&st.elite[k]);
-  free(st.elite);
+  jl_circle_elite_free(&st.elite);
   free(st.jobs);
   free(st.polished_R);
   jl_circle_packing_free(&st.best);

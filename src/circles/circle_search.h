@@ -36,9 +36,6 @@ typedef enum jl_search_mode {
  * between two polls of --time and SIGINT. */
 #define JL_SEARCH_MAX_CIRCLES 10000
 
-/* The population's elite: at most this many polished packings. */
-#define JL_ELITE_MAX 256
-
 /* Islands (src/islands/islands.h): several searches, one per MPI rank, hand each
  * other their best packings. The search calls the hook after every round;
  * the hook starts an exchange when one is due or the search would stop, and
@@ -65,8 +62,11 @@ typedef struct jl_circle_search_opts {
   long rounds;             /* stop after this many launches; 0: no limit */
   int stuck_limit;         /* trials without a new record before a restart; 0: auto */
   double adopt;            /* population: share of restarts that adopt an elite packing */
-  int elite;               /* population: size of the elite (distinct R), at most
-                            * JL_ELITE_MAX; 0: default */
+  int elite;               /* population: size of the elite, at most JL_ELITE_MAX;
+                            * 0: default */
+  double crowding;         /* population: elite packings whose shapes lie closer
+                            * than this (jl_circle_profile_distance) are one
+                            * family; 0: only equal R */
   double band;             /* record-to-record band of the first rung (relative); 0: default */
   int band_levels;         /* rungs of the band ladder; 0: default */
   int walk;                /* one candidate in walk runs a fixed-container walk;

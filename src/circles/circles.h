@@ -28,6 +28,9 @@ typedef struct jl_circle_packing {
   double R;                       /* container radius: max |c_i| + r_i */
 } jl_circle_packing;
 
+/* The population's elite (--elite): at most this many polished packings. */
+#define JL_ELITE_MAX 256
+
 /* What one search run did, written beside the packing in the result JSON. */
 typedef struct jl_circle_run_info {
   uint64_t seed;
@@ -41,6 +44,13 @@ typedef struct jl_circle_run_info {
   uint64_t trials;
   uint64_t relax_steps;
   uint64_t restarts;
+  uint64_t adoptions;             /* restarts that adopted an elite packing */
+  int elite;                      /* the elite's size (--elite) */
+  double crowding;                /* its crowding distance (--crowding) */
+  uint64_t elite_crowded;         /* offers that met a member by shape, not R */
+  int elite_count;                /* members at the end */
+  double elite_R[JL_ELITE_MAX];   /* their R, ascending */
+  double elite_spread[JL_ELITE_MAX]; /* their shape distance from the first */
   int stopped_by;                 /* JL_STOP_* */
   uint64_t migrations;            /* islands: exchanges with the other ranks */
   int ranks;                      /* islands: MPI ranks (1: one search) */

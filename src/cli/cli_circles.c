@@ -45,8 +45,11 @@ static const char *const jl_circles_help =
   "                    (relative) above its record (default 3e-4); candidate c uses\n"
   "                    B (10/3)^(c mod L)\n"
   "  --band-levels L   rungs of that ladder of bands (default 2)\n"
-  "  --elite K         population: restarts adopt one of the K best distinct\n"
-  "                    polished packings (default 4, at most 256)\n"
+  "  --elite K         population: restarts adopt one of the K best polished\n"
+  "                    packings, one per family (default 4, at most 256)\n"
+  "  --crowding D      population: elite packings whose shapes (circles'\n"
+  "                    distances from the centre over R) differ by less than D\n"
+  "                    (area-weighted mean) are one family (default 0: only equal R)\n"
   "  --adopt P         population: share of restarts that adopt (default 0.5);\n"
   "                    the rest start from a random packing\n"
   "  --walk K          one candidate in K walks at a fixed container below its\n"
@@ -94,7 +97,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_ADOPT, OPT_WALK, OPT_AIM, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_WALK, OPT_AIM, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -113,6 +116,7 @@ static const struct option jl_circles_opts[] = {
   {"band", required_argument, NULL, OPT_BAND},
   {"band-levels", required_argument, NULL, OPT_BAND_LEVELS},
   {"elite", required_argument, NULL, OPT_ELITE},
+  {"crowding", required_argument, NULL, OPT_CROWDING},
   {"adopt", required_argument, NULL, OPT_ADOPT},
   {"walk", required_argument, NULL, OPT_WALK},
   {"aim", required_argument, NULL, OPT_AIM},
@@ -187,6 +191,9 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
     case OPT_ELITE:
       rc = jl_cli_int("--elite", optarg, 1, JL_ELITE_MAX, &v, err);
       a->search.elite = (int)v;
+      break;
+    case OPT_CROWDING:
+      rc = jl_cli_double("--crowding", optarg, 0.0, 1.0, &a->search.crowding, err);
       break;
     case OPT_ADOPT: rc = jl_cli_double("--adopt", optarg, 0.0, 1.0, &a->search.adopt, err); break;
     case OPT_WALK:

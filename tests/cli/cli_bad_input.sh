@@ -28,6 +28,8 @@ bad n_text     'abc'                    "the value 'abc'"   --n abc --device cpu
 bad band_neg   "--band: must be between" "the option --band"  --n 5 --band -1 --device cpu --time 2
 bad band_lvls  "--band-levels"         "the option --band-levels" --n 5 --band-levels 0 --device cpu --time 2
 bad elite_zero "--elite"               "the option --elite" --n 5 --elite 0 --device cpu --time 2
+bad crowd_neg  "--crowding: must be between" "the option --crowding" --n 5 --crowding -0.1 --device cpu --time 2
+bad crowd_big  "--crowding: must be between" "the option --crowding" --n 5 --crowding 1.5 --device cpu --time 2
 bad walk_neg   "--walk: must be between" "the option --walk" --n 5 --walk -1 --device cpu --time 2
 bad aim_big    "--aim: must be between" "the option --aim" --n 5 --aim 2 --device cpu --time 2
 bad adopt_big  "--adopt: must be between" "the option --adopt" --n 5 --adopt 1.5 --device cpu --time 2

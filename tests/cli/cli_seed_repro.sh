@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The same --seed with --rounds gives the same packing (circles and R);
-# another seed gives another packing.
+# another seed gives another packing. A crowded elite (--crowding) keeps
+# the best packing first and its members apart by at least the distance.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -8,11 +9,14 @@ mkdir -p "$d"
 export JL_TIMEOUT=170
 common=(--n 12 --device cpu --threads 2 --rounds 3 --time 150 --quiet)
 
-for run in a:7 b:7 c:8; do
+for run in a:7 b:7 c:8 e:7; do
   name=${run%%:*} seed=${run#*:}
-  jrun "$name" circles "${common[@]}" --seed "$seed" --out "$d/$name.json"
+  args=("${common[@]}")
+  # n = 20 leaves several families to keep after 3 rounds, n = 12 one
+  [ "$name" = e ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05)
+  jrun "$name" circles "${args[@]}" --seed "$seed" --out "$d/$name.json"
   expect_rc 0
-  check_result "$d/$name.json" 12
+  check_result "$d/$name.json" "$([ "$name" = e ] && echo 20 || echo 12)"
   stop=$(json_get "$d/$name.json" 'd["run"]["stopped_by"]') || exit 1
   [ "$stop" = "'rounds'" ] || fail "jostle $CMD: expected run.stopped_by == \"rounds\", got $stop"
 done
@@ -25,6 +29,17 @@ if a["circles"] != b["circles"] or a["R"] != b["R"]:
          % (a["R"], b["R"], diff))
 if a["circles"] == c["circles"]:
     fail("seeds 7 and 8: expected different packings, got identical circles")
-' "$d/a.json" "$d/b.json" "$d/c.json" || fail "seed reproducibility checks failed"
+for name, d, K, D in (("a", a, 4, 0.0), ("e", load(sys.argv[4]), 6, 0.05)):
+    r = d["run"]
+    if r["elite"] != K or r["crowding"] != D:
+        fail("run %s: expected elite %d, crowding %g, got %r, %r" % (name, K, D, r["elite"], r["crowding"]))
+    el, sp = r["elite_R"], r["elite_spread"]
+    if not (2 if D > 0 else 1) <= len(el) <= K or len(sp) != len(el) or el != sorted(el) or el[0] != d["R"] or sp[0] != 0:
+        fail("run %s: expected up to %d elite R ascending from R %r, spreads from 0, got %r, %r"
+             % (name, K, d["R"], el, sp))
+    if any(s < D for s in sp[1:]) or r["adoptions"] > r["restarts"]:
+        fail("run %s: expected members at least %g apart and adoptions <= restarts, got %r, %r of %r"
+             % (name, D, sp, r["adoptions"], r["restarts"]))
+' "$d/a.json" "$d/b.json" "$d/c.json" "$d/e.json" || fail "seed reproducibility checks failed"
 
 echo "PASS: cli_seed_repro"
