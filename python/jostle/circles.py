@@ -9,7 +9,7 @@ from . import _jostle
 from ._run import adapt, check_seed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Circles:
     """A legal packing (the exact check passed) and how its run went.
 

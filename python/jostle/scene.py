@@ -70,7 +70,7 @@ def plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0)) -> Body:
     if q[0] < 1e-12:
         q = np.array([0.0, 1.0, 0.0, 0.0])
     q /= np.linalg.norm(q)
-    return Body("plane", (0.0, 0.0, 0.0), point, tuple(q), density=0.0)
+    return Body("plane", (0.0, 0.0, 0.0), point, tuple(float(x) for x in q), density=0.0)
 
 
 class Scene:

@@ -10,7 +10,7 @@ from . import _jostle
 from ._run import adapt, check_seed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Trunk:
     """A legal packing of count blocks (liters = count) and how its run went.
 
