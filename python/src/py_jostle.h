@@ -24,7 +24,6 @@ PyObject *jl_py_raise(const jl_error *err);
 typedef struct jl_py_run {
   PyThreadState *ts;       /* the saved thread state while the GIL is released */
   PyObject *progress;      /* callable(time, best, work), or NULL */
-  int interrupted;         /* a KeyboardInterrupt stopped it */
   PyObject *exc;           /* another exception to raise afterwards (type, value, tb) */
   PyObject *exc_value, *exc_tb;
 } jl_py_run;

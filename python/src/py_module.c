@@ -11,7 +11,12 @@ PyObject *jl_py_input_error;
 PyObject *jl_py_raise(const jl_error *err) {
   if (err->code == JL_ERR_NOMEM) return PyErr_NoMemory();
   PyObject *type = err->code == JL_ERR_INPUT ? jl_py_input_error : jl_py_error;
-  PyObject *exc = PyObject_CallFunction(type, "s", err->msg[0] ? err->msg : "jostle failed");
+  /* paths in the message may hold bytes that are not UTF-8: kept as os.fsdecode does */
+  const char *msg = err->msg[0] ? err->msg : "jostle failed";
+  PyObject *text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "surrogateescape");
+  if (!text) return NULL;
+  PyObject *exc = PyObject_CallFunctionObjArgs(type, text, NULL);
+  Py_DECREF(text);
   if (!exc) return NULL;
   PyObject *code = PyLong_FromLong(err->code);
   if (!code || PyObject_SetAttrString(exc, "code", code) < 0) {
@@ -46,12 +51,10 @@ static void jl_py_run_keep(jl_py_run *run) {
 /* A pending signal's handler; 1 when the run must stop. */
 static int jl_py_run_signals(jl_py_run *run) {
   if (PyErr_CheckSignals() == 0) return 0;
-  if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
-    PyErr_Clear();
-    run->interrupted = 1;
-  } else {
+  if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
+    PyErr_Clear();  /* the search stops and returns its best */
+  else
     jl_py_run_keep(run);
-  }
   return 1;
 }
 
@@ -64,12 +67,10 @@ int jl_py_run_progress(void *ctx, const jl_progress_info *p) {
                                         (unsigned long long)p->work);
     if (!r) {
       stop = 1;
-      if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+      if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
         PyErr_Clear();
-        run->interrupted = 1;
-      } else {
+      else
         jl_py_run_keep(run);
-      }
     } else {
       stop = PyObject_IsTrue(r);
       Py_DECREF(r);

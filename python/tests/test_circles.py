@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jostle
-from conftest import assert_legal_circles
+from circle_checks import assert_legal_circles
 
 
 def test_ten_circles_reach_the_record():
@@ -78,6 +78,13 @@ def test_bad_options_raise():
         jostle.pack_circles([1, 2, 3], time=1, seed=-1)
     with pytest.raises(TypeError, match="progress"):
         jostle.pack_circles([1, 2, 3], time=1, progress=3)
+
+
+@pytest.mark.skipif(jostle.cuda_device_count() > 0, reason="a CUDA device is present")
+def test_cuda_without_a_device_raises():
+    with pytest.raises(jostle.Error) as e:
+        jostle.pack_circles([1, 2, 3], time=1, device="cuda")
+    assert e.value.code == 4 and str(e.value)
 
 
 def test_write_outputs(tmp_path):

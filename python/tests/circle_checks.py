@@ -1,4 +1,4 @@
-"""Shared checks for the jostle package's tests."""
+"""Checks shared by the circle tests."""
 
 import numpy as np
 
