@@ -11,7 +11,7 @@ mkdir -p "$work"
 "$py" -m venv "$work/venv"
 pip=("$work/venv/bin/python" -m pip --disable-pip-version-check)
 log=$work/pip.log
-if ! "${pip[@]}" install --timeout 30 --config-settings=setup-args=-Dcuda=disabled "$src" >"$log" 2>&1; then
+if ! "${pip[@]}" install --timeout 30 --retries 1 --config-settings=setup-args=-Dcuda=disabled "$src" >"$log" 2>&1; then
   if grep -Eqi 'NewConnectionError|Temporary failure in name resolution|Network is unreachable|No matching distribution found for meson-python' "$log"; then
     tail -5 "$log"
     echo "pip_install: PyPI unreachable; skipped"
