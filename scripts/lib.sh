@@ -9,10 +9,12 @@
 
 JL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# The Debian packages jostle needs to build, test and plot.
+# The Debian packages jostle needs to build, test and plot; python3-* build
+# and test the Python package (python3-venv for its pip install test).
 JL_DEPS=(meson ninja-build pkg-config gcc libcjson-dev libcmocka-dev libnlopt-dev
          libassimp-dev libfclib-dev python3-matplotlib
-         libopenmpi-dev openmpi-bin)
+         libopenmpi-dev openmpi-bin
+         python3-dev python3-numpy python3-pytest python3-venv)
 
 jl_say() { echo "jostle: $*"; }
 
