@@ -70,7 +70,9 @@ def plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0)) -> Body:
     if q[0] < 1e-12:
         q = np.array([0.0, 1.0, 0.0, 0.0])
     q /= np.linalg.norm(q)
-    return Body("plane", (0.0, 0.0, 0.0), point, tuple(float(x) for x in q), density=0.0)
+    # the library takes the normal as the plane's size; the orientation (z along n) is
+    # kept for the reader
+    return Body("plane", tuple(float(x) for x in n), point, tuple(float(x) for x in q), density=0.0)
 
 
 class Scene:

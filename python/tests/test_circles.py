@@ -80,8 +80,12 @@ def test_bad_options_raise():
         jostle.pack_circles([1, 2, 3], time=1, progress=3)
 
 
-@pytest.mark.skipif(jostle.cuda_device_count() > 0, reason="a CUDA device is present")
-def test_cuda_without_a_device_raises():
+def test_cuda_runs_on_a_device_or_raises():
+    if jostle.cuda_device_count() > 0:
+        p = jostle.pack_circles(range(1, 11), time=30, device="cuda",
+                                target=jostle.circles_record(10) * (1 + 1e-9))
+        assert p.device == "cuda" and abs(p.R / p.record - 1) < 1e-9
+        return
     with pytest.raises(jostle.Error) as e:
         jostle.pack_circles([1, 2, 3], time=1, device="cuda")
     assert e.value.code == 4 and str(e.value)

@@ -8,8 +8,6 @@ import pytest
 
 import jostle
 
-pytestmark = pytest.mark.skipif(not hasattr(jostle._jostle, "trunk_volume"),
-                                reason="the trunk API (include/jostle/trunk.h) is not built yet")
 
 MESH_DIR = os.environ.get("JL_MESH_DIR",
                           os.path.join(os.path.dirname(__file__), "..", "..", "meshes"))
