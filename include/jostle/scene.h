@@ -40,7 +40,8 @@ typedef struct jl_scene_options {
                             * is the method's default) */
   int iterations;          /* solver iterations per step at most */
   int matrix_free;         /* 1: per-body velocity changes, -1: the assembled Delassus
-                            * matrix G (CPU only), 0: the scene's choice */
+                            * matrix G, 0: the scene's choice (on a CUDA device the
+                            * step is matrix-free whatever this says) */
   const char *body_order;  /* "auto", "spatial" or "given" (default "auto": spatial
                             * from 4096 bodies up) */
   double time_limit;       /* seconds from the open or load: the solve under way then
@@ -163,7 +164,7 @@ typedef struct jl_scene_step_stats {
   double time;             /* simulated time at its end */
   int contacts;            /* closed contacts solved */
   int iterations, converged, restarts;
-  double residual;         /* NAN on a CUDA device (its step does not report it) */
+  double residual;         /* the solve's last largest impulse change */
   double max_penetration;  /* max -gap over the closed contacts at the mid-point */
   double kinetic, potential; /* energies of the dynamic bodies after the step (potential
                             * -m g . x); on a CUDA device only when a CSV is recorded,
