@@ -7,6 +7,10 @@
  *     stops after v0^2 / (2 mu g) (the scheme's Coulomb impulse is exact
  *     while it slides);
  *   - a scene file gives the bits of jl_scene_runner driven directly;
+ *   - a run for files (open with overrides, start with records, advance,
+ *     finish, the writers) gives the runner's per-step bits, totals that
+ *     are those steps' and files that hold them; time limit and stop flag
+ *     say what stopped it;
  *   - bad input gives JL_ERR_INPUT with a message naming the field.
  * Device "auto": the CPU here, the CUDA device where there is one. */
 #include <math.h>
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <jostle/scene.h>
@@ -244,6 +249,199 @@ static void test_stop_flag(void **st) {
   jl_scene_sim_free(sim);
 }
 
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
+
+/* demo-drop with the CLI's overrides against the runner driven directly
+ * with the same settings: per-step stats, totals and the files. */
+static void test_run_for_files(void **st) {
+  (void)st;
+  const char *dir = getenv("JL_SCENE_DIR");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/demo-drop.json", dir ? dir : "problems/scenes");
+  jl_scene_options o;
+  jl_scene_options_default(&o);
+  o.device = "cpu";
+  o.threads = 2;
+  o.steps = 160;
+  o.solver = "jor";
+  o.iterations = 30;
+  o.matrix_free = 1;
+  o.body_order = "given";
+  jl_scene_sim *sim = NULL;
+  jl_error err = {0};
+  int rc = jl_scene_sim_open(path, &o, &sim, &err);
+  if (rc) fprintf(stderr, "open: %s\n", err.msg);
+  assert_int_equal(rc, JL_OK);
+  jl_scene_info in;
+  jl_scene_sim_info(sim, &in);
+  assert_string_equal(in.name, "demo-drop");
+  assert_int_equal(in.bodies, 22);
+  assert_int_equal(in.dynamic_bodies, 21);
+  assert_int_equal(in.steps, 160);
+  assert_string_equal(in.solver, "jor");
+  assert_int_equal(in.matrix_free, 1);
+  assert_int_equal(in.on_cuda, 0);
+  assert_int_equal(in.ordered, 0);
+  assert_true(in.body_extent > 0.0);
+  /* a step is refused before the start */
+  jl_scene_step_stats ss;
+  assert_int_equal(jl_scene_sim_advance(sim, &ss, &err), JL_ERR_INPUT);
+  int fclib = jl_scene_fclib_available();
+  jl_scene_record rec;
+  jl_scene_record_default(&rec);
+  rec.csv = rec.glb = 1;
+  rec.glb_every = 7;
+  rec.fclib = fclib;
+  rec.fclib_step = 150;
+  assert_int_equal(jl_scene_sim_start(sim, &rec, &err), JL_OK);
+  assert_int_equal(jl_scene_sim_start(sim, &rec, &err), JL_ERR_INPUT);
+
+  jl_scene s;
+  assert_int_equal(jl_scene_load(&s, path, &err), JL_OK);
+  jl_prox_opts_set_kind(&s.solver, JL_SOLVER_JOR);
+  s.solver.max_iter = 30;
+  s.solver.matrix_free = 1;
+  s.body_order = JL_BODY_ORDER_GIVEN;
+  jl_device dev;
+  assert_int_equal(jl_device_select(&dev, "cpu", 2, NULL, &err), JL_OK);
+  jl_scene_runner r;
+  assert_int_equal(jl_scene_runner_init(&r, &s, &dev, &err), JL_OK);
+  char tmp[] = "/tmp/jl_scene_run_XXXXXX";
+  int fd = mkstemp(tmp);
+  assert_true(fd >= 0);
+  close(fd);
+  double contacts = 0.0, pen = 0.0;
+  int contacts_max = 0;
+  for (int i = 1; i <= 160; ++i) {
+    jl_scene_run_stats rs;
+    assert_int_equal(jl_scene_sim_advance(sim, &ss, &err), JL_OK);
+    assert_int_equal(jl_scene_runner_step(&r, &rs, &err), JL_OK);
+    double ke, pe;
+    assert_int_equal(jl_scene_runner_energy(&r, &ke, &pe, &err), JL_OK);
+    assert_int_equal(ss.step, i);
+    assert_int_equal(ss.contacts, rs.contacts);
+    assert_int_equal(ss.iterations, rs.iterations);
+    assert_true(ss.residual == rs.residual);
+    assert_true(ss.max_penetration == rs.max_penetration);
+    assert_true(ss.kinetic == ke && ss.potential == pe);
+    assert_int_equal(ss.diverged, 0);
+    assert_int_equal(ss.fclib_ready, fclib && i == 150);
+    if (ss.fclib_ready) {
+      rc = jl_scene_sim_write_fclib(sim, tmp, &err);
+      if (rc) fprintf(stderr, "fclib: %s\n", err.msg);
+      assert_int_equal(rc, JL_OK);
+      assert_memory_equal(slurp(tmp), "\x89HDF", 4);
+    }
+    contacts += rs.contacts;
+    if (rs.contacts > contacts_max) contacts_max = rs.contacts;
+    if (rs.max_penetration > pen) pen = rs.max_penetration;
+  }
+  assert_true(contacts > 0);
+  /* the kept problem is the kept step's only */
+  assert_int_equal(jl_scene_sim_write_fclib(sim, tmp, &err), JL_ERR_INPUT);
+  jl_scene_summary sum;
+  assert_int_equal(jl_scene_sim_finish(sim, &sum, &err), JL_OK);
+  assert_int_equal(sum.steps, 160);
+  assert_true(sum.contacts_mean == contacts / 160.0);
+  assert_int_equal(sum.contacts_max, contacts_max);
+  assert_true(sum.penetration_max == pen);
+  assert_string_equal(sum.stopped_by, "steps");
+  assert_int_equal(sum.fclib_kept, fclib);
+  assert_true(sum.time == 160 * in.dt);
+  assert_int_equal(jl_scene_sim_advance(sim, &ss, &err), JL_ERR_INPUT);
+
+  assert_int_equal(jl_scene_sim_write_csv(sim, tmp, &err), JL_OK);
+  char *csv = slurp(tmp);
+  assert_memory_equal(csv, "step,time,kinetic,potential,contacts,iterations,residual,max_penetration\n0,0,", 77);
+  int lines = 0;
+  for (char *c = csv; *c; ++c) lines += *c == '\n';
+  assert_int_equal(lines, 162);
+  assert_non_null(strstr(csv, "\n160,0.32,"));
+  assert_int_equal(jl_scene_sim_write_glb(sim, tmp, &err), JL_OK);
+  assert_memory_equal(slurp(tmp), "glTF", 4);
+  assert_int_equal(jl_scene_sim_write_result(sim, tmp, "x/drop.json", &err), JL_OK);
+  char *res = slurp(tmp);
+  assert_non_null(strstr(res, "\"file\": \"x/drop.json\""));
+  assert_non_null(strstr(res, "\"steps_requested\": 160"));
+  assert_non_null(strstr(res, "\"method\": \"jor\""));
+  assert_non_null(strstr(res, "\"max_iterations\": 30"));
+  assert_non_null(strstr(res, "\"steps\": 160, "));
+  assert_non_null(strstr(res, "\"stopped_by\": \"steps\""));
+  /* the final state: the runner's bodies */
+  assert_int_equal(jl_scene_runner_fetch(&r, &err), JL_OK);
+  double x[3 * 22];
+  assert_int_equal(jl_scene_sim_positions(sim, x, &err), JL_OK);
+  assert_memory_equal(x, s.bodies.pos, sizeof x);
+  remove(tmp);
+  jl_scene_runner_free(&r);
+  jl_scene_free(&s);
+  jl_scene_sim_free(sim);
+}
+
+/* What stopped a run: the time limit (no step starts), the stop flag. */
+static void test_run_stopped(void **st) {
+  (void)st;
+  const char *dir = getenv("JL_SCENE_DIR");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/demo-drop.json", dir ? dir : "problems/scenes");
+  jl_scene_options o;
+  jl_scene_options_default(&o);
+  o.threads = 2;
+  o.time_limit = 1e-9;
+  jl_scene_sim *sim = NULL;
+  jl_error err = {0};
+  jl_scene_summary sum;
+  assert_int_equal(jl_scene_sim_load(path, &o, &sim, &err), JL_OK);
+  assert_int_equal(jl_scene_sim_step(sim, 5, &err), JL_OK);
+  assert_int_equal(jl_scene_sim_steps_done(sim), 0);
+  assert_int_equal(jl_scene_sim_finish(sim, &sum, &err), JL_OK);
+  assert_string_equal(sum.stopped_by, "time");
+  assert_int_equal(sum.steps, 0);
+  jl_scene_sim_free(sim);
+
+  volatile sig_atomic_t stop = 0;
+  o.time_limit = 0.0;
+  o.stop = &stop;
+  assert_int_equal(jl_scene_sim_load(path, &o, &sim, &err), JL_OK);
+  assert_int_equal(jl_scene_sim_step(sim, 3, &err), JL_OK);
+  stop = 1;
+  assert_int_equal(jl_scene_sim_finish(sim, &sum, &err), JL_OK);
+  assert_string_equal(sum.stopped_by, "signal");
+  assert_int_equal(sum.steps, 3);
+  jl_scene_sim_free(sim);
+
+  /* bad overrides and records name their field */
+  const char *field[] = {"options.solver", "options.body_order", "options.steps", "options.matrix_free"};
+  for (int k = 0; k < 4; ++k) {
+    jl_scene_options_default(&o);
+    if (k == 0) o.solver = "gauss";
+    if (k == 1) o.body_order = "zig";
+    if (k == 2) o.steps = -1;
+    if (k == 3) o.matrix_free = 2;
+    assert_int_equal(jl_scene_sim_open(path, &o, &sim, &err), JL_ERR_INPUT);
+    assert_null(sim);
+    assert_non_null(strstr(err.msg, field[k]));
+  }
+  jl_scene_options_default(&o);
+  o.steps = 10;
+  assert_int_equal(jl_scene_sim_open(path, &o, &sim, &err), JL_OK);
+  jl_scene_record rec;
+  jl_scene_record_default(&rec);
+  rec.fclib = 1;
+  rec.fclib_step = 11;
+  assert_int_equal(jl_scene_sim_start(sim, &rec, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "record.fclib"));
+  jl_scene_sim_free(sim);
+}
+
 typedef struct bad_case {
   const char *msg;         /* a part of the message */
   int code;
@@ -377,6 +575,8 @@ int main(void) {
     cmocka_unit_test(test_box_slides),
     cmocka_unit_test(test_load_is_the_runner),
     cmocka_unit_test(test_stop_flag),
+    cmocka_unit_test(test_run_for_files),
+    cmocka_unit_test(test_run_stopped),
     cmocka_unit_test(test_bad_input),
     cmocka_unit_test(test_bad_file),
   };

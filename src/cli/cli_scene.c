@@ -1,24 +1,19 @@
 /* jostle scene: run a rigid-body scene file on the CPU reference path or on a
- * CUDA device (scene_runner.h). */
+ * CUDA device, over the public API (jostle/scene.h). */
+#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <jostle/jostle.h>
 
 #include "cli.h"
-#include "device.h"
-#include "fclib_export.h"
-#include "file_util.h"
-#include "log.h"
-#include "progress.h"
-#include "scene.h"
-#include "scene_runner.h"
-#include "scene_step.h"
-#include "timer.h"
-#include "trajectory.h"
 
 static const char *const jl_scene_help =
   "usage: jostle scene SCENE.json [options]\n"
@@ -101,13 +96,30 @@ static const struct option jl_scene_opts[] = {
 };
 
 typedef struct jl_scene_args {
-  const char *scene, *solver, *device, *out, *csv, *glb, *fclib;
-  jl_solver_kind kind;     /* --solver, parsed */
-  jl_body_order order;     /* --body-order, parsed */
+  const char *scene, *solver, *device, *order, *out, *csv, *glb, *fclib;
   long steps, max_iter, threads, glb_every, fclib_step;
   double time_s;           /* --time; 0: no limit */
-  int matrix_free, quiet;
+  int matrix_free, quiet;  /* matrix_free: 1 --matrix-free, 2 --assembled */
 } jl_scene_args;
+
+/* err set (printf style); returns code. */
+static int jl_scene_err(jl_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
+static int jl_scene_err(jl_error *err, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  err->code = code;
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+static int jl_scene_one_of(const char *s, const char *a, const char *b, const char *c) {
+  return strcmp(s, a) == 0 || strcmp(s, b) == 0 || strcmp(s, c) == 0;
+}
 
 static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *help, jl_error *err) {
   memset(a, 0, sizeof *a);
@@ -118,28 +130,29 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
   jl_cli_opts o = {.opts = jl_scene_opts, .cmd = "scene"};
   while (rc == JL_OK && (c = jl_cli_next(&o, argc, argv, err)) > 0) {
     switch (c) {
-    case OPT_STEPS: rc = jl_cli_int("--steps", optarg, 1, JL_SCENE_STEPS_MAX, &a->steps, err); break;
+    case OPT_STEPS: rc = jl_cli_int("--steps", optarg, 1, JL_SCENE_MAX_STEPS, &a->steps, err); break;
     case OPT_TIME:
       rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->time_s, err);
-      if (!rc && !(a->time_s > 0)) rc = jl_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
+      if (!rc && !(a->time_s > 0)) rc = jl_scene_err(err, JL_ERR_INPUT, "--time: must be > 0");
       break;
     case OPT_SOLVER:
       a->solver = optarg;
-      if (jl_solver_kind_parse(optarg, &a->kind))
-        rc = jl_error_set(err, JL_ERR_INPUT, "--solver: expected jor, sor or apgd, got '%s'", optarg);
+      if (!jl_scene_one_of(optarg, "jor", "sor", "apgd"))
+        rc = jl_scene_err(err, JL_ERR_INPUT, "--solver: expected jor, sor or apgd, got '%s'", optarg);
       break;
     case OPT_MAXIT: rc = jl_cli_int("--max-iter", optarg, 1, 100000000L, &a->max_iter, err); break;
     case OPT_MF:
     case OPT_ASM:
       if (a->matrix_free)
-        rc = jl_error_set(err, JL_ERR_INPUT, "--matrix-free and --assembled: give one of them");
+        rc = jl_scene_err(err, JL_ERR_INPUT, "--matrix-free and --assembled: give one of them");
       a->matrix_free = c == OPT_MF ? 1 : 2;
       break;
     case OPT_DEVICE: a->device = optarg; break;
     case OPT_THREADS: rc = jl_cli_int("--threads", optarg, 1, 256, &a->threads, err); break;
     case OPT_ORDER:
-      if (jl_body_order_parse(optarg, &a->order))
-        rc = jl_error_set(err, JL_ERR_INPUT, "--body-order: expected auto, spatial or given, got '%s'",
+      a->order = optarg;
+      if (!jl_scene_one_of(optarg, "auto", "spatial", "given"))
+        rc = jl_scene_err(err, JL_ERR_INPUT, "--body-order: expected auto, spatial or given, got '%s'",
                           optarg);
       break;
     case OPT_OUT: a->out = optarg; break;
@@ -147,7 +160,7 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
     case OPT_GLB: a->glb = optarg; break;
     case OPT_GLB_EVERY: rc = jl_cli_int("--glb-every", optarg, 1, 100000000L, &a->glb_every, err); break;
     case OPT_FCLIB: a->fclib = optarg; break;
-    case OPT_FCLIB_STEP: rc = jl_cli_int("--fclib-step", optarg, 1, JL_SCENE_STEPS_MAX, &a->fclib_step, err); break;
+    case OPT_FCLIB_STEP: rc = jl_cli_int("--fclib-step", optarg, 1, JL_SCENE_MAX_STEPS, &a->fclib_step, err); break;
     case OPT_QUIET: a->quiet = 1; break;
     case OPT_HELP: *help = 1; return JL_OK;
     default: break;
@@ -155,121 +168,92 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
   }
   if (rc == JL_OK && c == 0) rc = err->code;
   if (rc != JL_OK) return rc;
-  if (optind >= argc) return jl_error_set(err, JL_ERR_INPUT, "give a scene file (see jostle scene --help)");
+  if (optind >= argc) return jl_scene_err(err, JL_ERR_INPUT, "give a scene file (see jostle scene --help)");
   a->scene = argv[optind++];
-  if (optind < argc) return jl_error_set(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
-  if (a->fclib_step && !a->fclib) return jl_error_set(err, JL_ERR_INPUT, "--fclib-step needs --fclib");
-  if (a->fclib && !jl_fclib_available())
-    return jl_error_set(err, JL_ERR_INPUT,
+  if (optind < argc) return jl_scene_err(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
+  if (a->fclib_step && !a->fclib) return jl_scene_err(err, JL_ERR_INPUT, "--fclib-step needs --fclib");
+  if (a->fclib && !jl_scene_fclib_available())
+    return jl_scene_err(err, JL_ERR_INPUT,
                         "--fclib %s: this jostle was built without FCLib (libfclib-dev), so it cannot export",
                         a->fclib);
-  if (a->glb_every && !a->glb) return jl_error_set(err, JL_ERR_INPUT, "--glb-every needs --glb");
+  if (a->glb_every && !a->glb) return jl_scene_err(err, JL_ERR_INPUT, "--glb-every needs --glb");
   return jl_cli_out_json("--out", a->out, err);
 }
 
-/* Per-run totals for the summary. */
-typedef struct jl_scene_totals {
-  long steps;
-  double contacts_sum, iterations_sum;
-  int contacts_max, iterations_max;
-  long not_converged, restarts;
-  double residual_max, penetration_max;
-  double displacement_max; /* farthest any dynamic body ended from where it started */
-  long diverged_step;      /* first step whose penetration exceeded the largest moving body, 0: none */
-  double wall_s;
-  double first_s;          /* the first step alone (arena growth, graph instantiation) */
-} jl_scene_totals;
+/* A message for people on stderr: "jostle: ...". */
+static void jl_scene_say(const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 1, 2)))
+#endif
+  ;
+static void jl_scene_say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("jostle: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  fflush(stderr);
+}
 
-/* %.6g, or null when not finite (JSON has no inf or nan: a scene that blew up). */
-static const char *jl_fmt_or_null(char *out, size_t cap, double v) {
-  if (isfinite(v)) snprintf(out, cap, "%.6g", v);
-  else snprintf(out, cap, "null");
+static double jl_scene_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The progress line on stderr: redrawn in place on a terminal, a plain line
+ * every few seconds otherwise (logs, CI). */
+typedef struct jl_scene_progress {
+  int enabled, tty, drawn;
+  double period, last;     /* seconds between lines; the time of the last */
+} jl_scene_progress;
+
+static void jl_scene_progress_init(jl_scene_progress *pr, int enabled) {
+  pr->enabled = enabled;
+  pr->tty = isatty(fileno(stderr));
+  pr->period = pr->tty ? 0.2 : 5.0;
+  pr->last = -1e300;
+  pr->drawn = 0;
+}
+
+static void jl_scene_progress_update(jl_scene_progress *pr, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  ;
+static void jl_scene_progress_update(jl_scene_progress *pr, const char *fmt, ...) {
+  double now = jl_scene_clock();
+  if (!pr->enabled || now - pr->last < pr->period) return;
+  pr->last = now;
+  va_list ap;
+  va_start(ap, fmt);
+  if (pr->tty) fputs("\r\033[K", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  if (pr->tty) pr->drawn = 1;
+  else fputc('\n', stderr);
+  fflush(stderr);
+}
+
+/* Ends a line drawn in place, so later output starts on a fresh line. */
+static void jl_scene_progress_end(jl_scene_progress *pr) {
+  if (pr->enabled && pr->tty && pr->drawn) {
+    fputc('\n', stderr);
+    fflush(stderr);
+  }
+  pr->drawn = 0;
+}
+
+/* "sor" -> "SOR" */
+static const char *jl_scene_upper(const char *s, char *out, size_t cap) {
+  size_t i = 0;
+  for (; s[i] && i + 1 < cap; ++i) out[i] = (char)toupper((unsigned char)s[i]);
+  out[i] = '\0';
   return out;
 }
 
-static int jl_write_result(const char *path, const char *scene_path, const jl_scene *s,
-                           const jl_device *dev, const jl_scene_totals *t, long steps_wanted,
-                           const char *stopped_by, int ordered, const double e0[2],
-                           jl_error *err) {
-  jl_buf b = {0};
-  const jl_prox_opts *o = &s->solver;
-  const jl_bodies *bo = &s->bodies;
-  int dynamic = 0;
-  for (int k = 0; k < bo->count; ++k) dynamic += !bo->is_static[k];
-  double ke, pe;
-  jl_scene_energy(s, &ke, &pe);
-  jl_buf_printf(&b, "{\n  \"format\": \"jostle-result\",\n  \"kind\": \"scene\",\n  \"version\": 1,\n");
-  char g0[32], g1[32], g2[32], g3[32], g4[32], g5[32], g6[32];
-  /* names and paths are data: escaped, never copied raw into the JSON */
-  jl_buf_printf(&b, "  \"scene\": {\"name\": ");
-  jl_buf_json_string(&b, s->name);
-  jl_buf_printf(&b, ", \"file\": ");
-  jl_buf_json_string(&b, scene_path);
-  jl_buf_printf(&b, ", \"bodies\": %d, \"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld},\n",
-                bo->count, dynamic, jl_fmt_json_double(g1, sizeof g1, s->dt), steps_wanted);
-  jl_buf_printf(&b, "  \"solver\": {\"method\": \"%s\", \"alpha\": %s, \"tol_abs\": %s, "
-                "\"tol_rel\": %s, \"max_iterations\": %d, \"warm_start\": %s, "
-                "\"matrix_free\": %s, \"order\": \"%s\"},\n",
-                jl_solver_kind_name(o->kind), jl_fmt_json_double(g1, sizeof g1, o->alpha), jl_fmt_json_double(g2, sizeof g2, o->tol_abs),
-                jl_fmt_json_double(g3, sizeof g3, o->tol_rel),
-                o->max_iter, o->warm_start ? "true" : "false",
-                o->matrix_free < 0 ? "\"auto\"" : o->matrix_free ? "true" : "false",
-                o->sor_order == JL_SOR_SEQUENTIAL ? "sequential" : "coloured");
-  jl_buf_printf(&b, "  \"run\": {\"device\": ");
-  jl_buf_json_string(&b, dev->name);
-  jl_buf_printf(&b, ", \"device_kind\": \"%s\", \"threads\": %d, "
-                "\"steps\": %ld, \"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, "
-                "\"ms_first_step\": %s, \"ms_per_step_after_first\": %s, "
-                "\"body_order\": \"%s\", \"stopped_by\": \"%s\"},\n",
-                jl_device_kind_name(dev->kind), dev->threads, t->steps, jl_fmt_json_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
-                t->steps ? 1e3 * t->wall_s / t->steps : 0.0,
-                t->steps > 0 ? jl_fmt_or_null(g5, sizeof g5, 1e3 * t->first_s) : "null",
-                t->steps > 1 ? jl_fmt_or_null(g6, sizeof g6, 1e3 * (t->wall_s - t->first_s) / (double)(t->steps - 1)) : "null",
-                jl_body_order_name(ordered ? JL_BODY_ORDER_SPATIAL : JL_BODY_ORDER_GIVEN), stopped_by);
-  double ns = t->steps > 0 ? (double)t->steps : 1.0;
-  char dstep[32] = "null";
-  if (t->diverged_step > 0) snprintf(dstep, sizeof dstep, "%ld", t->diverged_step);
-  jl_buf_printf(&b, "  \"summary\": {\"contacts_mean\": %.6g, \"contacts_max\": %d, "
-                "\"iterations_mean\": %.6g, \"iterations_max\": %d, \"steps_not_converged\": %ld, "
-                "\"restarts\": %ld, \"residual_max\": %s, \"max_penetration\": %s, "
-                "\"max_displacement\": %s, \"diverged_step\": %s, "
-                "\"energy_initial\": {\"kinetic\": %s, \"potential\": %s}, "
-                "\"energy_final\": {\"kinetic\": %s, \"potential\": %s}},\n",
-                t->contacts_sum / ns, t->contacts_max, t->iterations_sum / ns, t->iterations_max,
-                t->not_converged, t->restarts, jl_fmt_or_null(g0, sizeof g0, t->residual_max),
-                jl_fmt_or_null(g5, sizeof g5, t->penetration_max),
-                jl_fmt_or_null(g6, sizeof g6, t->displacement_max), dstep,
-                jl_fmt_json_double(g1, sizeof g1, e0[0]),
-                jl_fmt_json_double(g2, sizeof g2, e0[1]), jl_fmt_json_double(g3, sizeof g3, ke), jl_fmt_json_double(g4, sizeof g4, pe));
-  jl_buf_printf(&b, "  \"bodies\": [\n");
-  static const char *const shapes[] = {"sphere", "box", "plane"};
-  for (int k = 0; k < bo->count; ++k) {
-    jl_buf_printf(&b, "    {\"shape\": \"%s\", \"static\": %s, \"position\": ", shapes[bo->shape[k]],
-                  bo->is_static[k] ? "true" : "false");
-    jl_buf_json_vec(&b, bo->pos + 3 * (size_t)k, 3);
-    jl_buf_printf(&b, ", \"orientation\": ");
-    jl_buf_json_vec(&b, bo->quat + 4 * (size_t)k, 4);
-    jl_buf_printf(&b, ", \"velocity\": ");
-    jl_buf_json_vec(&b, bo->vel + 3 * (size_t)k, 3);
-    jl_buf_printf(&b, ", \"angular_velocity\": ");
-    jl_buf_json_vec(&b, bo->omega + 3 * (size_t)k, 3);
-    jl_buf_printf(&b, "}%s\n", k + 1 < bo->count ? "," : "");
-  }
-  jl_buf_printf(&b, "  ]\n}\n");
-  int rc = b.failed ? jl_error_set(err, JL_ERR_NOMEM, "%s: out of memory building the file", path)
-                    : jl_file_write_atomic(path, b.data, b.len, err);
-  jl_buf_free(&b);
-  return rc;
-}
-
-static void jl_csv_row(jl_buf *csv, long step, double time, double ke, double pe, int contacts,
-                       int iterations, double residual, double pen) {
-  jl_buf_printf(csv, "%ld,%.9g,%.12g,%.12g,%d,%d,%.6g,%.6g\n", step, time, ke, pe, contacts,
-                iterations, residual, pen);
-}
-
 int jl_cli_scene(int argc, char **argv) {
-  double t_start = jl_time_now();
   jl_error err = {0};
   jl_scene_args a;
   int help = 0;
@@ -278,38 +262,31 @@ int jl_cli_scene(int argc, char **argv) {
     fputs(jl_scene_help, stdout);
     return 0;
   }
-  /* the device first: --device cuda without one fails before a large scene is read */
-  jl_device dev;
-  int notice = 0;
-  if (jl_device_select(&dev, a.device, (int)a.threads, &notice, &err) != JL_OK)
+  if (!jl_scene_one_of(a.device, "cpu", "cuda", "auto")) {
+    jl_scene_err(&err, JL_ERR_INPUT, "--device: expected cpu, cuda or auto, got '%s'", a.device);
     return jl_cli_fail(&err);
-  jl_scene s;
-  int status = 0;
-  jl_scene_runner run;
-  memset(&run, 0, sizeof run);
-  int have_run = 0;
-  jl_trajectory traj;
-  memset(&traj, 0, sizeof traj);
-  int have_traj = 0;
-  jl_buf csv = {0};
-  double *pos0 = NULL;
-  if (jl_scene_load(&s, a.scene, &err) != JL_OK) {
-    status = jl_cli_fail(&err);
-    jl_scene_free(&s);
-    return status;
   }
-  if (a.solver) jl_prox_opts_set_kind(&s.solver, a.kind);
-  if (a.max_iter) s.solver.max_iter = (int)a.max_iter;
-  if (a.matrix_free) s.solver.matrix_free = a.matrix_free == 1;
-  s.body_order = a.order;
-  /* a signal or --time ends the solve under way (CPU; on CUDA after its step) */
-  double deadline = a.time_s > 0 ? t_start + a.time_s : 0.0;
-  s.solver.stop = &jl_scene_stop;
-  s.solver.deadline = deadline;
-  long steps = a.steps ? a.steps : s.steps;
+  /* the device first (in the open): --device cuda without one fails before a large scene is read */
+  jl_scene_options so;
+  jl_scene_options_default(&so);
+  so.device = a.device;
+  so.threads = (int)a.threads;
+  so.stop = &jl_scene_stop;  /* a signal or --time ends the solve under way (CPU; on CUDA after its step) */
+  so.steps = a.steps;
+  so.solver = a.solver;
+  so.iterations = (int)a.max_iter;
+  so.matrix_free = a.matrix_free == 1 ? 1 : a.matrix_free == 2 ? -1 : 0;
+  so.body_order = a.order;
+  so.time_limit = a.time_s;
+  jl_scene_sim *sim = NULL;
+  if (jl_scene_sim_open(a.scene, &so, &sim, &err) != JL_OK) return jl_cli_fail(&err);
+  int status = 0;
+  jl_scene_info in;
+  jl_scene_sim_info(sim, &in);
+  long steps = in.steps;
   /* outputs checked before any work; the default name in the current folder */
   char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8];
-  jl_cli_default_stem(s.name, "scene", stem, sizeof stem);
+  jl_cli_default_stem(in.name, "scene", stem, sizeof stem);
   snprintf(def_out, sizeof def_out, "%s.json", stem);
   const char *out = a.out ? a.out : def_out;
   jl_cli_outputs outs = {0};
@@ -327,61 +304,40 @@ int jl_cli_scene(int argc, char **argv) {
     goto done;
   }
   if (a.fclib_step > steps) {
-    jl_error_set(&err, JL_ERR_INPUT, "--fclib-step %ld: the run has only %ld steps", a.fclib_step,
+    jl_scene_err(&err, JL_ERR_INPUT, "--fclib-step %ld: the run has only %ld steps", a.fclib_step,
                  steps);
     status = jl_cli_fail(&err);
     goto done;
   }
-  int on_gpu = dev.kind == JL_DEVICE_CUDA;
-  if (on_gpu && a.matrix_free == 2) {
-    jl_error_set(&err, JL_ERR_INPUT,
+  if (in.on_cuda && a.matrix_free == 2) {
+    jl_scene_err(&err, JL_ERR_INPUT,
                  "--assembled: the device step is matrix-free; use --device cpu for G");
     status = jl_cli_fail(&err);
     goto done;
   }
-  jl_log log = {stderr, a.quiet ? JL_LOG_NOTICE : JL_LOG_INFO};
-  if (notice)
-    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)",
-                  dev.threads, dev.threads == 1 ? "" : "s");
-  have_run = 1; /* jl_scene_runner_free also undoes a failed init */
-  if (jl_scene_runner_init(&run, &s, &dev, &err) != JL_OK) {
+  if (in.cpu_fallback)
+    jl_scene_say("no CUDA device found, running on the CPU (%d thread%s)", in.threads,
+                 in.threads == 1 ? "" : "s");
+  jl_scene_record rec;
+  jl_scene_record_default(&rec);
+  rec.csv = a.csv != NULL;
+  rec.glb = a.glb != NULL;
+  rec.glb_every = a.glb_every;
+  rec.fclib = a.fclib != NULL;
+  rec.fclib_step = a.fclib_step;
+  if (jl_scene_sim_start(sim, &rec, &err) != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  int dynamic = 0;
-  for (int k = 0; k < s.bodies.count; ++k) dynamic += !s.bodies.is_static[k];
-  jl_log_printf(&log, JL_LOG_INFO, "%s, %d bodies (%d dynamic), dt %g, %ld steps, %s%s, %s", s.name,
-                s.bodies.count, dynamic, s.dt, steps, jl_solver_kind_upper(s.solver.kind),
-                s.solver.matrix_free < 0 ? "" : s.solver.matrix_free ? " matrix-free" : " assembled G",
-                dev.name);
-  if (run.perm)
-    jl_log_printf(&log, JL_LOG_INFO,
-                  "bodies stepped along a Z-order curve (--body-order); outputs keep the file's numbering");
-  long glb_every = a.glb_every;
-  if (a.glb) {
-    if (!glb_every) {
-      glb_every = (long)floor(1.0 / (30.0 * s.dt) + 0.5);
-      if (glb_every < 1) glb_every = 1;
-    }
-    if (jl_trajectory_init(&traj, &s.bodies, &err) != JL_OK ||
-        jl_trajectory_add_frame(&traj, &s.bodies, 0.0, &err) != JL_OK) {
-      status = jl_cli_fail(&err);
-      goto done;
-    }
-    have_traj = 1;
-  }
-  double e0[2];
-  jl_scene_energy(&s, &e0[0], &e0[1]);
-  pos0 = malloc(3 * sizeof(double) * (size_t)(s.bodies.count > 0 ? s.bodies.count : 1));
-  if (!pos0) {
-    jl_error_set(&err, JL_ERR_NOMEM, "out of memory for %d bodies", s.bodies.count);
-    status = jl_cli_fail(&err);
-    goto done;
-  }
-  memcpy(pos0, s.bodies.pos, 3 * sizeof(double) * (size_t)s.bodies.count);
-  if (a.csv) {
-    jl_buf_printf(&csv, "step,time,kinetic,potential,contacts,iterations,residual,max_penetration\n");
-    jl_csv_row(&csv, 0, 0.0, e0[0], e0[1], 0, 0, 0.0, 0.0);
+  jl_scene_sim_info(sim, &in);  /* on the device the step is matrix-free */
+  char method[16];
+  jl_scene_upper(in.solver, method, sizeof method);
+  if (!a.quiet) {
+    jl_scene_say("%s, %d bodies (%d dynamic), dt %g, %ld steps, %s%s, %s", in.name, in.bodies,
+                 in.dynamic_bodies, in.dt, steps, method,
+                 in.matrix_free < 0 ? "" : in.matrix_free ? " matrix-free" : " assembled G", in.device);
+    if (in.ordered)
+      jl_scene_say("bodies stepped along a Z-order curve (--body-order); outputs keep the file's numbering");
   }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -390,169 +346,79 @@ int jl_cli_scene(int argc, char **argv) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-  jl_progress pr;
-  jl_progress_init(&pr, stderr, !a.quiet);
-  jl_scene_totals tot;
-  memset(&tot, 0, sizeof tot);
-  long fclib_step = a.fclib_step ? a.fclib_step : steps;
-  int fclib_done = 0;
-  /* A penetration deeper than the largest moving body is no contact any more:
-   * the solve has diverged. Said once, the run goes on (the steps were asked). */
-  double body_extent = 0.0;
-  for (int k = 0; k < s.bodies.count; ++k) {
-    if (s.bodies.is_static[k]) continue;
-    const double *z = s.bodies.size + 3 * (size_t)k;
-    double e = s.bodies.shape[k] == JL_SHAPE_SPHERE ? 2.0 * z[0]
-                                                    : 2.0 * sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
-    if (e > body_extent) body_extent = e;
-  }
-  int diverged_said = 0;
-  double t0 = jl_time_now();
-  jl_scene_run_stats ss;
-  memset(&ss, 0, sizeof ss);
-  int by_time = 0;
+  jl_scene_progress pr;
+  jl_scene_progress_init(&pr, !a.quiet);
+  jl_scene_step_stats st;
   for (long i = 0; i < steps && !jl_scene_stop; ++i) {
-    if (deadline > 0.0 && jl_time_now() >= deadline) {
-      by_time = 1;
-      break;
-    }
-    const jl_contact_problem *prob = NULL;
-    int rc = a.fclib && run.step + 1 == fclib_step
-               ? jl_scene_runner_step_problem(&run, &ss, &prob, &err)
-               : jl_scene_runner_step(&run, &ss, &err);
-    /* energies: on the device only for what shows them (a reduction, two numbers back) */
-    double ke = NAN, pe = NAN;
-    if (rc == JL_OK && (a.csv || !on_gpu)) rc = jl_scene_runner_energy(&run, &ke, &pe, &err);
-    if (rc != JL_OK) {
-      jl_progress_end(&pr);
+    if (jl_scene_sim_out_of_time(sim)) break;
+    if (jl_scene_sim_advance(sim, &st, &err) != JL_OK) {
+      jl_scene_progress_end(&pr);
       status = jl_cli_fail(&err);
       goto done;
     }
-    if (!diverged_said && body_extent > 0.0 &&
-        (!isfinite(ss.max_penetration) || ss.max_penetration > body_extent)) {
-      jl_progress_end(&pr);
-      jl_log_printf(&log, JL_LOG_NOTICE,
-                    "warning: step %ld: max penetration %.3g m, more than the largest moving body "
-                    "(%.3g m): the %s solve has diverged (%d iterations, residual %.3g) and the "
-                    "motion from here is not physical; try %sa smaller alpha (the scene's "
-                    "solver.alpha, now %g) or more iterations (--max-iter)",
-                    ss.step, ss.max_penetration, body_extent, jl_solver_kind_upper(s.solver.kind),
-                    ss.iterations, ss.residual,
-                    s.solver.kind == JL_SOLVER_SOR ? "" : "--solver sor, ", s.solver.alpha);
-      diverged_said = 1;
-      tot.diverged_step = ss.step;
+    if (st.diverged) {
+      /* said once, the run goes on (the steps were asked) */
+      jl_scene_progress_end(&pr);
+      jl_scene_say("warning: step %ld: max penetration %.3g m, more than the largest moving body "
+                   "(%.3g m): the %s solve has diverged (%d iterations, residual %.3g) and the "
+                   "motion from here is not physical; try %sa smaller alpha (the scene's "
+                   "solver.alpha, now %g) or more iterations (--max-iter)",
+                   st.step, st.max_penetration, in.body_extent, method, st.iterations, st.residual,
+                   strcmp(in.solver, "sor") == 0 ? "" : "--solver sor, ", in.alpha);
     }
-    tot.steps++;
-    tot.contacts_sum += ss.contacts;
-    tot.iterations_sum += ss.iterations;
-    if (ss.contacts > tot.contacts_max) tot.contacts_max = ss.contacts;
-    if (ss.iterations > tot.iterations_max) tot.iterations_max = ss.iterations;
-    tot.not_converged += !ss.converged && ss.contacts > 0;
-    tot.restarts += ss.restarts;
-    if (isnan(ss.residual) || isnan(tot.residual_max)) tot.residual_max = NAN;
-    else if (ss.residual > tot.residual_max) tot.residual_max = ss.residual;
-    if (ss.max_penetration > tot.penetration_max) tot.penetration_max = ss.max_penetration;
-    if (a.csv)
-      jl_csv_row(&csv, ss.step, ss.time, ke, pe, ss.contacts, ss.iterations, ss.residual,
-                 ss.max_penetration);
-    if (have_traj && (ss.step % glb_every == 0 || i + 1 == steps) &&
-        (jl_scene_runner_fetch(&run, &err) != JL_OK ||
-         jl_trajectory_add_frame(&traj, &s.bodies, ss.time, &err) != JL_OK)) {
-      jl_progress_end(&pr);
-      status = jl_cli_fail(&err);
-      goto done;
-    }
-    if (prob) {
-      jl_fc_problem fp = {prob->n, prob->rowptr, prob->col, prob->blocks, prob->c, prob->mu};
-      char title[256], desc[256];
-      snprintf(title, sizeof title, "jostle %s step %ld", s.name, ss.step);
-      snprintf(desc, sizeof desc, "%d contacts, Delassus G and free term c of Moreau's midpoint step, dt %g",
-               prob->n, s.dt);
+    if (st.fclib_ready) {
       const char *t_fc = jl_cli_outputs_stage(&outs, slot[OUT_FCLIB], &err);
-      if (!t_fc || jl_fclib_write_local(&fp, t_fc, title, desc, &err) != JL_OK) {
-        jl_progress_end(&pr);
+      if (!t_fc || jl_scene_sim_write_fclib(sim, t_fc, &err) != JL_OK) {
+        jl_scene_progress_end(&pr);
         status = jl_cli_fail(&err);
         goto done;
       }
-      fclib_done = 1;
     }
-    if (tot.steps == 1) {
-      /* the first step's one-off costs, apart: the device's queue drained */
-      if (jl_scene_runner_sync(&run, &err) != JL_OK) {
-        jl_progress_end(&pr);
-        status = jl_cli_fail(&err);
-        goto done;
-      }
-      tot.first_s = jl_time_now() - t0;
-    }
-    double now = jl_time_now();
-    tot.wall_s = now - t0;
-    if (isnan(ke))
-      jl_progress_update(&pr, now, 0,
-                         "%s: step %ld/%ld  t %.4g s  contacts %d  it %d  pen %.2e  %.3g ms/step",
-                         s.name, ss.step, steps, ss.time, ss.contacts, ss.iterations,
-                         ss.max_penetration, 1e3 * tot.wall_s / tot.steps);
+    double ms = 1e3 * st.wall_s / (double)st.step;
+    if (isnan(st.kinetic))
+      jl_scene_progress_update(&pr, "%s: step %ld/%ld  t %.4g s  contacts %d  it %d  pen %.2e  %.3g ms/step",
+                               in.name, st.step, steps, st.time, st.contacts, st.iterations,
+                               st.max_penetration, ms);
     else
-      jl_progress_update(&pr, now, 0,
-                         "%s: step %ld/%ld  t %.4g s  contacts %d  it %d  res %.2e  pen %.2e  E %.6g  %.3g ms/step",
-                         s.name, ss.step, steps, ss.time, ss.contacts, ss.iterations, ss.residual,
-                         ss.max_penetration, ke + pe, 1e3 * tot.wall_s / tot.steps);
+      jl_scene_progress_update(&pr,
+                               "%s: step %ld/%ld  t %.4g s  contacts %d  it %d  res %.2e  pen %.2e  E %.6g  %.3g ms/step",
+                               in.name, st.step, steps, st.time, st.contacts, st.iterations, st.residual,
+                               st.max_penetration, st.kinetic + st.potential, ms);
   }
   /* the time of the steps (the device's queue drained), then the final state */
-  if (jl_scene_runner_sync(&run, &err) != JL_OK) {
-    jl_progress_end(&pr);
+  jl_scene_summary sum;
+  int rc = jl_scene_sim_finish(sim, &sum, &err);
+  jl_scene_progress_end(&pr);
+  if (rc != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  tot.wall_s = jl_time_now() - t0;
-  jl_progress_end(&pr);
-  if (jl_scene_runner_fetch(&run, &err) != JL_OK) {
-    status = jl_cli_fail(&err);
-    goto done;
-  }
-  for (int k = 0; k < s.bodies.count; ++k) {
-    if (s.bodies.is_static[k]) continue;
-    double d2 = 0.0;
-    for (int d = 0; d < 3; ++d) {
-      double dx = s.bodies.pos[3 * k + d] - pos0[3 * k + d];
-      d2 += dx * dx;
-    }
-    if (sqrt(d2) > tot.displacement_max) tot.displacement_max = sqrt(d2);
-  }
-  int by_signal = jl_scene_stop != 0;
-  const char *stopped_by = by_signal ? "signal" : by_time ? "time" : "steps";
   const char *t_out = jl_cli_outputs_stage(&outs, slot[OUT_JSON], &err), *t_csv = NULL, *t_glb = NULL;
-  if (!t_out ||
-      jl_write_result(t_out, a.scene, &s, &dev, &tot, steps, stopped_by, run.perm != NULL, e0, &err) != JL_OK ||
+  if (!t_out || jl_scene_sim_write_result(sim, t_out, a.scene, &err) != JL_OK ||
       (a.csv && (!(t_csv = jl_cli_outputs_stage(&outs, slot[OUT_CSV], &err)) ||
-                 (csv.failed ? jl_error_set(&err, JL_ERR_NOMEM, "%s: out of memory", a.csv)
-                             : jl_file_write_atomic(t_csv, csv.data, csv.len, &err)) != JL_OK)) ||
-      (have_traj && (!(t_glb = jl_cli_outputs_stage(&outs, slot[OUT_GLB], &err)) ||
-                     jl_trajectory_write_glb(&traj, t_glb, &err) != JL_OK)) ||
+                 jl_scene_sim_write_csv(sim, t_csv, &err) != JL_OK)) ||
+      (a.glb && (!(t_glb = jl_cli_outputs_stage(&outs, slot[OUT_GLB], &err)) ||
+                 jl_scene_sim_write_glb(sim, t_glb, &err) != JL_OK)) ||
       jl_cli_outputs_commit(&outs, &err) != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  printf("%s: %ld steps (t = %.6g s) in %.3g s, %.3g ms/step on %s\n", s.name, tot.steps,
-         tot.steps * s.dt, tot.wall_s, tot.steps ? 1e3 * tot.wall_s / tot.steps : 0.0, dev.name);
+  printf("%s: %ld steps (t = %.6g s) in %.3g s, %.3g ms/step on %s\n", in.name, sum.steps,
+         sum.time, sum.wall_s, sum.steps ? 1e3 * sum.wall_s / sum.steps : 0.0, in.device);
   printf("contacts %.1f mean (max %d), iterations %.1f mean (max %d), %ld steps not converged, "
-         "max penetration %.3g\n", tot.contacts_sum / (tot.steps ? tot.steps : 1), tot.contacts_max,
-         tot.iterations_sum / (tot.steps ? tot.steps : 1), tot.iterations_max, tot.not_converged,
-         tot.penetration_max);
-  if (by_signal || by_time) printf("stopped by %s after %ld of %ld steps\n", stopped_by, tot.steps, steps);
+         "max penetration %.3g\n", sum.contacts_mean, sum.contacts_max, sum.iterations_mean,
+         sum.iterations_max, sum.not_converged, sum.penetration_max);
+  if (strcmp(sum.stopped_by, "steps") != 0)
+    printf("stopped by %s after %ld of %ld steps\n", sum.stopped_by, sum.steps, steps);
   printf("wrote %s", out);
   if (a.csv) printf(", %s", a.csv);
-  if (have_traj) printf(", %s", a.glb);
-  if (fclib_done) printf(", %s (step %ld)", a.fclib, fclib_step);
+  if (a.glb) printf(", %s", a.glb);
+  if (sum.fclib_kept) printf(", %s (step %ld)", a.fclib, sum.fclib_step);
   printf("\n");
-  if (a.fclib && !fclib_done)
-    fprintf(stderr, "jostle: --fclib: step %ld was not reached, nothing exported\n", fclib_step);
+  if (a.fclib && !sum.fclib_kept)
+    fprintf(stderr, "jostle: --fclib: step %ld was not reached, nothing exported\n", sum.fclib_step);
 done:
   jl_cli_outputs_discard(&outs);  /* the staged files of a run that failed */
-  free(pos0);
-  jl_buf_free(&csv);
-  if (have_traj) jl_trajectory_free(&traj);
-  if (have_run) jl_scene_runner_free(&run);
-  jl_scene_free(&s);
+  jl_scene_sim_free(sim);
   return status;
 }

@@ -1,5 +1,7 @@
 /* The public scenes API (include/jostle/scene.h) over a scene and its
- * runner (scene_runner.h), on the CPU or a CUDA device. */
+ * runner (scene_runner.h), on the CPU or a CUDA device: making the handle,
+ * the overrides, reading the state. A run's steps and files:
+ * scene_sim_run.c. */
 #include <jostle/scene.h>
 
 #include <math.h>
@@ -10,13 +12,10 @@
 #include "device.h"
 #include "scene.h"
 #include "scene_runner.h"
+#include "scene_sim.h"
+#include "timer.h"
 
-struct jl_scene_sim {
-  jl_scene scene;          /* settings; bodies current after a fetch */
-  jl_scene_runner run;
-  jl_device dev;
-  int have_run;
-};
+_Static_assert(JL_SCENE_MAX_STEPS == JL_SCENE_STEPS_MAX, "one bound for a run's steps");
 
 void jl_scene_options_default(jl_scene_options *o) {
   memset(o, 0, sizeof *o);
@@ -144,23 +143,64 @@ static jl_scene_sim *jl_api_sim_new(jl_error *err) {
   return sim;
 }
 
-/* The device, chosen before a large scene is read (a missing CUDA device
- * fails first). */
-static int jl_api_device(jl_scene_sim *sim, const jl_scene_options *o, jl_error *err) {
+/* The options checked, before anything is allocated. */
+static int jl_api_options_check(const jl_scene_options *o, jl_error *err) {
   const char *want = o->device ? o->device : "auto";
   if (strcmp(want, "auto") != 0 && strcmp(want, "cpu") != 0 && strcmp(want, "cuda") != 0)
     return jl_error_set(err, JL_ERR_INPUT, "options.device: expected \"auto\", \"cpu\" or \"cuda\", "
                         "got \"%.32s\"", want);
   if (o->threads < 0)
     return jl_error_set(err, JL_ERR_INPUT, "options.threads: must be >= 0, got %d", o->threads);
-  return jl_device_select(&sim->dev, want, o->threads, NULL, err);
+  if (o->steps < 0 || o->steps > JL_SCENE_STEPS_MAX)
+    return jl_error_set(err, JL_ERR_INPUT, "options.steps: must be in [0, %ld], got %ld",
+                        JL_SCENE_STEPS_MAX, o->steps);
+  jl_solver_kind kind;
+  if (o->solver && jl_solver_kind_parse(o->solver, &kind))
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "options.solver: expected \"sor\", \"jor\" or \"apgd\", got \"%.32s\"",
+                        o->solver);
+  if (o->iterations < 0 || o->iterations > JL_SCENE_ITERATIONS_MAX)
+    return jl_error_set(err, JL_ERR_INPUT, "options.iterations: must be in [0, %ld], got %d",
+                        JL_SCENE_ITERATIONS_MAX, o->iterations);
+  if (o->matrix_free < -1 || o->matrix_free > 1)
+    return jl_error_set(err, JL_ERR_INPUT, "options.matrix_free: expected -1, 0 or 1, got %d",
+                        o->matrix_free);
+  jl_body_order order;
+  if (o->body_order && jl_body_order_parse(o->body_order, &order))
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "options.body_order: expected \"auto\", \"spatial\" or \"given\", got \"%.32s\"",
+                        o->body_order);
+  if (!isfinite(o->time_limit) || o->time_limit < 0.0)
+    return jl_error_set(err, JL_ERR_INPUT, "options.time_limit: must be >= 0 and finite, got %g",
+                        o->time_limit);
+  return JL_OK;
 }
 
-/* The run of sim's scene on its device, as the CLI's. */
-static int jl_api_start(jl_scene_sim *sim, const jl_scene_options *o, jl_error *err) {
-  sim->scene.solver.stop = o->stop;
-  sim->have_run = 1; /* jl_scene_runner_free also undoes a failed init */
-  return jl_scene_runner_init(&sim->run, &sim->scene, &sim->dev, err);
+/* The device, chosen before a large scene is read (a missing CUDA device
+ * fails first). */
+static int jl_api_device(jl_scene_sim *sim, const jl_scene_options *o, jl_error *err) {
+  int rc = jl_api_options_check(o, err);
+  if (rc != JL_OK) return rc;
+  return jl_device_select(&sim->dev, o->device ? o->device : "auto", o->threads,
+                          &sim->cpu_fallback, err);
+}
+
+/* The options' overrides of the scene's settings (checked by jl_api_options_check);
+ * t_start: when the open began, for the time limit. */
+static void jl_api_overrides(jl_scene_sim *sim, const jl_scene_options *o, double t_start) {
+  jl_scene *s = &sim->scene;
+  jl_solver_kind kind;
+  if (o->solver && !jl_solver_kind_parse(o->solver, &kind)) jl_prox_opts_set_kind(&s->solver, kind);
+  if (o->iterations > 0) s->solver.max_iter = o->iterations;
+  if (o->matrix_free) s->solver.matrix_free = o->matrix_free > 0;
+  jl_body_order order = JL_BODY_ORDER_AUTO;
+  if (o->body_order) jl_body_order_parse(o->body_order, &order);
+  s->body_order = order;
+  /* a signal or the time limit ends the solve under way (CPU; on CUDA after its step) */
+  sim->deadline = o->time_limit > 0.0 ? t_start + o->time_limit : 0.0;
+  s->solver.stop = o->stop;
+  s->solver.deadline = sim->deadline;
+  sim->steps = o->steps ? o->steps : s->steps;
 }
 
 static int jl_api_fail(jl_scene_sim *sim, jl_scene_sim **out, int rc) {
@@ -169,11 +209,12 @@ static int jl_api_fail(jl_scene_sim *sim, jl_scene_sim **out, int rc) {
   return rc;
 }
 
-int jl_scene_sim_load(const char *path, const jl_scene_options *o, jl_scene_sim **out,
+int jl_scene_sim_open(const char *path, const jl_scene_options *o, jl_scene_sim **out,
                       jl_error *err) {
-  if (!out) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_load: no handle to fill");
+  double t_start = jl_time_now();
+  if (!out) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_open: no handle to fill");
   *out = NULL;
-  if (!path) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_load: no path given");
+  if (!path) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_open: no path given");
   jl_scene_options def;
   if (!o) {
     jl_scene_options_default(&def);
@@ -184,14 +225,54 @@ int jl_scene_sim_load(const char *path, const jl_scene_options *o, jl_scene_sim 
   int rc = jl_api_device(sim, o, err);
   if (rc != JL_OK) return jl_api_fail(sim, out, rc);
   rc = jl_scene_load(&sim->scene, path, err);
-  if (rc == JL_OK) rc = jl_api_start(sim, o, err);
   if (rc != JL_OK) return jl_api_fail(sim, out, rc);
+  jl_api_overrides(sim, o, t_start);
+  *out = sim;
+  return JL_OK;
+}
+
+int jl_scene_sim_start(jl_scene_sim *sim, const jl_scene_record *r, jl_error *err) {
+  if (!sim) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_start: no scene");
+  if (sim->have_run) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_start: started already");
+  return jl_scene_sim_begin(sim, r, err);
+}
+
+void jl_scene_sim_info(const jl_scene_sim *sim, jl_scene_info *out) {
+  memset(out, 0, sizeof *out);
+  if (!sim) return;
+  const jl_scene *s = &sim->scene;
+  out->name = s->name;
+  out->bodies = s->bodies.count;
+  for (int k = 0; k < s->bodies.count; ++k) out->dynamic_bodies += !s->bodies.is_static[k];
+  out->dt = s->dt;
+  out->steps = sim->steps;
+  out->solver = jl_solver_kind_name(s->solver.kind);
+  out->alpha = s->solver.alpha;
+  out->matrix_free = s->solver.matrix_free < 0 ? -1 : s->solver.matrix_free ? 1 : 0;
+  out->device = sim->dev.name;
+  out->on_cuda = sim->dev.kind == JL_DEVICE_CUDA;
+  out->threads = sim->dev.threads;
+  out->cpu_fallback = sim->cpu_fallback;
+  out->ordered = sim->have_run && sim->run.perm != NULL;
+  out->body_extent = jl_scene_body_extent(s);
+}
+
+int jl_scene_sim_load(const char *path, const jl_scene_options *o, jl_scene_sim **out,
+                      jl_error *err) {
+  if (!out) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_load: no handle to fill");
+  *out = NULL;
+  if (!path) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_load: no path given");
+  jl_scene_sim *sim = NULL;
+  int rc = jl_scene_sim_open(path, o, &sim, err);
+  if (rc != JL_OK) return rc;
+  if ((rc = jl_scene_sim_begin(sim, NULL, err)) != JL_OK) return jl_api_fail(sim, out, rc);
   *out = sim;
   return JL_OK;
 }
 
 int jl_scene_sim_create(const jl_scene_settings *s, const jl_scene_body *bodies, int n,
                         const jl_scene_options *o, jl_scene_sim **out, jl_error *err) {
+  double t_start = jl_time_now();
   if (!out) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_create: no handle to fill");
   *out = NULL;
   jl_scene_settings sdef;
@@ -209,6 +290,7 @@ int jl_scene_sim_create(const jl_scene_settings *s, const jl_scene_body *bodies,
                         bodies ? "" : " as NULL", JL_SCENE_BODIES_MAX);
   jl_solver_kind kind;
   int rc = jl_api_settings_check(s, &kind, err);
+  if (rc == JL_OK) rc = jl_api_options_check(o, err);
   if (rc != JL_OK) return rc;
   /* every body checked before anything is allocated */
   int dynamic = 0;
@@ -236,7 +318,8 @@ int jl_scene_sim_create(const jl_scene_settings *s, const jl_scene_body *bodies,
     if (k < 0)
       return jl_api_fail(sim, out, jl_error_set(err, -k, "bodies[%d]: %s", i, e2.msg));
   }
-  if ((rc = jl_api_start(sim, o, err)) != JL_OK) return jl_api_fail(sim, out, rc);
+  jl_api_overrides(sim, o, t_start);
+  if ((rc = jl_scene_sim_begin(sim, NULL, err)) != JL_OK) return jl_api_fail(sim, out, rc);
   *out = sim;
   return JL_OK;
 }
@@ -245,9 +328,9 @@ int jl_scene_sim_step(jl_scene_sim *sim, long steps, jl_error *err) {
   if (!sim) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_step: no scene");
   if (steps < 0) return jl_error_set(err, JL_ERR_INPUT, "steps: must be >= 0, got %ld", steps);
   const volatile sig_atomic_t *stop = sim->scene.solver.stop;
-  for (long i = 0; i < steps && !(stop && *stop); ++i) {
-    jl_scene_run_stats st;
-    int rc = jl_scene_runner_step(&sim->run, &st, err);
+  for (long i = 0; i < steps && !(stop && *stop) && !jl_scene_sim_out_of_time(sim); ++i) {
+    jl_scene_step_stats st;
+    int rc = jl_scene_sim_advance(sim, &st, err);
     if (rc != JL_OK) return rc;
   }
   return JL_OK;
@@ -297,7 +380,7 @@ int jl_scene_sim_angular_velocities(jl_scene_sim *sim, double *out, jl_error *er
 
 void jl_scene_sim_free(jl_scene_sim *sim) {
   if (!sim) return;
-  if (sim->have_run) jl_scene_runner_free(&sim->run);
+  jl_scene_sim_end(sim);
   jl_scene_free(&sim->scene);
   free(sim);
 }

@@ -39,7 +39,7 @@ typedef struct jl_scene_run_stats {
   double time;             /* simulated time at the end of the step */
   int contacts;            /* closed contacts solved */
   int iterations, converged, restarts;
-  double residual;         /* NAN on the device: its step does not report it */
+  double residual;         /* the solve's last max |lambda change|, on either path */
   double max_penetration;  /* max -gap over the closed contacts at the mid-point, >= 0 */
 } jl_scene_run_stats;
 
