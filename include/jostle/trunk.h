@@ -72,6 +72,13 @@ JL_API void jl_trunk_result_free(jl_trunk_result *res);
 
 /* Result files hold at most this many blocks for jl_trunk_verify and resume. */
 #define JL_TRUNK_MAX_BLOCKS 100000
+/* jl_trunk_config.max_blocks at most: block counts are ints, and 1e7 blocks
+ * already take gigabytes in the fills and the search. */
+#define JL_TRUNK_MAX_BLOCKS_CEIL 10000000L
+
+/* jl_trunk_config.moves: each share and their sum at most this (the chains'
+ * other moves, insert, delete and shake, take 0.3; shifts keep some). */
+#define JL_TRUNK_MOVES_MAX 0.7
 
 /* The levels of the lines a run passes to its log callback. */
 enum jl_trunk_log_level {
@@ -108,8 +115,10 @@ typedef struct jl_trunk_config {
   int threads;             /* host threads (0: all; MPI: the rank's share of the node) */
   double spacing;          /* surface sample spacing, mm (0: fine enough for the block) */
   double cell;             /* surface grid cell, mm (default 20) */
-  double moves[3];         /* turn, settle and push shares of the search's moves (< 0: 0) */
-  long max_blocks;         /* refuse a mesh that could hold more (default JL_TRUNK_MAX_BLOCKS) */
+  double moves[3];         /* turn, settle and push shares of the search's moves, each and
+                            * their sum at most JL_TRUNK_MOVES_MAX (< 0: 0) */
+  long max_blocks;         /* refuse a mesh that could hold more (default JL_TRUNK_MAX_BLOCKS,
+                            * at most JL_TRUNK_MAX_BLOCKS_CEIL) */
   int no_reach;            /* 1: the reachable volume is not measured */
   const char *resume;      /* a trunk result to start from when it beats the fills, or NULL */
   jl_trunk_names names;

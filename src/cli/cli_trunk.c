@@ -135,10 +135,6 @@ typedef struct jl_trunk_args {
   double moves[3];         /* --moves: turn, settle, push shares; < 0: the default */
 } jl_trunk_args;
 
-/* The chains' other moves (insert, delete, shake) take 0.3 of them; the
- * added ones share at most the rest, and shifts keep some. */
-#define JL_TRUNK_MOVES_MAX 0.7
-
 /* --moves T,S,P: three shares, each and their sum in [0, JL_TRUNK_MOVES_MAX]. */
 static int jl_trunk_moves_parse(const char *s, double out[3], jl_error *err) {
   const char *p = s;
@@ -160,10 +156,6 @@ static int jl_trunk_moves_parse(const char *s, double out[3], jl_error *err) {
                               JL_TRUNK_MOVES_MAX);
   return JL_OK;
 }
-
-/* --max-blocks at most: block counts are ints, and 1e7 blocks already take
- * gigabytes in the fills and the search. */
-#define JL_TRUNK_MAX_BLOCKS_CEIL 10000000L
 
 static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl_error *err) {
   memset(a, 0, sizeof *a);

@@ -20,9 +20,6 @@
 #include "trunk_io.h"
 #include "trunk_run.h"
 
-/* The added search moves' shares: the chains' other moves (insert,
- * delete, shake) take 0.3 of them, so these share at most the rest. */
-#define JL_TRUNK_MOVES_MAX 0.7
 /* The longest run a config may ask for, seconds. */
 #define JL_TRUNK_MEASURE_TIME_MAX 1e9
 
@@ -88,8 +85,9 @@ static int jl_measure_check(const jl_trunk_config *c, const jl_trunk_names *nm, 
     return jl_error_set(err, JL_ERR_INPUT, "config.spacing: %g (expected 0 or a spacing > 0 mm)", c->spacing);
   if (!(c->cell > 0.0 && isfinite(c->cell)))
     return jl_error_set(err, JL_ERR_INPUT, "config.cell: %g (expected > 0 mm)", c->cell);
-  if (c->max_blocks < 1)
-    return jl_error_set(err, JL_ERR_INPUT, "%s: %ld (expected at least 1)", nm->max_blocks, c->max_blocks);
+  if (c->max_blocks < 1 || c->max_blocks > JL_TRUNK_MAX_BLOCKS_CEIL)
+    return jl_error_set(err, JL_ERR_INPUT, "%s: %ld (expected 1 to %ld)", nm->max_blocks, c->max_blocks,
+                        JL_TRUNK_MAX_BLOCKS_CEIL);
   double sum = 0.0;
   for (int k = 0; k < 3; ++k) {
     if (c->moves[k] < 0.0) continue;
