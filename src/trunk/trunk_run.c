@@ -71,7 +71,7 @@ static int jl_trunk_check_size(const jl_trunk_run_config *cfg, const jl_mesh_rep
  * forced (a better packing): a terminal follows them, a log file keeps a few. */
 #define JL_RUN_PROGRESS_LIVE_S 0.2
 #define JL_RUN_PROGRESS_PLAIN_S 5.0
-#define JL_RUN_LINE_MAX 2048
+#define JL_RUN_LINE_MAX 8192  /* two paths and words */
 
 /* What cut a phase short, for a message: "a signal" or "<share> --time". */
 static const char *jl_run_cut_by(const jl_trunk_run_config *cfg, const volatile sig_atomic_t *stop,
