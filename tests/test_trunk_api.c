@@ -1,7 +1,8 @@
 /* The public trunk API (include/jostle/trunk.h) alone: a cuboid given as
  * triangles holds exactly its volume in blocks, bad arguments are refused
  * naming the argument, and the stop flag and the progress callback end a
- * run early with a legal packing. */
+ * run early with a legal packing; jl_trunk_measure runs the whole job
+ * (callbacks, facts, files, verify) and refuses naming the setting. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jostle/jostle.h>
 
@@ -245,6 +247,160 @@ static void test_progress_stops(void **state) {
   jl_trunk_result_free(&r);
 }
 
+/* What a jl_trunk_measure run passed to its callbacks. */
+typedef struct measure_log {
+  int lines[4];            /* per level */
+  int prefixed;            /* lines that start with "jostle: " or end in a newline */
+  int mesh_line;           /* the step line naming the mesh and its bound */
+  int ready_calls, ready_rank, ready_size;
+  char ready_name[128];
+  int ready_status;        /* what ready returns */
+} measure_log;
+
+static void on_measure_log(void *ctx, int level, const char *line) {
+  measure_log *l = ctx;
+  assert_true(level >= JL_TRUNK_LOG_ERROR && level <= JL_TRUNK_LOG_PROGRESS);
+  l->lines[level]++;
+  size_t n = strlen(line);
+  if (strncmp(line, "jostle: ", 8) == 0 || (n && line[n - 1] == '\n')) l->prefixed++;
+  if (level == JL_TRUNK_LOG_INFO && strstr(line, "upper bound 200 blocks")) l->mesh_line++;
+}
+
+static int on_measure_ready(void *ctx, const jl_trunk_start *st, jl_error *err) {
+  measure_log *l = ctx;
+  l->ready_calls++;
+  l->ready_rank = st->rank;
+  l->ready_size = st->size;
+  snprintf(l->ready_name, sizeof l->ready_name, "%s", st->name);
+  if (l->ready_status) {
+    snprintf(err->msg, sizeof err->msg, "refused by ready");
+    err->code = l->ready_status;
+  }
+  return l->ready_status;
+}
+
+static jl_trunk_config measure_config(const char *mesh, char *path, size_t cap, measure_log *log) {
+  const char *dir = getenv("JL_MESH_DIR");
+  snprintf(path, cap, "%s/%s", dir ? dir : "meshes", mesh);
+  jl_trunk_config c;
+  jl_trunk_config_default(&c);
+  c.input = path;
+  c.time_s = 20.0;
+  c.threads = 1;
+  c.device = "cpu";
+  c.log = on_measure_log;
+  c.log_ctx = log;
+  c.ready = on_measure_ready;
+  c.ready_ctx = log;
+  return c;
+}
+
+/* The whole job on the cuboid mesh: 200 blocks, the volume bound, lines
+ * through the callback without the CLI's prefix, the three files written,
+ * and the result file verified legal with the same count. */
+static void test_measure_cuboid(void **state) {
+  (void)state;
+  measure_log log = {{0}, 0, 0, 0, -1, 0, "", 0};
+  char path[4096];
+  jl_trunk_config c = measure_config("cuboid-1000x500x400.stl", path, sizeof path, &log);
+  jl_trunk_outcome r;
+  jl_error err = {0};
+  int rc = jl_trunk_measure(&c, &r, &err);
+  if (rc != JL_OK) fail_msg("%s", err.msg);
+  assert_int_equal(log.ready_calls, 1);
+  assert_int_equal(log.ready_rank, 0);
+  assert_int_equal(log.ready_size, 1);
+  assert_string_equal(log.ready_name, "cuboid-1000x500x400");
+  assert_int_equal(log.mesh_line, 1);
+  assert_true(log.lines[JL_TRUNK_LOG_PROGRESS] >= 1);
+  assert_int_equal(log.lines[JL_TRUNK_LOG_ERROR], 0);
+  assert_int_equal(log.prefixed, 0);
+  assert_int_equal(r.root, 1);
+  assert_int_equal(r.ranks, 1);
+  assert_null(r.rank_info);
+  assert_int_equal(r.count, 200);
+  assert_int_equal(r.bound, 200);
+  assert_int_equal(r.baseline, 200);
+  assert_string_equal(r.stopped_by, "target");
+  assert_string_equal(r.name, "cuboid-1000x500x400");
+  assert_true(fabs(r.mesh_volume_mm3 - 2e8) < 1e-3);
+  assert_true(r.block[0] == 200.0 && r.block[1] == 100.0 && r.block[2] == 50.0);
+  assert_true(r.time_to_best_s <= r.time_s && r.time_s < c.time_s);
+  assert_true(strlen(r.check) > 0);
+  char dir[] = "/tmp/test_trunk_api_XXXXXX", json[64], glb[64], svg[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(json, sizeof json, "%s/r.json", dir);
+  snprintf(glb, sizeof glb, "%s/r.glb", dir);
+  snprintf(svg, sizeof svg, "%s/r.svg", dir);
+  assert_int_equal(jl_trunk_outcome_write_json(&r, json, &err), JL_OK);
+  assert_int_equal(jl_trunk_outcome_write_glb(&r, glb, &err), JL_OK);
+  assert_int_equal(jl_trunk_outcome_write_svg(&r, svg, "a title", &err), JL_OK);
+  jl_trunk_outcome_free(&r);
+  assert_null(r.job);
+  jl_trunk_verdict v;
+  rc = jl_trunk_verify(json, &v, &err);
+  if (rc != JL_OK) fail_msg("%s", err.msg);
+  assert_int_equal(v.legal, 1);
+  assert_int_equal(v.count, 200);
+  assert_true(fabs(v.mesh_volume_mm3 - 2e8) < 1e-3);
+  assert_string_equal(v.mesh, path);
+  const char *files[3] = {json, glb, svg};
+  for (int k = 0; k < 3; ++k) {
+    FILE *f = fopen(files[k], "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    assert_true(ftell(f) > 100);
+    fclose(f);
+    remove(files[k]);
+  }
+  rmdir(dir);
+}
+
+/* Refusals name the setting as the config's names say; ready's status
+ * ends the run before any work; an empty outcome writes nothing. */
+static void test_measure_refusals(void **state) {
+  (void)state;
+  measure_log log = {{0}, 0, 0, 0, -1, 0, "", 0};
+  char path[4096];
+  jl_trunk_config c = measure_config("cuboid-1000x500x400.stl", path, sizeof path, &log);
+  jl_trunk_outcome r;
+  jl_error err = {0};
+  c.time_s = 0.0;
+  assert_int_equal(jl_trunk_measure(&c, &r, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "config.time_s"));
+  c.names.time = "--time";
+  assert_int_equal(jl_trunk_measure(&c, &r, &err), JL_ERR_INPUT);
+  assert_true(strncmp(err.msg, "--time: ", 8) == 0);
+  c.time_s = 20.0;
+  c.units = "furlong";
+  assert_int_equal(jl_trunk_measure(&c, &r, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "config.units"));
+  c.units = NULL;
+  c.device = "tpu";
+  assert_int_equal(jl_trunk_measure(&c, &r, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "config.device"));
+  c.device = "cpu";
+  c.input = "no-such-mesh.stl";
+  assert_int_equal(jl_trunk_measure(&c, &r, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "no-such-mesh.stl"));
+  c.input = path;
+  log.ready_status = JL_ERR_IO;
+  assert_int_equal(jl_trunk_measure(&c, &r, &err), JL_ERR_IO);
+  assert_string_equal(err.msg, "refused by ready");
+  assert_int_equal(log.lines[JL_TRUNK_LOG_INFO] + log.lines[JL_TRUNK_LOG_PROGRESS], 0);
+  assert_int_equal(r.count, 0);
+  assert_null(r.job);
+  assert_int_equal(jl_trunk_outcome_write_json(&r, "/tmp/never.json", &err), JL_ERR_INPUT);
+  jl_trunk_verdict v;
+  assert_int_equal(jl_trunk_verify("no-such-result.json", &v, &err), JL_ERR_INPUT);
+  double b[3];
+  assert_int_equal(jl_trunk_block_parse("--block", "200x100", b, &err), JL_ERR_INPUT);
+  assert_true(strncmp(err.msg, "--block", 7) == 0);
+  assert_int_equal(jl_trunk_block_parse("--block", "400x200x100", b, &err), JL_OK);
+  assert_true(b[0] == 400.0 && b[1] == 200.0 && b[2] == 100.0);
+  assert_true(jl_trunk_units_scale("in") == 25.4 && jl_trunk_units_scale("yd") == 0.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_cuboid_from_triangles),
@@ -252,6 +408,8 @@ int main(void) {
     cmocka_unit_test(test_bad_input),
     cmocka_unit_test(test_stop_before),
     cmocka_unit_test(test_progress_stops),
+    cmocka_unit_test(test_measure_cuboid),
+    cmocka_unit_test(test_measure_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

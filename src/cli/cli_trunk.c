@@ -1,20 +1,17 @@
-/* jostle trunk: trunk volume in liters from a mesh, and verify for trunk results. */
+/* jostle trunk: trunk volume in liters from a mesh, and verify for trunk
+ * results, over the public API (jl_trunk_measure, jl_trunk_verify). */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <jostle/jostle.h>
 
 #include "cli.h"
-#include "device.h"
-#include "islands.h"
-#include "log.h"
-#include "mesh.h"
-#include "timer.h"
-#include "trunk_io.h"
-#include "trunk_run.h"
 
 /* The signal handler's only link to the search: a flag it polls between launches. */
 static volatile sig_atomic_t jl_trunk_stop_flag = 0;
@@ -32,6 +29,21 @@ static void jl_trunk_install_signals(void) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+}
+
+/* A message into err (printf style); returns code. */
+static int jl_trunk_fail_with(jl_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
+static int jl_trunk_fail_with(jl_error *err, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  err->code = code;
+  return code;
 }
 
 static const char *const jl_trunk_help =
@@ -110,8 +122,7 @@ static const struct option jl_trunk_opts[] = {
 
 typedef struct jl_trunk_args {
   const char *input, *units, *device, *out, *resume;
-  jl_block_size block;
-  int block_given;
+  double block[3];         /* zeros: the problem's */
   double spacing;          /* 0: the search's default */
   double cell;
   double time_s;
@@ -124,10 +135,6 @@ typedef struct jl_trunk_args {
   double moves[3];         /* --moves: turn, settle, push shares; < 0: the default */
 } jl_trunk_args;
 
-/* The chains' other moves (insert, delete, shake) take 0.3 of them; the
- * added ones share at most the rest, and shifts keep some. */
-#define JL_TRUNK_MOVES_MAX 0.7
-
 /* --moves T,S,P: three shares, each and their sum in [0, JL_TRUNK_MOVES_MAX]. */
 static int jl_trunk_moves_parse(const char *s, double out[3], jl_error *err) {
   const char *p = s;
@@ -138,22 +145,17 @@ static int jl_trunk_moves_parse(const char *s, double out[3], jl_error *err) {
     double v = strtod(p, &end);
     if (end == p || errno || !(v >= 0.0 && v <= JL_TRUNK_MOVES_MAX) ||
         *end != (k < 2 ? ',' : '\0'))
-      return jl_error_set(err, JL_ERR_INPUT,
-                          "--moves: expected three shares T,S,P in [0, %g], got '%s'",
-                          JL_TRUNK_MOVES_MAX, s);
+      return jl_trunk_fail_with(err, JL_ERR_INPUT, "--moves: expected three shares T,S,P in [0, %g], got '%s'",
+                                JL_TRUNK_MOVES_MAX, s);
     out[k] = v;
     sum += v;
     p = end + 1;
   }
   if (sum > JL_TRUNK_MOVES_MAX)
-    return jl_error_set(err, JL_ERR_INPUT, "--moves: the shares sum to %g, more than %g", sum,
-                        JL_TRUNK_MOVES_MAX);
+    return jl_trunk_fail_with(err, JL_ERR_INPUT, "--moves: the shares sum to %g, more than %g", sum,
+                              JL_TRUNK_MOVES_MAX);
   return JL_OK;
 }
-
-/* --max-blocks at most: block counts are ints, and 1e7 blocks already take
- * gigabytes in the fills and the search. */
-#define JL_TRUNK_MAX_BLOCKS_CEIL 10000000L
 
 static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl_error *err) {
   memset(a, 0, sizeof *a);
@@ -170,14 +172,11 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
   while (rc == JL_OK && (c = jl_cli_next(&o, argc, argv, err)) > 0) {
     switch (c) {
     case OPT_UNITS:
-      if (jl_units_scale(optarg) == 0.0)
-        rc = jl_error_set(err, JL_ERR_INPUT, "--units: expected mm, cm, m or in, got '%s'", optarg);
+      if (jl_trunk_units_scale(optarg) == 0.0)
+        rc = jl_trunk_fail_with(err, JL_ERR_INPUT, "--units: expected mm, cm, m or in, got '%s'", optarg);
       a->units = optarg;
       break;
-    case OPT_BLOCK:
-      rc = jl_block_size_parse("--block", optarg, &a->block, err);
-      a->block_given = 1;
-      break;
+    case OPT_BLOCK: rc = jl_trunk_block_parse("--block", optarg, a->block, err); break;
     case OPT_SPACING: rc = jl_cli_double("--spacing", optarg, 1e-3, 1e6, &a->spacing, err); break;
     case OPT_CELL: rc = jl_cli_double("--cell", optarg, 1e-3, 1e6, &a->cell, err); break;
     case OPT_MAX_BLOCKS:
@@ -185,7 +184,7 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
       break;
     case OPT_TIME:
       rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->time_s, err);
-      if (!rc && !(a->time_s > 0)) rc = jl_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
+      if (!rc && !(a->time_s > 0)) rc = jl_trunk_fail_with(err, JL_ERR_INPUT, "--time: must be > 0");
       break;
     case OPT_SEED: rc = jl_cli_u64("--seed", optarg, &a->seed, err); break;
     case OPT_DEVICE: a->device = optarg; break;
@@ -203,8 +202,9 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
   if (rc == JL_OK && c == 0) rc = err->code;
   if (rc != JL_OK) return rc;
   if (optind != argc - 1)
-    return jl_error_set(err, JL_ERR_INPUT, optind < argc ? "give exactly one MESH or PROBLEM.json"
-                                                         : "give a MESH or PROBLEM.json (see jostle trunk --help)");
+    return jl_trunk_fail_with(err, JL_ERR_INPUT, "%s",
+                              optind < argc ? "give exactly one MESH or PROBLEM.json"
+                                            : "give a MESH or PROBLEM.json (see jostle trunk --help)");
   a->input = argv[optind];
   return jl_cli_out_json("--out", a->out, err);
 }
@@ -212,6 +212,124 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
 static int jl_ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The command's side of a run: its outputs, and where its lines go. */
+typedef struct jl_trunk_cli {
+  const jl_trunk_args *a;
+  int root;                /* rank 0 (or one search): prints and writes */
+  int tty;                 /* stderr is a terminal: progress lines drawn in place */
+  int drawn;               /* a progress line is on screen that needs ending */
+  char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8];
+  char glb[JL_CLI_PATH_MAX], svg[JL_CLI_PATH_MAX];
+  const char *out;
+  jl_cli_outputs outs;
+} jl_trunk_cli;
+
+/* The run's lines on stderr: rank 0 prints notices, steps (not with
+ * --quiet) and progress lines (not with --quiet); the others only errors. */
+static void jl_trunk_cli_log(void *ctx, int level, const char *line) {
+  jl_trunk_cli *c = ctx;
+  if (level == JL_TRUNK_LOG_PROGRESS) {
+    if (!c->root || c->a->quiet) return;
+    if (!*line) {  /* the line drawn in place stays */
+      if (c->drawn) fputc('\n', stderr);
+      c->drawn = 0;
+    } else if (c->tty) {
+      fprintf(stderr, "\r\033[K%s", line);
+      c->drawn = 1;
+    } else {
+      fprintf(stderr, "%s\n", line);
+    }
+    fflush(stderr);
+    return;
+  }
+  int max = !c->root ? JL_TRUNK_LOG_ERROR : c->a->quiet ? JL_TRUNK_LOG_NOTICE : JL_TRUNK_LOG_INFO;
+  if (level > max) return;
+  if (c->drawn) fputs("\r\033[K", stderr);  /* the message takes the progress line's place */
+  c->drawn = 0;
+  fprintf(stderr, "jostle: %s\n", line);
+  fflush(stderr);
+}
+
+/* Once the problem is read: the outputs checked before any work (rank 0),
+ * default names in the current folder; then Ctrl-C stops the run. */
+static int jl_trunk_cli_ready(void *ctx, const jl_trunk_start *st, jl_error *err) {
+  jl_trunk_cli *c = ctx;
+  const jl_trunk_args *a = c->a;
+  c->root = st->rank == 0;
+  jl_cli_default_stem(st->name, "trunk", c->stem, sizeof c->stem);
+  snprintf(c->def_out, sizeof c->def_out, "%s.json", c->stem);
+  c->out = a->out ? a->out : c->def_out;
+  jl_cli_sibling(c->out, ".glb", c->glb, sizeof c->glb);
+  jl_cli_sibling(c->out, ".svg", c->svg, sizeof c->svg);
+  jl_cli_outputs_add(&c->outs, a->out ? "--out" : "the result", c->out);
+  jl_cli_outputs_add(&c->outs, "the scene", c->glb);
+  jl_cli_outputs_add(&c->outs, "the views", c->svg);
+  const char *ins[3] = {st->mesh, jl_ends_with(a->input, ".json") ? a->input : NULL, a->resume};
+  if (c->root && jl_cli_outputs_check(&c->outs, ins, 3, err) != JL_OK) return err->code;
+  /* SIGINT and SIGTERM stop any phase of the run, keeping the best legal
+   * packing so far */
+  jl_trunk_stop_flag = 0;
+  jl_trunk_install_signals();
+  return JL_OK;
+}
+
+/* The result, the scene and the views, staged and renamed into place together. */
+static int jl_trunk_cli_write(jl_trunk_cli *c, const jl_trunk_outcome *r, jl_error *err) {
+  double bvol = r->block[0] * r->block[1] * r->block[2];
+  char title[512];
+  snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
+           r->name, r->count, r->count * bvol / 1e6, r->mesh_volume_mm3 / 1e6, r->bound, r->baseline, r->layered);
+  const char *t_out = jl_cli_outputs_stage(&c->outs, 0, err), *t_glb = NULL, *t_svg = NULL;
+  if (!t_out || !(t_glb = jl_cli_outputs_stage(&c->outs, 1, err)) ||
+      !(t_svg = jl_cli_outputs_stage(&c->outs, 2, err)) || jl_trunk_outcome_write_json(r, t_out, err) != JL_OK ||
+      jl_trunk_outcome_write_glb(r, t_glb, err) != JL_OK || jl_trunk_outcome_write_svg(r, t_svg, title, err) != JL_OK ||
+      jl_cli_outputs_commit(&c->outs, err) != JL_OK) {
+    jl_cli_outputs_discard(&c->outs);
+    return err->code;
+  }
+  return JL_OK;
+}
+
+/* What the run found, on stdout. */
+static void jl_trunk_cli_print(jl_trunk_cli *c, const jl_trunk_outcome *r) {
+  double bvol = r->block[0] * r->block[1] * r->block[2];
+  if (r->count > JL_TRUNK_MAX_BLOCKS) {  /* only with --max-blocks raised */
+    char line[JL_CLI_PATH_MAX + 256];
+    snprintf(line, sizeof line, "%s: %s holds %d blocks; verify and --resume read at most %d", r->name, c->out,
+             r->count, JL_TRUNK_MAX_BLOCKS);
+    jl_trunk_cli_log(c, JL_TRUNK_LOG_NOTICE, line);
+  }
+  char frames[160] = "";
+  if (r->floor_frame)
+    snprintf(frames, sizeof frames, ", fills %d in the mesh's frame and %d in the floor's (turned %.2f deg)",
+             r->fill_mesh_frame, r->fill_floor_frame, r->floor_angle_deg);
+  char reached[96] = "", of_reach[48] = "";
+  if (r->reach_measured) {
+    snprintf(reached, sizeof reached, ", reachable %.3f L (bound %ld)", r->reach_mm3 / 1e6, r->reach_bound);
+    if (r->reach_mm3 > 0.0)
+      snprintf(of_reach, sizeof of_reach, ", %.1f%% of reachable", 100.0 * r->count * bvol / r->reach_mm3);
+  }
+  printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld%s, baseline %d (grid), layered fill %d%s, "
+         "fill %.1f%%%s)  %s\n", r->name, r->count, r->count * bvol / 1e6, r->mesh_volume_mm3 / 1e6, r->bound,
+         reached, r->baseline, r->layered, frames, 100.0 * r->count * bvol / r->mesh_volume_mm3, of_reach, r->check);
+  printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %d turned into "
+         "pockets, %d of %d chain states legalized, %llu moves, "
+         "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
+         r->stopped_by, r->time_s, r->source, r->time_to_best_s, r->gap_added, r->pocket_added, r->legalize_legal,
+         r->legalize_tried, (unsigned long long)r->moves, (unsigned long long)r->relax_steps, r->checks,
+         r->checks_failed, r->device_name);
+  if (r->ranks > 1 && r->rank_info) {
+    printf("%d ranks (%llu migrations):", r->ranks, (unsigned long long)r->migrations);
+    for (int k = 0; k < r->ranks; ++k) {
+      printf("%s %s", k ? ";" : "", r->rank_info[k].device_name);
+      if (r->rank_info[k].cuda_device >= 0) printf(" (CUDA device %d)", r->rank_info[k].cuda_device);
+      printf(" %.0f blocks%s", r->rank_info[k].best, r->rank_info[k].failed ? " (failed)" : "");
+    }
+    printf("\n");
+  }
+  printf("wrote %s, %s, %s\n", c->out, c->glb, c->svg);
 }
 
 int jl_cli_trunk(int argc, char **argv) {
@@ -223,187 +341,57 @@ int jl_cli_trunk(int argc, char **argv) {
     fputs(jl_trunk_help, stdout);
     return 0;
   }
-  double t0 = jl_time_now();
-  jl_islands isl;
-  if (jl_islands_init(&isl, &err) != JL_OK) return jl_cli_fail(&err);
-  const int root = isl.rank == 0;
-  int ran = 0;  /* jl_trunk_run settles the ranks' agreement itself */
-  jl_trunk_problem prob;
-  jl_trunk_run_result res;
-  memset(&res, 0, sizeof res);
-  int status = 0, is_problem = jl_ends_with(a.input, ".json");
-  if (is_problem) {
-    if (jl_trunk_problem_load(&prob, a.input, &err) != JL_OK) goto fail;
-  } else {
-    jl_trunk_problem_from_mesh(&prob, a.input);
-  }
-  if (a.units) {
-    snprintf(prob.units, sizeof prob.units, "%s", a.units);
-    prob.scale = jl_units_scale(a.units);
-  }
-  if (a.block_given) prob.block = a.block;
-  /* outputs checked before any work; default names in the current folder */
-  char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8], glb[JL_TRUNK_PATH_MAX], svg[JL_TRUNK_PATH_MAX];
-  jl_cli_default_stem(prob.name, "trunk", stem, sizeof stem);
-  snprintf(def_out, sizeof def_out, "%s.json", stem);
-  const char *out = a.out ? a.out : def_out;
-  jl_cli_sibling(out, ".glb", glb, sizeof glb);
-  jl_cli_sibling(out, ".svg", svg, sizeof svg);
-  jl_cli_outputs outs = {0};
-  jl_cli_outputs_add(&outs, a.out ? "--out" : "the result", out);
-  jl_cli_outputs_add(&outs, "the scene", glb);
-  jl_cli_outputs_add(&outs, "the views", svg);
-  const char *ins[3] = {prob.mesh, is_problem ? a.input : NULL, a.resume};
-  if (root && jl_cli_outputs_check(&outs, ins, 3, &err) != JL_OK) goto fail;
-  jl_device dev;
-  int notice = 0;
-  /* the ranks on a node share its cores unless --threads says otherwise */
-  int pinned = 0;
-  if (a.threads <= 0) a.threads = jl_islands_threads(&isl, &pinned);
-  if (jl_device_select_slot(&dev, a.device, (int)a.threads, isl.local_rank, &notice, &err) != JL_OK)
-    goto fail;
-  if (!root) a.quiet = 1;
-  jl_log log = {stderr, !root ? JL_LOG_ERROR : a.quiet ? JL_LOG_NOTICE : JL_LOG_INFO};
-  if (pinned) jl_log_printf(&log, JL_LOG_NOTICE, JL_ISLANDS_BOUND_NOTE, dev.threads, jl_cpu_count_online());
-  if (isl.size > 1)
-    jl_log_printf(&log, JL_LOG_INFO, "%s: %d MPI ranks (rank 0: %s), each its own seed, migrations every %g s",
-                  prob.name, isl.size, dev.name, a.migrate_s > 0 ? a.migrate_s : JL_ISLANDS_TRUNK_MIGRATE_S);
-  if (notice)
-    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)", dev.threads,
-                  dev.threads == 1 ? "" : "s");
-
-  /* SIGINT and SIGTERM stop any phase of the run, keeping the best legal
-   * packing so far */
-  jl_trunk_stop_flag = 0;
-  jl_trunk_install_signals();
-  jl_trunk_islands seams;
-  jl_islands_trunk_seams(&isl, a.migrate_s, &seams);
-  jl_trunk_run_config rc;
-  jl_trunk_run_config_default(&rc);
-  rc.problem = &prob;
-  rc.dev = &dev;
-  rc.device = a.device;
-  rc.threads = (int)a.threads;
-  rc.t0 = t0;
-  rc.time_s = a.time_s;
-  rc.seed = jl_islands_seed(a.seed, isl.rank);
-  rc.spacing = a.spacing;
-  rc.cell = a.cell;
-  memcpy(rc.moves, a.moves, sizeof rc.moves);
-  rc.max_blocks = a.max_blocks;
-  rc.no_reach = a.no_reach;
-  rc.resume = a.resume;
-  rc.log = &log;
-  rc.progress_lines = !a.quiet;
-  rc.stop = &jl_trunk_stop_flag;
-  rc.islands = isl.size > 1 ? &seams : NULL;
-  ran = 1;
-  if (jl_trunk_run(&rc, &res, &err) != JL_OK) goto fail;
+  jl_trunk_cli cli;
+  memset(&cli, 0, sizeof cli);
+  cli.a = &a;
+  cli.root = 1;
+  cli.tty = isatty(fileno(stderr));
+  jl_trunk_config cfg;
+  jl_trunk_config_default(&cfg);
+  cfg.input = a.input;
+  cfg.units = a.units;
+  memcpy(cfg.block, a.block, sizeof cfg.block);
+  cfg.time_s = a.time_s;
+  cfg.seed = a.seed;
+  cfg.device = a.device;
+  cfg.threads = (int)a.threads;
+  cfg.spacing = a.spacing;
+  cfg.cell = a.cell;
+  memcpy(cfg.moves, a.moves, sizeof cfg.moves);
+  cfg.max_blocks = a.max_blocks;
+  cfg.no_reach = a.no_reach;
+  cfg.resume = a.resume;
+  cfg.names = (jl_trunk_names){"--units", "--max-blocks", "--time", "--device"};
+  cfg.log = jl_trunk_cli_log;
+  cfg.log_ctx = &cli;
+  cfg.progress_live = cli.tty;
+  cfg.stop = &jl_trunk_stop_flag;
+  cfg.ready = jl_trunk_cli_ready;
+  cfg.ready_ctx = &cli;
+  cfg.mpi = 1;
+  cfg.migrate_s = a.migrate_s;
+  jl_trunk_outcome res;
+  if (jl_trunk_measure(&cfg, &res, &err) != JL_OK) return jl_cli_fail(&err);
+  int status = 0;
   if (res.rank_failed) status = res.rank_code == JL_ERR_INPUT ? 2 : 1;
-  if (!res.root) goto done;
-
-  const jl_block_packing *best = &res.best;
-  const jl_mesh_report *rep = &res.mesh_report;
-  const jl_trunk_run_info *si = &res.search;
-  const jl_trunk_fill_report *fills = &res.fills;
-  const jl_reach_info *reach = &res.reach;
-  const jl_grid_info *gi = &res.grid;
-  const jl_baseline_info *base = &res.layered;
-  long bound = res.bound;
-  jl_trunk_summary sum = {&prob, best, rep, &res.check, gi->count, bound, a.seed,
-                          jl_device_kind_name(dev.kind), dev.name, res.source, res.time_s, res.time_to_best_s,
-                          gi->time_s, res.stopped_by, res.ran_search ? si : NULL, gi->complete, res.start,
-                          {fills->fills[0].slab[0], fills->fills[0].slab[1]}, base->count, base->time_s,
-                          base->complete, fills->fills[0].tilt, fills, reach->measured ? reach : NULL,
-                          isl.size, si->migrations, res.ranks};
-  double bvol = prob.block.x * prob.block.y * prob.block.z;
-  char title[512];
-  snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
-           prob.name, best->count, best->count * bvol / 1e6, rep->volume / 1e6, bound, gi->count, base->count);
-  const char *t_out = jl_cli_outputs_stage(&outs, 0, &err), *t_glb = NULL, *t_svg = NULL;
-  if (!t_out || !(t_glb = jl_cli_outputs_stage(&outs, 1, &err)) ||
-      !(t_svg = jl_cli_outputs_stage(&outs, 2, &err)) ||
-      jl_trunk_summary_write_json(t_out, &sum, &err) != JL_OK ||
-      jl_trunk_write_glb(t_glb, &res.mesh, &prob.block, best, &err) != JL_OK ||
-      jl_trunk_write_svg(t_svg, &res.mesh, &prob.block, best, title, &err) != JL_OK ||
-      jl_cli_outputs_commit(&outs, &err) != JL_OK) {
-    jl_cli_outputs_discard(&outs);
-    goto fail;
+  if (res.root) {
+    if (jl_trunk_cli_write(&cli, &res, &err) != JL_OK)
+      status = jl_cli_fail(&err);
+    else
+      jl_trunk_cli_print(&cli, &res);
   }
-  if (best->count > JL_TRUNK_MAX_BLOCKS)  /* only with --max-blocks raised */
-    jl_log_printf(&log, JL_LOG_NOTICE, "%s: %s holds %d blocks; verify and --resume read at most %d",
-                  prob.name, out, best->count, JL_TRUNK_MAX_BLOCKS);
-  char why[256];
-  jl_trunk_report_describe(&res.check, why, sizeof why);
-  char frames[160] = "";
-  if (fills->fills[1].ran)
-    snprintf(frames, sizeof frames, ", fills %d in the mesh's frame and %d in the floor's (turned %.2f deg)",
-             fills->fills[0].count, fills->fills[1].count, jl_trunk_angle_deg(fills->frame.angle));
-  char reached[96] = "", of_reach[48] = "";
-  if (reach->measured) {
-    snprintf(reached, sizeof reached, ", reachable %.3f L (bound %ld)", reach->volume_mm3 / 1e6, reach->bound);
-    if (reach->volume_mm3 > 0.0)
-      snprintf(of_reach, sizeof of_reach, ", %.1f%% of reachable", 100.0 * best->count * bvol / reach->volume_mm3);
-  }
-  printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld%s, baseline %d (grid), layered fill %d%s, "
-         "fill %.1f%%%s)  %s\n", prob.name, best->count, best->count * bvol / 1e6, rep->volume / 1e6, bound, reached,
-         gi->count, base->count, frames, 100.0 * best->count * bvol / rep->volume, of_reach, why);
-  printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %d turned into "
-         "pockets, %d of %d chain states legalized, %llu moves, "
-         "%llu relaxation steps, %d exact checks (%d failed) on %s\n",
-         res.stopped_by, res.time_s, res.source, res.time_to_best_s, si->gap_added, si->pocket_added,
-         si->legalize_legal, si->legalize_tried, (unsigned long long)si->moves,
-         (unsigned long long)si->relax_steps, si->checks, si->checks_failed,
-         si->device_name[0] ? si->device_name : dev.name);
-  if (isl.size > 1) {
-    printf("%d ranks (%llu migrations):", isl.size, (unsigned long long)si->migrations);
-    for (int r = 0; r < isl.size; ++r) {
-      printf("%s %s", r ? ";" : "", res.ranks[r].device_name);
-      if (res.ranks[r].cuda_device >= 0) printf(" (CUDA device %d)", res.ranks[r].cuda_device);
-      printf(" %.0f blocks%s", res.ranks[r].best, res.ranks[r].failed ? " (failed)" : "");
-    }
-    printf("\n");
-  }
-  printf("wrote %s, %s, %s\n", out, glb, svg);
-  goto done;
-fail:
-  status = jl_cli_fail(&err);
-  /* the other ranks wait for this one's word before the search */
-  if (!ran) jl_islands_all_ok(&isl, 0);
-done:
-  jl_trunk_run_result_free(&res);
-  jl_islands_finalize(&isl);
+  jl_trunk_outcome_free(&res);
   return status;
 }
 
 int jl_cli_verify_trunk(const char *path) {
   jl_error err = {0};
-  jl_trunk_problem prob;
-  jl_block_packing pk = {0};
-  jl_mesh mesh = {0};
-  jl_trunk_geom geom;
-  memset(&geom, 0, sizeof geom);
-  jl_mesh_report rep;
-  jl_trunk_report chk;
-  int status = 0;
-  if (jl_trunk_result_read_json(path, &prob, &pk, &err) != JL_OK ||
-      jl_mesh_load(&mesh, prob.mesh, prob.scale, &rep, &err) != JL_OK ||
-      jl_trunk_geom_init(&geom, &mesh, prob.block, &err) != JL_OK ||
-      jl_trunk_check_packing(&geom, &pk, &chk, &err) != JL_OK) {
-    status = jl_cli_fail(&err);
-    goto done;
-  }
-  char why[256];
-  jl_trunk_report_describe(&chk, why, sizeof why);
-  double bvol = prob.block.x * prob.block.y * prob.block.z;
+  jl_trunk_verdict v;
+  if (jl_trunk_verify(path, &v, &err) != JL_OK) return jl_cli_fail(&err);
+  double bvol = v.block[0] * v.block[1] * v.block[2];
   printf("%s: %s: %d blocks of %gx%gx%g mm = %.4g L in %s (mesh %.3f L, fill %.1f%%)\n", path,
-         chk.legal ? "legal" : "NOT legal", pk.count, prob.block.x, prob.block.y, prob.block.z,
-         pk.count * bvol / 1e6, prob.mesh, rep.volume / 1e6, 100.0 * pk.count * bvol / rep.volume);
-  printf("%s: %s\n", path, why);
-  status = chk.legal ? 0 : 1;
-done:
-  jl_trunk_geom_free(&geom);
-  jl_mesh_free(&mesh);
-  jl_block_packing_free(&pk);
-  return status;
+         v.legal ? "legal" : "NOT legal", v.count, v.block[0], v.block[1], v.block[2], v.count * bvol / 1e6, v.mesh,
+         v.mesh_volume_mm3 / 1e6, 100.0 * v.count * bvol / v.mesh_volume_mm3);
+  printf("%s: %s\n", path, v.why);
+  return v.legal ? 0 : 1;
 }

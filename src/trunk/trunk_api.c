@@ -171,7 +171,6 @@ static int jl_api_volume(jl_trunk_problem *prob, const jl_mesh *mesh, const jl_t
                          jl_trunk_result *res, jl_error *err) {
   jl_api_run *a = calloc(1, sizeof *a);
   if (!a) return jl_error_set(err, JL_ERR_NOMEM, "out of memory");
-  jl_log quiet = {NULL, JL_LOG_ERROR};
   a->o = o;
   jl_trunk_run_config *cfg = &a->cfg;
   jl_trunk_run_config_default(cfg);
@@ -182,9 +181,10 @@ static int jl_api_volume(jl_trunk_problem *prob, const jl_mesh *mesh, const jl_t
   cfg->t0 = jl_time_now();
   cfg->time_s = o->time_s;
   cfg->seed = o->seed;
-  cfg->log = &quiet;
   cfg->units_name = "options.units";
   cfg->max_blocks_name = "the library's limit";
+  cfg->time_name = "options.time_s";
+  cfg->device_name = "options.device";
   cfg->progress = jl_api_on_progress;
   cfg->progress_ctx = a;
   cfg->stop = &a->stop;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "progress.h"
 #include "timer.h"
 #include "trunk_slabs.h"
 #include "trunk_tilt.h"
@@ -67,14 +66,81 @@ static int jl_trunk_check_size(const jl_trunk_run_config *cfg, const jl_mesh_rep
                       box ? by_box : by_volume, p->block.x, p->block.y, p->block.z, lim, p->units, cfg->units_name);
 }
 
-static void jl_trunk_mesh_notices(const jl_log *log, const char *path, const jl_mesh_report *r) {
+/* Progress lines go to the log drawn in place (progress_live) every
+ * JL_RUN_PROGRESS_LIVE_S, else every JL_RUN_PROGRESS_PLAIN_S and when
+ * forced (a better packing): a terminal follows them, a log file keeps a few. */
+#define JL_RUN_PROGRESS_LIVE_S 0.2
+#define JL_RUN_PROGRESS_PLAIN_S 5.0
+#define JL_RUN_LINE_MAX 8192  /* two paths and words */
+
+/* What cut a phase short, for a message: "a signal" or "<share> --time". */
+static const char *jl_run_cut_by(const jl_trunk_run_config *cfg, const volatile sig_atomic_t *stop,
+                                 const char *share, char *buf, size_t cap) {
+  if (*stop) return "a signal";
+  snprintf(buf, cap, "%s %s", share, cfg->time_name);
+  return buf;
+}
+
+/* A line to the caller's log, if any. */
+static void jl_run_log(const jl_trunk_run_config *cfg, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
+static void jl_run_log(const jl_trunk_run_config *cfg, int level, const char *fmt, ...) {
+  if (!cfg->log) return;
+  char line[JL_RUN_LINE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  cfg->log(cfg->log_ctx, level, line);
+}
+
+typedef struct jl_run_progress {
+  const jl_trunk_run_config *cfg;
+  double period, last;     /* seconds between lines; the last line's time */
+  int drawn;               /* a live line was passed that nothing ended yet */
+} jl_run_progress;
+
+static void jl_run_progress_init(jl_run_progress *pr, const jl_trunk_run_config *cfg) {
+  pr->cfg = cfg;
+  pr->period = cfg->progress_live ? JL_RUN_PROGRESS_LIVE_S : JL_RUN_PROGRESS_PLAIN_S;
+  pr->last = -1e300;
+  pr->drawn = 0;
+}
+
+static void jl_run_progress_update(jl_run_progress *pr, double now, int force, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 4, 5)))
+#endif
+  ;
+static void jl_run_progress_update(jl_run_progress *pr, double now, int force, const char *fmt, ...) {
+  if (!pr->cfg->log || (!force && now - pr->last < pr->period)) return;
+  pr->last = now;
+  char line[JL_RUN_LINE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  pr->cfg->log(pr->cfg->log_ctx, JL_TRUNK_LOG_PROGRESS, line);
+  pr->drawn = pr->cfg->progress_live;
+}
+
+/* Ends a line drawn in place, so that later lines start below it. */
+static void jl_run_progress_end(jl_run_progress *pr) {
+  if (pr->drawn && pr->cfg->log) pr->cfg->log(pr->cfg->log_ctx, JL_TRUNK_LOG_PROGRESS, "");
+  pr->drawn = 0;
+}
+
+static void jl_trunk_mesh_notices(const jl_trunk_run_config *cfg, const char *path, const jl_mesh_report *r) {
   if (r->degenerate_dropped)
-    jl_log_printf(log, JL_LOG_NOTICE, "%s: dropped %d degenerate triangle(s)", path, r->degenerate_dropped);
+    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: dropped %d degenerate triangle(s)", path, r->degenerate_dropped);
   if (r->flipped_triangles)
-    jl_log_printf(log, JL_LOG_NOTICE, "%s: fixed orientation: flipped %d of %d triangles to face outward",
+    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: fixed orientation: flipped %d of %d triangles to face outward",
                   path, r->flipped_triangles, r->triangles);
   if (r->welded_vertices || r->doubled_removed || r->slivers_removed || r->overlaps_accepted)
-    jl_log_printf(log, JL_LOG_NOTICE,
+    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE,
                   "%s: repaired within %.3g mm (%g of the bounding box diagonal): welded %d vertex(es), "
                   "removed %d doubled triangle(s), flipped away %d sliver(s), accepted %d triangle pair(s) "
                   "crossing by at most that (deepest %.3g mm)",
@@ -100,8 +166,7 @@ static void jl_trunk_mesh_notices(const jl_log *log, const char *path, const jl_
 /* The fills of a run, in the mesh's frame (0) and the floor's (1). */
 typedef struct jl_fill_run {
   char names[2][JL_TRUNK_NAME_MAX + 32];  /* message prefixes of the two frames */
-  const jl_log *log;
-  jl_progress pr;
+  jl_run_progress pr;
   double t0;
   int threads;
   long bound;
@@ -113,20 +178,13 @@ typedef struct jl_fill_run {
   const jl_trunk_run_config *cfg; /* its progress callback and stop flag */
 } jl_fill_run;
 
-/* A progress line on the log's stream when lines are wanted and it has one. */
-static void jl_trunk_progress_init(jl_progress *pr, const jl_trunk_run_config *cfg) {
-  memset(pr, 0, sizeof *pr);
-  if (cfg->progress_lines && cfg->log && cfg->log->out) jl_progress_init(pr, cfg->log->out, 1);
-}
-
 static void jl_fill_run_init(jl_fill_run *r, const jl_trunk_run_config *cfg, double t0, int threads, long bound,
                              jl_trunk_fill_report *rep) {
   memset(r, 0, sizeof *r);
   snprintf(r->names[0], sizeof r->names[0], "%s", cfg->problem->name);
   snprintf(r->names[1], sizeof r->names[1], "%s, floor frame", cfg->problem->name);
-  r->log = cfg->log;
   r->cfg = cfg;
-  jl_trunk_progress_init(&r->pr, cfg);
+  jl_run_progress_init(&r->pr, cfg);
   r->t0 = t0;
   r->threads = threads;
   r->bound = bound;
@@ -135,25 +193,25 @@ static void jl_fill_run_init(jl_fill_run *r, const jl_trunk_run_config *cfg, dou
 }
 
 static void jl_fill_run_free(jl_fill_run *r) {
-  jl_progress_end(&r->pr);
+  jl_run_progress_end(&r->pr);
   jl_block_packing_free(&r->grid);
   jl_block_packing_free(&r->found);
 }
 
 /* A log line in place of the progress line (redrawn at the next update). */
-static void jl_fill_note(jl_fill_run *r, jl_log_level level, const char *fmt, ...)
+static void jl_fill_note(jl_fill_run *r, int level, const char *fmt, ...)
 #if defined(__GNUC__)
   __attribute__((format(printf, 3, 4)))
 #endif
   ;
-static void jl_fill_note(jl_fill_run *r, jl_log_level level, const char *fmt, ...) {
+static void jl_fill_note(jl_fill_run *r, int level, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  jl_progress_clear(&r->pr);
-  jl_log_printf(r->log, level, "%s", msg);
+  r->pr.drawn = 0;  /* the log's next line takes the progress line's place */
+  jl_run_log(r->cfg, level, "%s", msg);
 }
 
 double jl_trunk_angle_deg(double rad) {
@@ -193,7 +251,7 @@ static void jl_fill_progress(jl_fill_run *r) {
     }
   }
   double now = jl_time_now();
-  jl_progress_update(&r->pr, now, r->pr.tty, "%s: %.1f s  fills:%s  best %d", r->names[0], now - r->t0, line, best);
+  jl_run_progress_update(&r->pr, now, r->cfg->progress_live, "%s: %.1f s  fills:%s  best %d", r->names[0], now - r->t0, line, best);
   jl_trunk_report_progress(r->cfg, now - r->t0, best, 0);
 }
 
@@ -210,15 +268,16 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   ff->ran = 1;
   ff->complete = 1;
   jl_grid_info gi;
+  char by[96];
   r->grid.count = 0;
   double now = jl_time_now(), grid_end = deadline > now ? now + JL_TRUNK_GRID_SHARE * (deadline - now) : deadline;
   if (jl_trunk_grid_fill(g, r->threads, 0, grid_end, stop, &r->grid, &gi, err) != JL_OK) return err->code;
   if (!gi.complete) {
     ff->complete = 0;
-    jl_fill_note(r, JL_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", nm,
-                 *stop ? "a signal" : "the fills' share of --time", gi.count);
+    jl_fill_note(r, JL_TRUNK_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", nm,
+                 jl_run_cut_by(r->cfg, stop, "the fills' share of", by, sizeof by), gi.count);
   }
-  jl_fill_note(r, JL_LOG_INFO,
+  jl_fill_note(r, JL_TRUNK_LOG_INFO,
                "%s: baseline %d blocks (grid: %g x %g x %g mm along x, y, z, offset %g, %g, %g mm), "
                "%lld positions tested in %.2f s on %d threads",
                nm, gi.count, edge[gi.edges[0]], edge[gi.edges[1]], edge[gi.edges[2]], gi.offset[0], gi.offset[1],
@@ -234,14 +293,14 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   if (jl_trunk_baseline_until(g, r->threads, 0, deadline, stop, best, &base, err) != JL_OK) return err->code;
   if (!base.complete) {
     ff->complete = 0;
-    jl_fill_note(r, JL_LOG_NOTICE, "%s: the layered fill was cut short by %s (%d blocks)", nm,
-                 *stop ? "a signal" : "the fills' share of --time", base.count);
+    jl_fill_note(r, JL_TRUNK_LOG_NOTICE, "%s: the layered fill was cut short by %s (%d blocks)", nm,
+                 jl_run_cut_by(r->cfg, stop, "the fills' share of", by, sizeof by), base.count);
   }
   char mix[128] = "";
   for (int v = 0, n = 0; v < 3; ++v)
     if (base.layers_upright[v] > 0)
       n += snprintf(mix + n, sizeof mix - (size_t)n, "%s%d x %g mm", n ? ", " : "", base.layers_upright[v], edge[v]);
-  jl_fill_note(r, JL_LOG_INFO, "%s: layered fill %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
+  jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: layered fill %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
                nm, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s, r->threads);
   ff->layered = base.count;
   ff->layered_s = base.time_s;
@@ -264,12 +323,12 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
     memset(&slab, 0, sizeof slab);
     int src = jl_trunk_slab_fill(g, ax, 1, 0.0, r->threads, deadline, stop, &r->found, &slab, err);
     if (src == JL_ERR_INPUT) {  /* a trunk too large for the slab fill: go on without */
-      jl_fill_note(r, JL_LOG_NOTICE, "%s: no slab fill: %s", nm, err->msg);
+      jl_fill_note(r, JL_TRUNK_LOG_NOTICE, "%s: no slab fill: %s", nm, err->msg);
       memset(err, 0, sizeof *err);
       break;
     }
     if (src != JL_OK) return src;
-    jl_fill_note(r, JL_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
+    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
                  "%lld positions tested in %.2f s%s", nm, "xy"[ax], "yx"[ax], slab.count, slab.zones, slab.slabs,
                  slab.boxes_tested, slab.time_s, slab.complete ? "" : " (cut short)");
     ff->slab[ax] = slab.count;
@@ -299,7 +358,7 @@ static int jl_fills_tilt(jl_fill_run *r, int k, const jl_trunk_geom *g, int beat
   memset(&tilt, 0, sizeof tilt);
   if (jl_trunk_tilt_fill(g, axes, beat, r->threads, deadline, stop, out, &tilt, err) != JL_OK) return err->code;
   if (tilt.planes > 0)
-    jl_fill_note(r, JL_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
+    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
                  "%d splits filled, %d could not win, %d not clean, %d failed the exact check, %lld positions tested "
                  "in %.2f s%s", r->names[k], tilt.planes, tilt.count, tilt.tilted, tilt.thickness, tilt.splits,
                  tilt.skipped, tilt.unclean, tilt.rejected, tilt.boxes_tested, tilt.time_s,
@@ -323,7 +382,7 @@ static int jl_fills_turn_back(jl_fill_run *r, const jl_trunk_geom *geom, const j
   if (!chk.legal) {
     char why[256];
     jl_trunk_report_describe(&chk, why, sizeof why);
-    jl_fill_note(r, JL_LOG_NOTICE, "%s: its packing of %d blocks turned back is not kept: %s", r->names[1],
+    jl_fill_note(r, JL_TRUNK_LOG_NOTICE, "%s: its packing of %d blocks turned back is not kept: %s", r->names[1],
                  in->count, chk.complete ? why : "its exact check was cut short");
     r->rep->fills[1].rejected = 1;
     return JL_OK;
@@ -357,12 +416,12 @@ static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double 
   const jl_trunk_frame *fm = &rep->frame;
   double surf = fm->surface_area > 0 ? 100.0 / fm->surface_area : 0.0;
   if (fm->turned)
-    jl_fill_note(r, JL_LOG_INFO, "%s: the floor's frame is turned %.2f deg from the mesh's (yaw %.2f, pitch %.2f, "
+    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: the floor's frame is turned %.2f deg from the mesh's (yaw %.2f, pitch %.2f, "
                  "roll %.2f deg; floor %.0f%% of the surface, walls %.0f%%): filling in both", r->names[0],
                  jl_trunk_angle_deg(fm->angle), jl_trunk_angle_deg(fm->yaw), jl_trunk_angle_deg(fm->pitch), jl_trunk_angle_deg(fm->roll),
                  fm->floor_area * surf, fm->wall_area * surf);
   else
-    jl_fill_note(r, JL_LOG_INFO, "%s: the floor's frame is the mesh's (floor %.0f%% of the surface, walls %.0f%%)",
+    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: the floor's frame is the mesh's (floor %.0f%% of the surface, walls %.0f%%)",
                  r->names[0], fm->floor_area * surf, fm->wall_area * surf);
   /* A turned floor frame goes first with most of the time: the mesh's own
    * frame then lays every layer across a tilted floor and loses a stair
@@ -422,12 +481,12 @@ static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double 
   }
   rep->time_s = jl_time_now() - start;
   if (rep->fills[1].ran)
-    jl_fill_note(r, JL_LOG_INFO, "%s: fills %d in the mesh's frame (%.1f s), %d in the floor's (%.1f s)%s, "
+    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: fills %d in the mesh's frame (%.1f s), %d in the floor's (%.1f s)%s, "
                  "%.1f s of their %.1f s", r->names[0], rep->fills[0].count, jl_frame_fills_time(&rep->fills[0]),
                  rep->fills[1].count, jl_frame_fills_time(&rep->fills[1]), rep->winner ? ": the floor's wins" : "",
                  rep->time_s, rep->budget_s);
   else
-    jl_fill_note(r, JL_LOG_INFO, "%s: fills %d in %.1f s of their %.1f s", r->names[0], rep->fills[0].count,
+    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: fills %d in %.1f s of their %.1f s", r->names[0], rep->fills[0].count,
                  rep->time_s, rep->budget_s);
 done:
   jl_trunk_geom_free(&tg);
@@ -440,7 +499,7 @@ done:
 /* The reachable volume, within JL_REACH_TIME_SHARE of the time left; on
  * CUDA when the run has a device. A run cut short before the axis-aligned
  * frame was opened measures nothing (a notice says so). */
-static int jl_trunk_reach_run(const jl_log *log, const char *name, const jl_mesh *mesh, jl_block_size block,
+static int jl_trunk_reach_run(const jl_trunk_run_config *cfg, const char *name, const jl_mesh *mesh, jl_block_size block,
                               const jl_device *dev, double deadline, volatile sig_atomic_t *stop,
                               jl_reach_info *info, jl_error *err) {
   jl_reach_config rc;
@@ -451,17 +510,18 @@ static int jl_trunk_reach_run(const jl_log *log, const char *name, const jl_mesh
   double now = jl_time_now();
   rc.deadline = now + JL_REACH_TIME_SHARE * (deadline - now);
   rc.stop = stop;
+  char by[96];
   if (jl_trunk_reach(mesh, &rc, info, err) != JL_OK) return err->code;
   if (!info->measured) {
-    jl_log_printf(log, JL_LOG_NOTICE, "%s: no reachable volume: %s stopped it after %.2f s", name,
-                  *stop ? "a signal" : "its share of --time", info->time_s);
+    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: no reachable volume: %s stopped it after %.2f s", name,
+               jl_run_cut_by(cfg, stop, "its share of", by, sizeof by), info->time_s);
     return JL_OK;
   }
-  char cut[96] = "";
+  char cut[160] = "";
   if (!info->complete)
     snprintf(cut, sizeof cut, " (cut short by %s: %d of the frames opened)",
-             *stop ? "a signal" : "its share of --time", info->frames_done);
-  jl_log_printf(log, JL_LOG_INFO,
+             jl_run_cut_by(cfg, stop, "its share of", by, sizeof by), info->frames_done);
+  jl_run_log(cfg, JL_TRUNK_LOG_INFO,
                 "%s: reachable volume %.3f L (bound %ld): %d orientation frames (axes, %d sloped face(s), %d tilts), "
                 "%g mm voxels, %.2f s on %s%s", name, info->volume_mm3 / 1e6, info->bound, info->frames, info->faces,
                 info->frames - 1 - info->faces, info->voxel, info->time_s, rc.cuda ? "CUDA" : "the CPU", cut);
@@ -478,6 +538,8 @@ void jl_trunk_run_config_default(jl_trunk_run_config *c) {
   c->max_blocks = JL_TRUNK_MAX_BLOCKS;
   c->units_name = "--units";
   c->max_blocks_name = "--max-blocks";
+  c->time_name = "--time";
+  c->device_name = "--device";
 }
 
 /* The search's progress line (after every launch) and the caller's callback. */
@@ -485,7 +547,7 @@ typedef struct jl_search_progress {
   const jl_trunk_run_config *cfg;
   double t0;
   int last_best;
-  jl_progress pr;
+  jl_run_progress pr;
 } jl_search_progress;
 
 static void jl_trunk_on_search_progress(void *ctx, const jl_trunk_progress *p) {
@@ -493,7 +555,7 @@ static void jl_trunk_on_search_progress(void *ctx, const jl_trunk_progress *p) {
   int improved = p->best_count > c->last_best;
   c->last_best = p->best_count;
   double now = jl_time_now();
-  jl_progress_update(&c->pr, now, improved,
+  jl_run_progress_update(&c->pr, now, improved,
                      "%s: %.1f s  best legal %d  chains up to %d (most %d)  legalized %d of %d  "
                      "temperature %.3g  moves %llu  relax steps %.3g",
                      c->cfg->problem->name, now - c->t0, p->best_count, p->count, p->chains_best,
@@ -517,7 +579,6 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
   memset(out, 0, sizeof *out);
   const jl_trunk_problem *prob = cfg->problem;
   const jl_trunk_islands *isl = cfg->islands;
-  const jl_log *log = cfg->log;
   const jl_device *dev = cfg->dev;
   volatile sig_atomic_t *stop = cfg->stop;
   const int size = isl ? isl->size : 1, rank = isl ? isl->rank : 0;
@@ -542,13 +603,13 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
                                             &out->mesh_report, err)
                       : jl_mesh_load(&out->mesh, prob->mesh, prob->scale, &out->mesh_report, err);
   if (lrc != JL_OK) goto fail;
-  jl_trunk_mesh_notices(log, prob->mesh, rep);
+  jl_trunk_mesh_notices(cfg, prob->mesh, rep);
   if (jl_trunk_check_size(cfg, rep, err) != JL_OK) goto fail;
   long bound = 0;
   if (jl_trunk_fits_one(prob, rep, &bound, err) != JL_OK) goto fail;
   out->bound = bound;
   if (cfg->resume && jl_trunk_resume_read(cfg, &resume, err) != JL_OK) goto fail;
-  jl_log_printf(log, JL_LOG_INFO, "%s: %s, %d triangles, %.3f L, bounding box %.0f x %.0f x %.0f mm, upper bound %ld blocks",
+  jl_run_log(cfg, JL_TRUNK_LOG_INFO, "%s: %s, %d triangles, %.3f L, bounding box %.0f x %.0f x %.0f mm, upper bound %ld blocks",
                 prob->name, prob->mesh, rep->triangles, rep->volume / 1e6,
                 rep->hi[0] - rep->lo[0], rep->hi[1] - rep->lo[1], rep->hi[2] - rep->lo[2], bound);
   if (jl_trunk_geom_init(&geom, &out->mesh, prob->block, err) != JL_OK) goto fail;
@@ -562,7 +623,7 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
   /* the search's exact checks (and the resumed packing's) end with the run */
   geom.lim = (jl_trunk_limits){deadline, stop, JL_TRUNK_FINISH_S};
   if (!cfg->no_reach &&
-      jl_trunk_reach_run(log, prob->name, &out->mesh, prob->block, dev, deadline, stop, &out->reach, err) != JL_OK)
+      jl_trunk_reach_run(cfg, prob->name, &out->mesh, prob->block, dev, deadline, stop, &out->reach, err) != JL_OK)
     goto fail;
   jl_fill_run fr;
   jl_fill_run_init(&fr, cfg, t0, dev->threads, bound, &out->fills);
@@ -570,10 +631,10 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
    * when the search cannot take this trunk (it would only be idle) */
   int can_search = jl_trunk_search_fits(dev, bound);
   if (!can_search)
-    jl_log_printf(log, JL_LOG_NOTICE,
+    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE,
                   "%s: no search: the trunk holds up to %ld blocks, the CUDA kernel keeps at most %d "
-                  "(--device cpu searches it); the fills get all of --time",
-                  prob->name, bound, JL_CUDA_MAX_SLOTS);
+               "(%s cpu searches it); the fills get all of %s",
+               prob->name, bound, JL_CUDA_MAX_SLOTS, cfg->device_name, cfg->time_name);
   double fill_end = t0 + (can_search ? JL_TRUNK_FILL_SHARE : 1.0) * cfg->time_s,
          aligned_end = fill_end - JL_TRUNK_TILT_SHARE * cfg->time_s;
   const char *search = "layered", *stopped_by = "baseline";
@@ -589,12 +650,12 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
     if (!rr.legal) {
       char why[256];
       jl_trunk_report_describe(&rr, why, sizeof why);
-      jl_log_printf(log, JL_LOG_NOTICE, "%s: not used: %s", cfg->resume, why);
+      jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: not used: %s", cfg->resume, why);
     } else if (resume.count > best->count) {
       if (jl_block_packing_copy(best, &resume, err) != JL_OK) goto fail;
       search = "resume";
       time_to_best = jl_time_now() - t0;
-      jl_log_printf(log, JL_LOG_INFO, "%s: resumed packing of %d blocks beats the fills", cfg->resume, resume.count);
+      jl_run_log(cfg, JL_TRUNK_LOG_INFO, "%s: resumed packing of %d blocks beats the fills", cfg->resume, resume.count);
     }
   }
   double t_search = jl_time_now();
@@ -634,13 +695,13 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
     sc.migrate_s = isl->migrate_s;
   }
   jl_search_progress pctx = {.cfg = cfg, .t0 = t0, .last_best = best->count};
-  jl_trunk_progress_init(&pctx.pr, cfg);
+  jl_run_progress_init(&pctx.pr, cfg);
   int src = ran_search ? jl_trunk_search_run(&sc, &out->mesh, best, jl_trunk_check, &geom, jl_trunk_on_search_progress,
                                              &pctx, stop, &found, si, err)
                        : JL_OK;
-  jl_progress_end(&pctx.pr);
+  jl_run_progress_end(&pctx.pr);
   if (src == JL_ERR_INPUT) {  /* a trunk beyond the search's sizes (samples, grid, CUDA slots): go on without */
-    jl_log_printf(log, JL_LOG_NOTICE, "%s: no search: %s", prob->name, err->msg);
+    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: no search: %s", prob->name, err->msg);
     memset(err, 0, sizeof *err);
     memset(si, 0, sizeof *si);
     found.count = 0;
@@ -648,7 +709,7 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
   } else if (src != JL_OK && size > 1) {
     /* a failed rank says so, keeps its fills' packing and stays in the
      * migrations until the others stop */
-    jl_log_printf(log, JL_LOG_ERROR, "rank %d (%s): %s; the other ranks go on", rank, dev->name, err->msg);
+    jl_run_log(cfg, JL_TRUNK_LOG_ERROR, "rank %d (%s): %s; the other ranks go on", rank, dev->name, err->msg);
     out->rank_failed = 1;
     out->rank_code = err->code;
     snprintf(failed_msg, sizeof failed_msg, "%.*s", (int)sizeof failed_msg - 1, err->msg);

@@ -9,8 +9,9 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include <jostle/trunk.h>
+
 #include "device.h"
-#include "log.h"
 #include "mesh.h"
 #include "trunk_baseline.h"
 #include "trunk_check.h"
@@ -59,12 +60,14 @@ typedef struct jl_trunk_run_config {
   double cell;             /* surface grid cell, mm */
   double moves[3];         /* turn, settle and push shares (< 0: the search's default) */
   long max_blocks;         /* refuse a mesh that could hold more */
-  const char *units_name, *max_blocks_name; /* what the refusal calls the unit and the limit
-                              (the CLI's --units and --max-blocks) */
+  const char *units_name, *max_blocks_name, *time_name, *device_name;
+                           /* what messages call the unit, the limit, the time and the
+                              device (the CLI's --units, --max-blocks, --time, --device) */
   int no_reach;            /* 1: the reachable volume is not measured */
   const char *resume;      /* a trunk result to start from when it beats the fills, or NULL */
-  const jl_log *log;       /* notices and steps (NULL: silent) */
-  int progress_lines;      /* 1: progress lines on log->out */
+  jl_trunk_log_fn log;     /* notices, steps and progress lines (NULL: silent) */
+  void *log_ctx;
+  int progress_live;       /* progress lines for drawing in place (jl_trunk_config's) */
   jl_progress_fn progress; /* at each fill's end and each launch of the search (about a
                               second), on the calling thread; non-zero sets *stop */
   void *progress_ctx;
