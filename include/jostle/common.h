@@ -47,6 +47,11 @@ JL_API const char *jl_version(void);
 /* The CUDA devices this build can use (0 without CUDA or without a device). */
 JL_API int jl_device_cuda_count(void);
 
+/* The ranks an MPI launcher (mpirun, srun) started this process among: 0
+ * when none did. The circle and trunk searches join such a job as islands
+ * when asked to (their options' islands); other work should refuse it. */
+JL_API int jl_launcher_ranks(void);
+
 /* What a long run reports about once a second, on the thread that called it. */
 typedef struct jl_progress_info {
   double time_s;           /* since the start */

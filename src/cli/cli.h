@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include <jostle/jostle.h>
 
 #define JL_VERSION "0.1.0"
 
@@ -18,6 +18,14 @@ int jl_cli_trunk(int argc, char **argv);
 /* verify for a trunk result (cli_trunk.c): 0 legal, 1 not, 2 bad input. */
 int jl_cli_verify_trunk(const char *path);
 int jl_cli_scene(int argc, char **argv);
+
+/* Sets code and message (printf style) and returns code, as the library's
+ * errors do; err may be NULL. */
+int jl_cli_error_set(jl_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
 
 /* Option value parsing: on failure, err names the option and the reason. */
 int jl_cli_int(const char *opt, const char *s, long lo, long hi, long *out, jl_error *err);
