@@ -64,6 +64,20 @@ JL_API int jl_trunk_volume_triangles(const double *vertices, int n_vertices, con
 
 JL_API void jl_trunk_result_free(jl_trunk_result *res);
 
+/* What jl_trunk_verify_file found: a trunk result checked against its mesh. */
+typedef struct jl_trunk_verify_report {
+  int legal;               /* every block inside the mesh, clear of the triangles and the others */
+  int count;               /* blocks */
+  double block[3];         /* the block's size, mm */
+  char mesh[4096];         /* the mesh as the result names it */
+  double mesh_volume_mm3;
+  char why[256];           /* the check's summary line */
+} jl_trunk_verify_report;
+
+/* Reloads a trunk result's mesh, validates it and tests every block (docs/
+ * formats.md). JL_OK when the check ran (legal or not: rep says). */
+JL_API int jl_trunk_verify_file(const char *path, jl_trunk_verify_report *rep, jl_error *err);
+
 #ifdef __cplusplus
 }
 #endif

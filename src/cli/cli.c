@@ -103,6 +103,46 @@ void jl_cli_sibling(const char *json_path, const char *ext, char *out, size_t ou
   snprintf(out, out_len, "%.*s%s", (int)n, json_path, ext);
 }
 
+/* ---- the library's lines ---- */
+
+void jl_cli_log_init(jl_cli_log *l, int quiet) {
+  l->level = quiet ? JL_LOG_NOTICE : JL_LOG_INFO;
+  l->progress = !quiet;
+  l->tty = isatty(fileno(stderr));
+  l->drawn = 0;
+}
+
+void jl_cli_log_end(jl_cli_log *l) {
+  if (l->drawn) {
+    fputc('\n', stderr);
+    fflush(stderr);
+  }
+  l->drawn = 0;
+}
+
+double jl_cli_log_period(const jl_cli_log *l) { return l->tty ? 0.2 : 0.0; }
+
+void jl_cli_log_line(void *ctx, int level, const char *line) {
+  jl_cli_log *l = ctx;
+  if (level == JL_LOG_PROGRESS) {
+    if (!l->progress) return;
+    if (l->tty) {
+      fputs("\r\033[K", stderr);
+      fputs(line, stderr);
+      l->drawn = 1;
+    } else {
+      fputs(line, stderr);
+      fputc('\n', stderr);
+    }
+    fflush(stderr);
+    return;
+  }
+  if (level > l->level) return;
+  jl_cli_log_end(l);
+  fprintf(stderr, "jostle: %s\n", line);
+  fflush(stderr);
+}
+
 /* ---- options ---- */
 
 int jl_cli_next(jl_cli_opts *o, int argc, char **argv, jl_error *err) {

@@ -265,7 +265,7 @@ int jl_islands_circles_begin(jl_islands *isl, const jl_circle_problem *prob, jl_
   return JL_OK;
 }
 
-static void jl_circles_pack(jl_islands *isl, void *arg, int want) {
+static void jl_islands_circles_pack(jl_islands *isl, void *arg, int want) {
   const jl_circle_migration *m = arg;
   const int n = isl->prob->n;
   int count = m->offer_count < JL_ISLANDS_OFFER ? m->offer_count : JL_ISLANDS_OFFER;
@@ -281,7 +281,7 @@ static void jl_circles_pack(jl_islands *isl, void *arg, int want) {
   }
 }
 
-static void jl_circles_unpack(jl_islands *isl, void *arg) {
+static void jl_islands_circles_unpack(jl_islands *isl, void *arg) {
   jl_circle_migration *m = arg;
   const int n = isl->prob->n;
   m->incoming = isl->incoming;
@@ -304,7 +304,7 @@ static void jl_circles_unpack(jl_islands *isl, void *arg) {
 
 int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err) {
   m->incoming_count = 0;
-  return jl_islands_run(ctx, &m->step, jl_circles_pack, jl_circles_unpack, m, err);
+  return jl_islands_run(ctx, &m->step, jl_islands_circles_pack, jl_islands_circles_unpack, m, err);
 }
 
 int jl_islands_circles_idle(jl_islands *isl, const char *msg, jl_error *err) {

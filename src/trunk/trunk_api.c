@@ -17,6 +17,8 @@
 #include "mesh_scan.h"
 #include "parallel.h"
 #include "timer.h"
+#include "trunk_check.h"
+#include "trunk_io.h"
 #include "trunk_run.h"
 
 /* The longest run the options may ask for (the CLI's --time limit). */
@@ -268,4 +270,33 @@ void jl_trunk_result_free(jl_trunk_result *res) {
   free(res->quat);
   res->centre = res->quat = NULL;
   res->count = 0;
+}
+
+int jl_trunk_verify_file(const char *path, jl_trunk_verify_report *rep, jl_error *err) {
+  memset(rep, 0, sizeof *rep);
+  jl_trunk_problem prob;
+  jl_block_packing pk = {0};
+  jl_mesh mesh = {0};
+  jl_trunk_geom geom;
+  memset(&geom, 0, sizeof geom);
+  jl_mesh_report mrep;
+  jl_trunk_report chk;
+  int rc;
+  if ((rc = jl_trunk_result_read_json(path, &prob, &pk, err)) == JL_OK &&
+      (rc = jl_mesh_load(&mesh, prob.mesh, prob.scale, &mrep, err)) == JL_OK &&
+      (rc = jl_trunk_geom_init(&geom, &mesh, prob.block, err)) == JL_OK &&
+      (rc = jl_trunk_check_packing(&geom, &pk, &chk, err)) == JL_OK) {
+    rep->legal = chk.legal;
+    rep->count = pk.count;
+    rep->block[0] = prob.block.x;
+    rep->block[1] = prob.block.y;
+    rep->block[2] = prob.block.z;
+    snprintf(rep->mesh, sizeof rep->mesh, "%s", prob.mesh);
+    rep->mesh_volume_mm3 = mrep.volume;
+    jl_trunk_report_describe(&chk, rep->why, sizeof rep->why);
+  }
+  jl_trunk_geom_free(&geom);
+  jl_mesh_free(&mesh);
+  jl_block_packing_free(&pk);
+  return rc;
 }
