@@ -15,7 +15,8 @@ int jl_cli_circles(int argc, char **argv);
 int jl_cli_verify(int argc, char **argv);
 int jl_cli_bench(int argc, char **argv);
 int jl_cli_trunk(int argc, char **argv);
-/* verify for a trunk result (cli_trunk.c): 0 legal, 1 not, 2 bad input. */
+/* verify for a trunk result (cli_trunk.c): 0 legal, 1 not, 2 bad input.
+ * No longer called: verify uses jl_trunk_verify_file (include/jostle/trunk.h). */
 int jl_cli_verify_trunk(const char *path);
 int jl_cli_scene(int argc, char **argv);
 
