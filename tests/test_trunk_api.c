@@ -259,11 +259,11 @@ typedef struct measure_log {
 
 static void on_measure_log(void *ctx, int level, const char *line) {
   measure_log *l = ctx;
-  assert_true(level >= JL_TRUNK_LOG_ERROR && level <= JL_TRUNK_LOG_PROGRESS);
+  assert_true(level >= JL_LOG_ERROR && level <= JL_LOG_PROGRESS);
   l->lines[level]++;
   size_t n = strlen(line);
   if (strncmp(line, "jostle: ", 8) == 0 || (n && line[n - 1] == '\n')) l->prefixed++;
-  if (level == JL_TRUNK_LOG_INFO && strstr(line, "upper bound 200 blocks")) l->mesh_line++;
+  if (level == JL_LOG_INFO && strstr(line, "upper bound 200 blocks")) l->mesh_line++;
 }
 
 static int on_measure_ready(void *ctx, const jl_trunk_start *st, jl_error *err) {
@@ -312,8 +312,8 @@ static void test_measure_cuboid(void **state) {
   assert_int_equal(log.ready_size, 1);
   assert_string_equal(log.ready_name, "cuboid-1000x500x400");
   assert_int_equal(log.mesh_line, 1);
-  assert_true(log.lines[JL_TRUNK_LOG_PROGRESS] >= 1);
-  assert_int_equal(log.lines[JL_TRUNK_LOG_ERROR], 0);
+  assert_true(log.lines[JL_LOG_PROGRESS] >= 1);
+  assert_int_equal(log.lines[JL_LOG_ERROR], 0);
   assert_int_equal(log.prefixed, 0);
   assert_int_equal(r.root, 1);
   assert_int_equal(r.ranks, 1);
@@ -387,7 +387,7 @@ static void test_measure_refusals(void **state) {
   log.ready_status = JL_ERR_IO;
   assert_int_equal(jl_trunk_measure(&c, &r, &err), JL_ERR_IO);
   assert_string_equal(err.msg, "refused by ready");
-  assert_int_equal(log.lines[JL_TRUNK_LOG_INFO] + log.lines[JL_TRUNK_LOG_PROGRESS], 0);
+  assert_int_equal(log.lines[JL_LOG_INFO] + log.lines[JL_LOG_PROGRESS], 0);
   assert_int_equal(r.count, 0);
   assert_null(r.job);
   assert_int_equal(jl_trunk_outcome_write_json(&r, "/tmp/never.json", &err), JL_ERR_INPUT);

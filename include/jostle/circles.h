@@ -8,6 +8,47 @@
 extern "C" {
 #endif
 
+/* Limits: the most circles a search takes, the largest elite, and the exact
+ * check's tolerance (overlap and excess at most this times R). */
+#define JL_CIRCLES_MAX 10000
+#define JL_CIRCLES_ELITE_MAX 256
+#define JL_CIRCLES_LEGAL_TOL 1e-10
+#define JL_CIRCLES_NAME_MAX 128
+#define JL_CIRCLES_SOURCE_MAX 512
+
+/* An instance: radii in order, a name for the outputs, the published record. */
+typedef struct jl_circles_problem {
+  int n;
+  double *radii;                  /* n radii in file order, all finite and > 0 */
+  char name[JL_CIRCLES_NAME_MAX]; /* e.g. "zimmermann-30" */
+  double best_known_R;            /* published record, 0 when none is known */
+  char source[JL_CIRCLES_SOURCE_MAX]; /* where best_known_R comes from */
+} jl_circles_problem;
+
+/* Circles in a container circle centred at the origin. */
+typedef struct jl_circles_packing {
+  int n;
+  double *x, *y, *r;
+  double R;                       /* container radius: max |c_i| + r_i */
+} jl_circles_packing;
+
+/* The exact-geometry check, in long double, independent of the search. */
+typedef struct jl_circles_check {
+  long double R;                  /* max |c_i| + r_i */
+  long double max_overlap;        /* max over pairs of r_i + r_j - |c_i - c_j| (<= 0: apart) */
+  long double max_excess;         /* max |c_i| + r_i - stated R (<= 0: inside) */
+  int overlap_i, overlap_j;       /* the worst pair */
+  int excess_i;                   /* the circle furthest outside */
+  int legal;                      /* both within rel_tol * R */
+} jl_circles_check;
+
+/* The search's modes (docs/design.md). */
+typedef enum jl_circles_mode {
+  JL_CIRCLES_POPULATION = 0,  /* basin hopping per candidate, restarts adopt an elite packing */
+  JL_CIRCLES_TRIALS = 1,      /* every candidate tries one move on the one best */
+  JL_CIRCLES_INSTANCES = 2    /* independent instances, random restarts */
+} jl_circles_mode;
+
 typedef struct jl_circles_options {
   double time_s;           /* stop after this many seconds (default 60; 0: no limit) */
   double target_R;         /* stop once R <= target_R (0: none) */
@@ -15,11 +56,44 @@ typedef struct jl_circles_options {
                             * threads the same seed gives the same bits */
   uint64_t seed;           /* default 1 */
   const char *device;      /* "auto" (default: CUDA when present), "cpu" or "cuda" */
-  int threads;             /* host threads (0: all the process may use) */
+  int threads;             /* host threads (0: all the process may use; under islands the
+                            * node's cores shared by its ranks) */
   int batch;               /* candidates at once (0: chosen for the device) */
   jl_progress_fn progress; /* about once a second, or NULL */
   void *progress_ctx;
   volatile sig_atomic_t *stop; /* set it (from a signal handler) to stop; or NULL */
+  /* The search's settings; jl_circles_options_default gives the defaults. */
+  jl_circles_mode mode;    /* default population */
+  int trials;              /* trials per candidate per launch (0: by a step budget) */
+  int stuck;               /* trials (walk steps) without a record before a restart (0: auto) */
+  double band;             /* record-to-record band, relative (0: default 3e-4) */
+  int band_levels;         /* rungs of the band ladder (0: default 2) */
+  int walk;                /* one candidate in walk walks at a fixed container (default 1;
+                            * 0: none) */
+  double aim;              /* share of the walk's jumps aimed by overlap (default 0.5) */
+  int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: default) */
+  double crowding;         /* population: shape distance of one family (default 0: equal R) */
+  double adopt;            /* population: share of restarts that adopt (default 0.5) */
+  int area_weighted;       /* split contact moves by area */
+  const jl_circles_packing *resume; /* start from this packing (the problem's radii), or NULL */
+  /* Lines for people (jl_circles_run only): notices, the run's first line
+   * and, with progress_lines, the progress line every progress_period_s
+   * (0: 5 s) and on every new best. NULL: silent. */
+  jl_log_fn log;
+  void *log_ctx;
+  int progress_lines;
+  double progress_period_s;
+  /* jl_circles_run only: when an MPI launcher started this process among
+   * several, join the job as one island of it (the ranks exchange their
+   * best packings every migrate_s seconds, or with rounds every migrate_s
+   * rounds; 0: n/10 s within 2..30, or 5 rounds). */
+  int islands;
+  double migrate_s;
+  /* jl_circles_run only: called on every rank once the run has joined its
+   * islands, before any work, with the rank (0 writes); a non-OK return
+   * ends the run on every rank with that error (the CLI checks its outputs). */
+  int (*ready)(void *ctx, int rank, jl_error *err);
+  void *ready_ctx;
 } jl_circles_options;
 
 typedef struct jl_circles_result {
@@ -52,6 +126,107 @@ JL_API int jl_circles_result_write(const jl_circles_result *res, const char *jso
                                    const char *svg_path, const char *txt_path, jl_error *err);
 
 JL_API void jl_circles_result_free(jl_circles_result *res);
+
+/* ---- problems, packings, checks ---- */
+
+/* The contest instance radii 1..n (name zimmermann-NN, the record for n = 5..50). */
+JL_API int jl_circles_problem_contest(jl_circles_problem *p, int n, jl_error *err);
+/* n unit circles (name equal-N). */
+JL_API int jl_circles_problem_equal(jl_circles_problem *p, int n, jl_error *err);
+/* A problem file (docs/formats.md). */
+JL_API int jl_circles_problem_load(jl_circles_problem *p, const char *path, jl_error *err);
+/* Given radii (name circles-N; the contest's name and record when they are 1..n). */
+JL_API int jl_circles_problem_radii(jl_circles_problem *p, const double *radii, int n,
+                                    jl_error *err);
+JL_API void jl_circles_problem_free(jl_circles_problem *p);
+
+/* A packing to resume from: a result .json or Packomania text (.txt, whose
+ * radii come from prob). With prob->n == 0 a result's stored problem fills
+ * prob. The radii must be the problem's; the packing is scaled apart until
+ * no pair overlaps. */
+JL_API int jl_circles_resume_load(const char *path, jl_circles_problem *prob,
+                                  jl_circles_packing *pk, jl_error *err);
+JL_API void jl_circles_packing_free(jl_circles_packing *pk);
+
+/* The exact check of a packing: overlap and excess within rel_tol * R. */
+JL_API void jl_circles_packing_check(const jl_circles_packing *pk, double rel_tol,
+                                     jl_circles_check *out);
+
+/* What jl_circles_verify_file found. */
+typedef struct jl_circles_verify_report {
+  int n;
+  int same_radii;          /* 0: the radii are not the instance's (why says which) */
+  char why[JL_ERROR_MSG_MAX];
+  jl_circles_check check;  /* when same_radii */
+  double record;           /* the instance's (or the stored) record, 0 when none */
+} jl_circles_verify_report;
+
+/* Checks a result .json or Packomania .txt against an instance: inst, else
+ * (a .json) the built-in one the stored problem.name says (zimmermann-NN,
+ * equal-N), else the stored radii. A .txt needs inst. JL_OK when the file
+ * was read (legal or not: rep says); an error when it cannot be. */
+JL_API int jl_circles_verify_file(const char *path, const jl_circles_problem *inst,
+                                  double rel_tol, jl_circles_verify_report *rep, jl_error *err);
+
+/* ---- a full run, as the CLI makes it ---- */
+
+/* "population", "trials", "instances"; parse returns JL_ERR_INPUT for others. */
+JL_API const char *jl_circles_mode_name(jl_circles_mode m);
+JL_API int jl_circles_mode_parse(const char *s, jl_circles_mode *m, jl_error *err);
+
+/* What a run did, as the result file records it. */
+typedef struct jl_circles_run_info {
+  uint64_t seed;
+  const char *device;             /* "cpu" or "cuda" */
+  const char *device_name;        /* "NVIDIA H100 80GB HBM3", "CPU, 16 threads" */
+  const char *mode;               /* population, trials, instances */
+  int walk;
+  double aim;
+  double time_s;
+  double time_to_best_s;
+  uint64_t trials;
+  uint64_t relax_steps;
+  uint64_t restarts;
+  uint64_t adoptions;             /* restarts that adopted an elite packing */
+  int elite;                      /* the elite's size */
+  double crowding;                /* its crowding distance */
+  uint64_t elite_crowded;         /* offers that met a member by shape, not R */
+  int elite_count;                /* members at the end */
+  double elite_R[JL_CIRCLES_ELITE_MAX];      /* their R, ascending */
+  double elite_spread[JL_CIRCLES_ELITE_MAX]; /* their shape distance from the first */
+  int stopped_by;                 /* jl_stop_reason */
+  uint64_t migrations;            /* islands: exchanges with the other ranks */
+  int ranks;                      /* islands: MPI ranks (1: one search) */
+  const jl_rank_info *rank_info;  /* ranks entries (rank 0 only), or NULL */
+} jl_circles_run_info;
+
+typedef struct jl_circles_run {
+  jl_circles_packing best;        /* legal by the exact check (when writes) */
+  jl_circles_check check;
+  jl_circles_run_info info;       /* its strings point into the fields below */
+  int rank;                       /* this process's MPI rank (0 without islands) */
+  int writes;                     /* this process holds the result: rank 0 */
+  int failed;                     /* islands: this rank's search failed, the others went on */
+  jl_error failure;               /* why */
+  char device[8];
+  char device_name[128];
+  char layout[160];               /* how the candidates sit on the device */
+  jl_rank_info *ranks;            /* info.ranks entries on rank 0, else NULL */
+} jl_circles_run;
+
+/* Runs the search for prob as o says, logging through o->log: the first
+ * line names the instance, the device, the layout, the mode and the seed.
+ * With o->islands under an MPI launcher every rank calls it and rank 0
+ * alone has the result (writes); setup errors are the same on every rank.
+ * Free run with jl_circles_run_free (also after an error). */
+JL_API int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_options *o,
+                                 jl_circles_run *run, jl_error *err);
+/* Writes the run's result JSON (docs/formats.md), SVG and Packomania text;
+ * any path may be NULL; each file is written atomically. */
+JL_API int jl_circles_run_write(const jl_circles_problem *prob, const jl_circles_run *run,
+                                const char *json_path, const char *svg_path,
+                                const char *txt_path, jl_error *err);
+JL_API void jl_circles_run_free(jl_circles_run *run);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #define JOSTLE_COMMON_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -46,6 +47,40 @@ JL_API const char *jl_version(void);
 
 /* The CUDA devices this build can use (0 without CUDA or without a device). */
 JL_API int jl_device_cuda_count(void);
+
+/* The ranks an MPI launcher (mpirun, srun) started this process among: 0
+ * when none did. The circle and trunk searches join such a job as islands
+ * when asked to (their options' islands); other work should refuse it. */
+JL_API int jl_launcher_ranks(void);
+
+/* The "kind" of a jostle result file ("circles", "trunk", "scene"); "" when
+ * the file is not a JSON object with a string kind. */
+JL_API void jl_result_kind(const char *path, char *kind, size_t cap);
+
+/* Lines for people: notices, the run's first line, progress lines. A line
+ * has no "jostle: " prefix and no newline; JL_LOG_PROGRESS lines are the
+ * progress line redrawn (on a terminal in place). */
+typedef enum jl_log_level {
+  JL_LOG_ERROR = 0,
+  JL_LOG_NOTICE = 1,
+  JL_LOG_INFO = 2,
+  JL_LOG_PROGRESS = 3
+} jl_log_level;
+typedef void (*jl_log_fn)(void *ctx, int level, const char *line);
+
+/* One MPI rank's facts in a run over islands (rank 0 gathers every rank's). */
+typedef struct jl_rank_info {
+  int cuda_device;         /* -1: CPU */
+  int failed;
+  uint64_t seed;
+  int host_threads;        /* the rank's host threads (polish, CPU search) */
+  int bound_cpus;          /* the CPUs its affinity mask allows */
+  uint64_t trials;         /* circles: trials; trunks: annealing moves */
+  uint64_t relax_steps;
+  double best;             /* circles: R (0: none); trunks: blocks */
+  char device_name[128];
+  char msg[256];           /* the failure's message */
+} jl_rank_info;
 
 /* What a long run reports about once a second, on the thread that called it. */
 typedef struct jl_progress_info {

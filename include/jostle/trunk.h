@@ -80,17 +80,8 @@ JL_API void jl_trunk_result_free(jl_trunk_result *res);
  * other moves, insert, delete and shake, take 0.3; shifts keep some). */
 #define JL_TRUNK_MOVES_MAX 0.7
 
-/* The levels of the lines a run passes to its log callback. */
-enum jl_trunk_log_level {
-  JL_TRUNK_LOG_ERROR = 0,
-  JL_TRUNK_LOG_NOTICE = 1,  /* something the caller should know (a repair, a fallback) */
-  JL_TRUNK_LOG_INFO = 2,    /* a step done (a fill, the reachable volume) */
-  JL_TRUNK_LOG_PROGRESS = 3 /* a progress line; "" ends one drawn in place (keep it) */
-};
-
-/* One line, without "jostle: " and without a newline, on the calling
- * thread. A progress line replaces the one before it when drawn in place. */
-typedef void (*jl_trunk_log_fn)(void *ctx, int level, const char *line);
+/* Notices and progress lines go to a jl_log_fn (common.h): one line, without
+ * "jostle: " and without a newline, on the calling thread. */
 
 /* What messages call the settings (refusals, notices): the CLI passes its
  * options' names ("--units"), the defaults are the config's fields. */
@@ -122,7 +113,7 @@ typedef struct jl_trunk_config {
   int no_reach;            /* 1: the reachable volume is not measured */
   const char *resume;      /* a trunk result to start from when it beats the fills, or NULL */
   jl_trunk_names names;
-  jl_trunk_log_fn log;     /* NULL: silent */
+  jl_log_fn log;     /* NULL: silent */
   void *log_ctx;
   int progress_live;       /* 1: progress lines to draw in place (a terminal): one per
                             * step of the fills and one every 0.2 s; 0: one every 5 s

@@ -13,7 +13,7 @@
 #include "file_util.h"
 #include "json_file.h"
 
-#define JL_CIRCLES_MAX 100000
+#define JL_CIRCLES_READ_MAX 100000
 
 /* ---- shared helpers ---- */
 
@@ -190,9 +190,9 @@ static int jl_result_circles(const cJSON *root, jl_circle_packing *pk, const cha
   if (!cJSON_IsArray(arr))
     return jl_error_set(err, JL_ERR_INPUT, "%s: circles: missing or not an array", path);
   int n = cJSON_GetArraySize(arr);
-  if (n < 1 || n > JL_CIRCLES_MAX)
+  if (n < 1 || n > JL_CIRCLES_READ_MAX)
     return jl_error_set(err, JL_ERR_INPUT, "%s: circles: must hold 1..%d circles, has %d", path,
-                        JL_CIRCLES_MAX, n);
+                        JL_CIRCLES_READ_MAX, n);
   int rc = jl_circle_packing_init(pk, n, err);
   if (rc) return rc;
   int i = 0;

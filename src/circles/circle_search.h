@@ -14,11 +14,14 @@
 #include "error.h"
 #include "migration.h"
 
-typedef enum jl_search_mode {
-  JL_MODE_POPULATION = 0,  /* basin hopping per block, restarts adopt an elite packing */
-  JL_MODE_TRIALS = 1,      /* seed 4.2.1: every block tries one move on the one best */
-  JL_MODE_INSTANCES = 2    /* seed 4.2.2: independent instances, random restarts */
-} jl_search_mode;
+/* The modes are the public API's (jl_circles_mode): population (basin
+ * hopping per block, restarts adopt an elite packing), trials (seed 4.2.1:
+ * every block tries one move on the one best), instances (seed 4.2.2:
+ * independent instances, random restarts). */
+typedef jl_circles_mode jl_search_mode;
+#define JL_MODE_POPULATION JL_CIRCLES_POPULATION
+#define JL_MODE_TRIALS JL_CIRCLES_TRIALS
+#define JL_MODE_INSTANCES JL_CIRCLES_INSTANCES
 
 /* One candidate in this many walks at a fixed container (jl_relax_walk_step);
  * the rest run the seed's trials. Every candidate walks by default: at
@@ -34,7 +37,7 @@ typedef enum jl_search_mode {
 /* The most circles a search takes: a relaxation step costs n^2 pair
  * tests, some 0.3 s of one CPU thread here, the longest a step may run
  * between two polls of --time and SIGINT. */
-#define JL_SEARCH_MAX_CIRCLES 10000
+#define JL_SEARCH_MAX_CIRCLES JL_CIRCLES_MAX
 
 /* Islands (src/islands/islands.h): several searches, one per MPI rank, hand each
  * other their best packings. The search calls the hook after every round;
@@ -73,7 +76,10 @@ typedef struct jl_circle_search_opts {
                             * 0: none (the seed's trials only) */
   double aim;              /* share of the walk's jumps aimed by overlap energy */
   int area_weighted;
-  int progress;            /* progress line on stderr */
+  int progress;            /* progress line (on stderr, or through log) */
+  jl_log_fn log;           /* progress lines as JL_LOG_PROGRESS; NULL: stderr */
+  void *log_ctx;
+  double progress_period_s; /* with log: between lines (0: 5 s) */
   const jl_circle_packing *resume; /* start every candidate from this packing */
   volatile sig_atomic_t *stop;     /* set asynchronously (SIGINT): the launch, the
                                     * polish and the search end within about a second */

@@ -7,69 +7,32 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include <jostle/circles.h>
+
 #include "device.h"
 #include "error.h"
 
-#define JL_NAME_MAX 128
-#define JL_SOURCE_MAX 512
+#define JL_NAME_MAX JL_CIRCLES_NAME_MAX
+#define JL_SOURCE_MAX JL_CIRCLES_SOURCE_MAX
 
-typedef struct jl_circle_problem {
-  int n;
-  double *radii;                  /* n radii in file order, all finite and > 0 */
-  char name[JL_NAME_MAX];         /* e.g. "zimmermann-30" */
-  double best_known_R;            /* published record, 0 when none is known */
-  char source[JL_SOURCE_MAX];     /* where best_known_R comes from */
-} jl_circle_problem;
+/* The problem, a packing, a run's facts and the exact check are the public
+ * API's structs (include/jostle/circles.h). */
+typedef jl_circles_problem jl_circle_problem;
 
-/* Circles in a container circle centred at the origin. */
-typedef struct jl_circle_packing {
-  int n;
-  double *x, *y, *r;
-  double R;                       /* container radius: max |c_i| + r_i */
-} jl_circle_packing;
+typedef jl_circles_packing jl_circle_packing;
 
 /* The population's elite (--elite): at most this many polished packings. */
-#define JL_ELITE_MAX 256
+#define JL_ELITE_MAX JL_CIRCLES_ELITE_MAX
 
 /* What one search run did, written beside the packing in the result JSON. */
-typedef struct jl_circle_run_info {
-  uint64_t seed;
-  const char *device;             /* "cpu" or "cuda" */
-  const char *device_name;        /* "NVIDIA H100 80GB HBM3", "16 CPU threads" */
-  const char *mode;               /* population, trials, instances */
-  int walk;                       /* one candidate in walk walked; 0: none */
-  double aim;                     /* share of the walk's jumps aimed by overlap */
-  double time_s;
-  double time_to_best_s;
-  uint64_t trials;
-  uint64_t relax_steps;
-  uint64_t restarts;
-  uint64_t adoptions;             /* restarts that adopted an elite packing */
-  int elite;                      /* the elite's size (--elite) */
-  double crowding;                /* its crowding distance (--crowding) */
-  uint64_t elite_crowded;         /* offers that met a member by shape, not R */
-  int elite_count;                /* members at the end */
-  double elite_R[JL_ELITE_MAX];   /* their R, ascending */
-  double elite_spread[JL_ELITE_MAX]; /* their shape distance from the first */
-  int stopped_by;                 /* JL_STOP_* */
-  uint64_t migrations;            /* islands: exchanges with the other ranks */
-  int ranks;                      /* islands: MPI ranks (1: one search) */
-  const jl_rank_info *rank_info;  /* ranks entries (rank 0 only), or NULL */
-} jl_circle_run_info;
+typedef jl_circles_run_info jl_circle_run_info;
 
 enum { JL_STOP_TIME = 0, JL_STOP_TARGET = 1, JL_STOP_SIGNAL = 2, JL_STOP_ROUNDS = 3 };
 
 /* Exact-geometry check, in long double, independent of the search code. */
-typedef struct jl_circle_check {
-  long double R;                  /* max |c_i| + r_i */
-  long double max_overlap;        /* max over pairs of r_i + r_j - |c_i - c_j| (<= 0: apart) */
-  long double max_excess;         /* max |c_i| + r_i - stated R (<= 0: inside) */
-  int overlap_i, overlap_j;       /* the worst pair */
-  int excess_i;                   /* the circle furthest outside */
-  int legal;                      /* both within rel_tol * R */
-} jl_circle_check;
+typedef jl_circles_check jl_circle_check;
 
-#define JL_LEGAL_REL_TOL 1e-10
+#define JL_LEGAL_REL_TOL JL_CIRCLES_LEGAL_TOL
 
 /* Radii the arithmetic holds. Magnitude: squared distances reach (2 R)^2
  * with R up to about rmax sqrt(n) (1e102 at most), and tolerances go down

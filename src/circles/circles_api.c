@@ -1,19 +1,56 @@
 /* The public circles API (include/jostle/circles.h) over the search. */
 #include <jostle/circles.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "circle_batch.h"
 #include "circle_search.h"
 #include "circles.h"
 #include "device.h"
+#include "islands.h"
+
+_Static_assert(JL_CIRCLES_MAX == JL_SEARCH_MAX_CIRCLES, "one limit on circles");
 
 void jl_circles_options_default(jl_circles_options *o) {
   memset(o, 0, sizeof *o);
   o->time_s = 60.0;
   o->seed = 1;
   o->device = "auto";
+  jl_circle_search_opts so;
+  jl_circle_search_opts_default(&so);
+  o->mode = so.mode;
+  o->walk = so.walk;
+  o->aim = so.aim;
+  o->crowding = so.crowding;
+  o->adopt = so.adopt;
+}
+
+/* The search's settings from the public options. */
+static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opts *so) {
+  jl_circle_search_opts_default(so);
+  so->progress = 0;
+  so->seed = o->seed;
+  so->time_s = o->time_s;
+  so->target_R = o->target_R;
+  so->rounds = o->rounds;
+  so->batch = o->batch;
+  so->stop = o->stop;
+  so->on_progress = o->progress;
+  so->on_progress_ctx = o->progress_ctx;
+  so->mode = o->mode;
+  so->trials_per_round = o->trials;
+  so->stuck_limit = o->stuck;
+  so->band = o->band;
+  so->band_levels = o->band_levels;
+  so->walk = o->walk;
+  so->aim = o->aim;
+  so->elite = o->elite;
+  so->crowding = o->crowding;
+  so->adopt = o->adopt;
+  so->area_weighted = o->area_weighted;
 }
 
 double jl_circles_record(int n) {
@@ -27,6 +64,7 @@ double jl_circles_record(int n) {
 /* The problem for these radii: the contest's name and record when they are
  * 1..n in order. */
 static int jl_api_problem(const double *radii, int n, jl_circle_problem *p, jl_error *err) {
+  memset(p, 0, sizeof *p);
   if (!radii || n < 1 || n > JL_SEARCH_MAX_CIRCLES)
     return jl_error_set(err, JL_ERR_INPUT, "radii: %d circles given (expected 1 to %d)", n,
                         JL_SEARCH_MAX_CIRCLES);
@@ -75,16 +113,7 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   if ((rc = jl_device_select(&dev, want, o->threads, NULL, err)) != JL_OK) goto done;
 
   jl_circle_search_opts so;
-  jl_circle_search_opts_default(&so);
-  so.progress = 0;
-  so.seed = o->seed;
-  so.time_s = o->time_s;
-  so.target_R = o->target_R;
-  so.rounds = o->rounds;
-  so.batch = o->batch;
-  so.stop = o->stop;
-  so.on_progress = o->progress;
-  so.on_progress_ctx = o->progress_ctx;
+  jl_api_search_opts(o, &so);
   jl_circle_run_info info;
   memset(&info, 0, sizeof info);
   if ((rc = jl_circle_search(&prob, &dev, &so, &best, &info, err)) != JL_OK) goto done;
@@ -172,4 +201,311 @@ void jl_circles_result_free(jl_circles_result *res) {
   free(res->r);
   res->x = res->y = res->r = NULL;
   res->n = 0;
+}
+
+/* ---- problems, packings, checks ---- */
+
+int jl_circles_problem_contest(jl_circles_problem *p, int n, jl_error *err) {
+  memset(p, 0, sizeof *p);
+  return jl_circle_problem_zimmermann(p, n, err);
+}
+
+int jl_circles_problem_equal(jl_circles_problem *p, int n, jl_error *err) {
+  memset(p, 0, sizeof *p);
+  return jl_circle_problem_equal(p, n, err);
+}
+
+int jl_circles_problem_load(jl_circles_problem *p, const char *path, jl_error *err) {
+  memset(p, 0, sizeof *p);
+  return jl_circle_problem_load(p, path, err);
+}
+
+int jl_circles_problem_radii(jl_circles_problem *p, const double *radii, int n, jl_error *err) {
+  return jl_api_problem(radii, n, p, err);
+}
+
+void jl_circles_problem_free(jl_circles_problem *p) {
+  if (p) jl_circle_problem_free(p);
+}
+
+void jl_circles_packing_free(jl_circles_packing *pk) {
+  if (pk) jl_circle_packing_free(pk);
+}
+
+void jl_circles_packing_check(const jl_circles_packing *pk, double rel_tol, jl_circles_check *out) {
+  jl_circle_check_packing(pk, rel_tol, out);
+}
+
+static int jl_api_is_txt(const char *path) {
+  size_t len = strlen(path);
+  return len >= 4 && strcmp(path + len - 4, ".txt") == 0;
+}
+
+int jl_circles_resume_load(const char *path, jl_circles_problem *prob, jl_circles_packing *pk,
+                           jl_error *err) {
+  memset(pk, 0, sizeof *pk);
+  if (!path || !prob) return jl_error_set(err, JL_ERR_INPUT, "jl_circles_resume_load: no file or problem");
+  int rc;
+  if (jl_api_is_txt(path)) {
+    if (prob->n == 0)
+      return jl_error_set(err, JL_ERR_INPUT, "%s: Packomania text has no radii: give the problem",
+                          path);
+    rc = jl_circle_read_packomania(path, prob, pk, err);
+  } else {
+    jl_circle_problem stored = {0};
+    rc = jl_circle_result_read_json(path, pk, prob->n == 0 ? &stored : NULL, err);
+    if (rc == JL_OK && prob->n == 0) *prob = stored;
+    else jl_circle_problem_free(&stored);
+  }
+  if (rc == JL_OK) rc = jl_circle_check_instance(pk, prob, path, JL_ERR_INPUT, err);
+  if (rc != JL_OK) {
+    jl_circle_packing_free(pk);
+    return rc;
+  }
+  jl_circle_packing_separate(pk);
+  return JL_OK;
+}
+
+int jl_circles_verify_file(const char *path, const jl_circles_problem *inst, double rel_tol,
+                           jl_circles_verify_report *rep, jl_error *err) {
+  memset(rep, 0, sizeof *rep);
+  jl_circle_problem stored = {0}, builtin = {0};
+  jl_circle_packing pk = {0};
+  int rc;
+  if (jl_api_is_txt(path)) {
+    if (!inst || inst->n == 0)
+      return jl_error_set(err, JL_ERR_INPUT, "%s: Packomania text has no radii: give the problem",
+                          path);
+    rc = jl_circle_read_packomania(path, inst, &pk, err);
+  } else {
+    rc = jl_circle_result_read_json(path, &pk, &stored, err);
+    if (rc == JL_OK && !inst) {
+      rc = jl_circle_problem_builtin(&builtin, stored.name, err);
+      if (rc == JL_OK && builtin.n > 0) inst = &builtin;
+    }
+  }
+  if (rc != JL_OK) goto done;
+  rep->n = pk.n;
+  rep->same_radii = 1;
+  rep->record = inst ? inst->best_known_R : stored.best_known_R;
+  /* a packing of other circles is no packing of the instance, however legal */
+  jl_error why = {0};
+  if (inst && jl_circle_check_instance(&pk, inst, path, JL_ERR_NOT_LEGAL, &why) != JL_OK) {
+    rep->same_radii = 0;
+    size_t len = strlen(path);
+    size_t skip = strncmp(why.msg, path, len) == 0 && strncmp(why.msg + len, ": ", 2) == 0 ? len + 2 : 0;
+    snprintf(rep->why, sizeof rep->why, "%s", why.msg + skip);
+    goto done;
+  }
+  jl_circle_check_packing(&pk, rel_tol, &rep->check);
+done:
+  jl_circle_packing_free(&pk);
+  jl_circle_problem_free(&stored);
+  jl_circle_problem_free(&builtin);
+  return rc;
+}
+
+/* ---- a full run ---- */
+
+const char *jl_circles_mode_name(jl_circles_mode m) { return jl_search_mode_name(m); }
+
+int jl_circles_mode_parse(const char *s, jl_circles_mode *m, jl_error *err) {
+  if (s && jl_search_mode_parse(s, m) == 0) return JL_OK;
+  return jl_error_set(err, JL_ERR_INPUT, "mode: expected population, trials or instances, got '%s'",
+                      s ? s : "");
+}
+
+/* A line through the options' log, when there is one. */
+static void jl_api_log(const jl_circles_options *o, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
+static void jl_api_log(const jl_circles_options *o, int level, const char *fmt, ...) {
+  if (!o->log) return;
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  o->log(o->log_ctx, level, line);
+}
+
+void jl_circles_run_free(jl_circles_run *run) {
+  if (!run) return;
+  jl_circle_packing_free(&run->best);
+  free(run->ranks);
+  run->ranks = NULL;
+  run->info.rank_info = NULL;
+}
+
+int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_options *o,
+                          jl_circles_run *run, jl_error *err) {
+  if (!run) return jl_error_set(err, JL_ERR_INPUT, "jl_circles_run_search: no run given");
+  memset(run, 0, sizeof *run);
+  if (!prob || !o || prob->n < 1 || prob->n > JL_CIRCLES_MAX || !prob->radii)
+    return jl_error_set(err, JL_ERR_INPUT, "jl_circles_run_search: no problem (1 to %d circles)",
+                        JL_CIRCLES_MAX);
+  if (!(o->time_s >= 0.0) || !(o->target_R >= 0.0) || o->rounds < 0 || o->threads < 0 || o->batch < 0)
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "options: time_s, target_R, rounds, threads and batch must be >= 0");
+  if (o->time_s == 0.0 && o->rounds == 0 && o->target_R == 0.0 && !o->stop && !o->progress)
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "options: no way to stop (give time_s, rounds, target_R, a stop flag or a "
+                        "progress callback)");
+  if (o->resume && jl_circle_check_instance(o->resume, prob, "resume", JL_ERR_INPUT, err) != JL_OK)
+    return JL_ERR_INPUT;
+  const char *want = o->device ? o->device : "auto";
+  jl_islands isl;
+  memset(&isl, 0, sizeof isl);
+  isl.size = 1;
+  if (o->islands && jl_islands_init(&isl, err) != JL_OK) return err ? err->code : JL_ERR_DEVICE;
+  const int root = isl.rank == 0;
+  run->rank = isl.rank;
+  int ok = 1, rc = JL_OK;
+  /* Setup errors (the caller's check, the device) are agreed on by all
+   * ranks, so a rank never waits in a migration for one that has left. */
+  if (o->ready && o->ready(o->ready_ctx, isl.rank, err) != JL_OK) ok = 0;
+  jl_device dev;
+  int notice = 0, pinned = 0;
+  if (ok) {
+    /* the ranks on a node share its cores unless threads says otherwise */
+    int threads = o->threads;
+    if (threads <= 0 && o->islands) threads = jl_islands_threads(&isl, &pinned);
+    if (jl_device_select_slot(&dev, want, threads, isl.local_rank, &notice, err) != JL_OK) ok = 0;
+  }
+  if (ok && isl.size > 1 && jl_islands_circles_begin(&isl, prob, err) != JL_OK) ok = 0;
+  if (ok && isl.size > 1 && root && !(run->ranks = calloc((size_t)isl.size, sizeof *run->ranks)))
+    ok = jl_error_set(err, JL_ERR_NOMEM, "out of memory") == JL_OK;
+  if (!jl_islands_all_ok(&isl, ok)) {
+    if (ok)
+      jl_error_set(err, JL_ERR_INPUT, "another MPI rank failed to set up (its message above)");
+    rc = err ? err->code : JL_ERR_INPUT;
+    goto done;
+  }
+  if (root && pinned)
+    jl_api_log(o, JL_LOG_NOTICE, JL_ISLANDS_BOUND_NOTE, dev.threads, jl_cpu_count_online());
+  if (root && notice)
+    jl_api_log(o, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)",
+               dev.threads, dev.threads == 1 ? "" : "s");
+  jl_circle_search_opts so;
+  jl_api_search_opts(o, &so);
+  so.progress = root && o->progress_lines;
+  so.log = o->log;
+  so.log_ctx = o->log_ctx;
+  so.progress_period_s = o->progress_period_s;
+  so.resume = o->resume;
+  snprintf(run->device, sizeof run->device, "%s", jl_device_kind_name(dev.kind));
+  snprintf(run->device_name, sizeof run->device_name, "%s", dev.name);
+  jl_circle_layout_describe(&dev, prob->n, jl_circle_search_batch(&dev, prob->n, &so), run->layout,
+                            sizeof run->layout);
+  so.seed = jl_islands_seed(o->seed, isl.rank);
+  if (isl.size > 1) {
+    so.migrate = jl_islands_circle_migrate;
+    so.migrate_ctx = &isl;
+    so.migrate_s = o->migrate_s > 0 ? o->migrate_s : jl_islands_migrate_default(prob->n);
+    so.migrate_rounds = o->migrate_s > 0 ? (long)o->migrate_s : JL_ISLANDS_MIGRATE_ROUNDS;
+    if (so.migrate_rounds < 1) so.migrate_rounds = 1;
+    if (root)
+      jl_api_log(o, JL_LOG_INFO,
+                 "%s, %d circles, %d MPI ranks (rank 0: %s, %s), %s mode, seed %llu, migrations every %g %s",
+                 prob->name, prob->n, isl.size, dev.name, run->layout, jl_search_mode_name(so.mode),
+                 (unsigned long long)o->seed, so.rounds > 0 ? (double)so.migrate_rounds : so.migrate_s,
+                 so.rounds > 0 ? "rounds" : "s");
+  } else {
+    jl_api_log(o, JL_LOG_INFO, "%s, %d circles, %s, %s, %s mode, seed %llu", prob->name, prob->n,
+               dev.name, run->layout, jl_search_mode_name(so.mode), (unsigned long long)o->seed);
+  }
+  jl_circle_run_info *info = &run->info;
+  /* JL_ISLANDS_FAIL_RANK=r: rank r fails as a device error would (tests the
+   * other ranks going on) */
+  const char *fail_rank = getenv("JL_ISLANDS_FAIL_RANK");
+  jl_error serr = {0};
+  int searched;
+  if (isl.size > 1 && fail_rank && atoi(fail_rank) == isl.rank)
+    searched = jl_error_set(&serr, JL_ERR_DEVICE, "failure injected by JL_ISLANDS_FAIL_RANK") == JL_OK;
+  else
+    searched = jl_circle_search(prob, &dev, &so, &run->best, info, &serr) == JL_OK;
+  if (!searched) {
+    if (isl.size <= 1) {
+      if (err) *err = serr;
+      rc = serr.code;
+      goto done;
+    }
+    /* a failed rank says so and stays in the migrations until the others stop */
+    run->failed = 1;
+    run->failure = serr;
+    jl_api_log(o, JL_LOG_ERROR, "rank %d (%s): %s; the other ranks go on", isl.rank, dev.name,
+               serr.msg);
+    jl_error idle_err = {0};
+    if (jl_circle_packing_init(&run->best, prob->n, &idle_err) != JL_OK ||
+        jl_islands_circles_idle(&isl, serr.msg, &idle_err) != JL_OK) {
+      if (err) *err = idle_err;
+      rc = idle_err.code;
+      goto done;
+    }
+    run->best.R = 0.0;
+    info->mode = jl_search_mode_name(so.mode);
+    info->stopped_by = JL_STOP_SIGNAL;
+  }
+  info->device = run->device;
+  info->device_name = run->device_name;
+  info->seed = o->seed;
+  info->ranks = isl.size;
+  if (isl.size > 1) {
+    jl_rank_info mine;
+    memset(&mine, 0, sizeof mine);
+    mine.cuda_device = dev.kind == JL_DEVICE_CUDA ? dev.cuda_ordinal : -1;
+    mine.failed = !searched;
+    mine.seed = so.seed;
+    mine.host_threads = dev.threads;
+    mine.bound_cpus = jl_cpu_count();
+    mine.trials = info->trials;
+    mine.relax_steps = info->relax_steps;
+    mine.best = run->best.R;
+    snprintf(mine.device_name, sizeof mine.device_name, "%s", dev.name);
+    if (!searched) snprintf(mine.msg, sizeof mine.msg, "%.*s", (int)sizeof mine.msg - 1, serr.msg);
+    /* every rank's final best to rank 0 (a rank's last offer may predate
+     * its best), then every rank's facts */
+    if ((rc = jl_islands_circles_collect(&isl, &run->best, err)) != JL_OK ||
+        (rc = jl_islands_gather(&isl, &mine, run->ranks, err)) != JL_OK)
+      goto done;
+    if (root) {
+      info->rank_info = run->ranks;
+      info->trials = info->relax_steps = 0;
+      for (int r = 0; r < isl.size; ++r) {
+        info->trials += run->ranks[r].trials;
+        info->relax_steps += run->ranks[r].relax_steps;
+      }
+    }
+  }
+  if (!root) goto done;
+  if (run->best.R <= 0.0) {
+    rc = jl_error_set(err, JL_ERR_DEVICE, "no rank found a packing; nothing written");
+    goto done;
+  }
+  jl_circle_check_packing(&run->best, JL_LEGAL_REL_TOL, &run->check);
+  if (!run->check.legal) {
+    rc = jl_error_set(err, JL_ERR_INTERNAL,
+                      "internal error: the best packing failed the exact check (overlap %Lg); "
+                      "nothing written", run->check.max_overlap);
+    goto done;
+  }
+  run->writes = 1;
+done:
+  if (o->islands) jl_islands_finalize(&isl);
+  return rc;
+}
+
+int jl_circles_run_write(const jl_circles_problem *prob, const jl_circles_run *run,
+                         const char *json_path, const char *svg_path, const char *txt_path,
+                         jl_error *err) {
+  if (!prob || !run || !run->writes || run->best.n != prob->n)
+    return jl_error_set(err, JL_ERR_INPUT, "jl_circles_run_write: no result to write");
+  int rc = JL_OK;
+  if (json_path)
+    rc = jl_circle_result_write_json(json_path, prob, &run->best, &run->info, &run->check, err);
+  if (rc == JL_OK && svg_path) rc = jl_circle_write_svg(svg_path, prob, &run->best, err);
+  if (rc == JL_OK && txt_path) rc = jl_circle_write_packomania(txt_path, &run->best, err);
+  return rc;
 }

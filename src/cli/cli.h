@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include <jostle/jostle.h>
 
 #define JL_VERSION "0.1.0"
 
@@ -15,9 +15,15 @@ int jl_cli_circles(int argc, char **argv);
 int jl_cli_verify(int argc, char **argv);
 int jl_cli_bench(int argc, char **argv);
 int jl_cli_trunk(int argc, char **argv);
-/* verify for a trunk result (cli_trunk.c): 0 legal, 1 not, 2 bad input. */
-int jl_cli_verify_trunk(const char *path);
 int jl_cli_scene(int argc, char **argv);
+
+/* Sets code and message (printf style) and returns code, as the library's
+ * errors do; err may be NULL. */
+int jl_cli_error_set(jl_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
 
 /* Option value parsing: on failure, err names the option and the reason. */
 int jl_cli_int(const char *opt, const char *s, long lo, long hi, long *out, jl_error *err);
@@ -26,6 +32,22 @@ int jl_cli_double(const char *opt, const char *s, double lo, double hi, double *
                   jl_error *err);
 /* Prints "jostle: <msg>" to stderr and returns the exit status for code. */
 int jl_cli_fail(const jl_error *err);
+/* The CLI's log for the library's lines (jl_log_fn): messages up to level
+ * on stderr as "jostle: LINE"; progress lines (JL_LOG_PROGRESS, when
+ * progress is set) redrawn in place on a terminal, one a line otherwise. */
+typedef struct jl_cli_log {
+  int level;               /* JL_LOG_NOTICE (--quiet) or JL_LOG_INFO */
+  int progress;
+  int tty;
+  int drawn;               /* a progress line is on the terminal, unended */
+} jl_cli_log;
+void jl_cli_log_init(jl_cli_log *l, int quiet);
+void jl_cli_log_line(void *ctx, int level, const char *line);
+/* Ends a progress line drawn in place, so later output starts on a fresh line. */
+void jl_cli_log_end(jl_cli_log *l);
+/* Seconds between progress lines: 0.2 on a terminal, else 0 (the library's). */
+double jl_cli_log_period(const jl_cli_log *l);
+
 /* FILE.json -> FILE.ext (replaces a trailing .json, else appends). */
 void jl_cli_sibling(const char *json_path, const char *ext, char *out, size_t out_len);
 

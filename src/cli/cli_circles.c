@@ -5,14 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "circle_batch.h"
-#include "circle_search.h"
-#include "circles.h"
+#include <jostle/jostle.h>
+
 #include "cli.h"
-#include "device.h"
-#include "file_util.h"
-#include "islands.h"
-#include "log.h"
 
 static const char *const jl_circles_help =
   "usage: jostle circles (--n N | --problem FILE | --equal N) [options]\n"
@@ -136,14 +131,13 @@ static const struct option jl_circles_opts[] = {
 typedef struct jl_circles_args {
   long n, equal, threads;
   const char *problem, *resume, *device, *out, *svg, *txt;
-  jl_circle_search_opts search;
-  int time_given;
-  double migrate_s;
+  jl_circles_options search;
+  int time_given, quiet;
 } jl_circles_args;
 
 static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help, jl_error *err) {
   memset(a, 0, sizeof *a);
-  jl_circle_search_opts_default(&a->search);
+  jl_circles_options_default(&a->search);
   a->search.time_s = 60.0;
   a->device = "auto";
   *help = 0;
@@ -153,9 +147,9 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
   jl_cli_opts o = {.opts = jl_circles_opts, .cmd = "circles"};
   while (rc == JL_OK && (c = jl_cli_next(&o, argc, argv, err)) > 0) {
     switch (c) {
-    case OPT_N: rc = jl_cli_int("--n", optarg, 1, JL_SEARCH_MAX_CIRCLES, &a->n, err); break;
+    case OPT_N: rc = jl_cli_int("--n", optarg, 1, JL_CIRCLES_MAX, &a->n, err); break;
     case OPT_PROBLEM: a->problem = optarg; break;
-    case OPT_EQUAL: rc = jl_cli_int("--equal", optarg, 1, JL_SEARCH_MAX_CIRCLES, &a->equal, err); break;
+    case OPT_EQUAL: rc = jl_cli_int("--equal", optarg, 1, JL_CIRCLES_MAX, &a->equal, err); break;
     case OPT_TIME:
       rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->search.time_s, err);
       a->time_given = 1;
@@ -167,9 +161,9 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       break;
     case OPT_SEED: rc = jl_cli_u64("--seed", optarg, &a->search.seed, err); break;
     case OPT_MODE:
-      if (jl_search_mode_parse(optarg, &a->search.mode) != 0)
-        rc = jl_error_set(err, JL_ERR_INPUT,
-                          "--mode: expected population, trials or instances, got '%s'", optarg);
+      if (jl_circles_mode_parse(optarg, &a->search.mode, NULL) != JL_OK)
+        rc = jl_cli_error_set(err, JL_ERR_INPUT,
+                              "--mode: expected population, trials or instances, got '%s'", optarg);
       break;
     case OPT_BATCH:
       rc = jl_cli_int("--batch", optarg, 1, 1000000, &v, err);
@@ -177,11 +171,11 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       break;
     case OPT_TRIALS:
       rc = jl_cli_int("--trials", optarg, 1, 1000000, &v, err);
-      a->search.trials_per_round = (int)v;
+      a->search.trials = (int)v;
       break;
     case OPT_STUCK:
       rc = jl_cli_int("--stuck", optarg, 1, 1000000000L, &v, err);
-      a->search.stuck_limit = (int)v;
+      a->search.stuck = (int)v;
       break;
     case OPT_BAND: rc = jl_cli_double("--band", optarg, 1e-12, 0.1, &a->search.band, err); break;
     case OPT_BAND_LEVELS:
@@ -189,7 +183,7 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       a->search.band_levels = (int)v;
       break;
     case OPT_ELITE:
-      rc = jl_cli_int("--elite", optarg, 1, JL_ELITE_MAX, &v, err);
+      rc = jl_cli_int("--elite", optarg, 1, JL_CIRCLES_ELITE_MAX, &v, err);
       a->search.elite = (int)v;
       break;
     case OPT_CROWDING:
@@ -205,11 +199,11 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_DEVICE: a->device = optarg; break;
     case OPT_THREADS: rc = jl_cli_int("--threads", optarg, 1, 256, &a->threads, err); break;
-    case OPT_MIGRATE: rc = jl_cli_double("--migrate", optarg, 0.01, 1e6, &a->migrate_s, err); break;
+    case OPT_MIGRATE: rc = jl_cli_double("--migrate", optarg, 0.01, 1e6, &a->search.migrate_s, err); break;
     case OPT_OUT: a->out = optarg; break;
     case OPT_SVG: a->svg = optarg; break;
     case OPT_TXT: a->txt = optarg; break;
-    case OPT_QUIET: a->search.progress = 0; break;
+    case OPT_QUIET: a->quiet = 1; break;
     case OPT_HELP: *help = 1; return JL_OK;
     default: break;
     }
@@ -217,57 +211,49 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
   if (rc == JL_OK && c == 0) rc = err->code;
   if (rc != JL_OK) return rc;
   if (optind < argc)
-    return jl_error_set(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
+    return jl_cli_error_set(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
   if (a->time_given && a->search.time_s <= 0.0)
-    return jl_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
+    return jl_cli_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
   if (a->search.rounds > 0 && !a->time_given) a->search.time_s = 0.0;
+  a->search.threads = (int)a->threads;
   return jl_cli_out_json("--out", a->out, err);
 }
 
 /* The instance: --n, --problem, --equal, or the problem stored in a resumed result. */
-static int jl_circles_problem(const jl_circles_args *a, jl_circle_problem *prob,
-                              jl_circle_packing *resume, int *have_resume, jl_error *err) {
+static int jl_circles_problem_of(const jl_circles_args *a, jl_circles_problem *prob,
+                                 jl_circles_packing *resume, int *have_resume, jl_error *err) {
   int given = (a->n > 0) + (a->problem != NULL) + (a->equal > 0);
   if (given > 1)
-    return jl_error_set(err, JL_ERR_INPUT, "give only one of --n, --problem and --equal");
+    return jl_cli_error_set(err, JL_ERR_INPUT, "give only one of --n, --problem and --equal");
   int rc = JL_OK;
-  if (a->n > 0) rc = jl_circle_problem_zimmermann(prob, (int)a->n, err);
-  else if (a->equal > 0) rc = jl_circle_problem_equal(prob, (int)a->equal, err);
-  else if (a->problem) rc = jl_circle_problem_load(prob, a->problem, err);
+  memset(prob, 0, sizeof *prob);
+  if (a->n > 0) rc = jl_circles_problem_contest(prob, (int)a->n, err);
+  else if (a->equal > 0) rc = jl_circles_problem_equal(prob, (int)a->equal, err);
+  else if (a->problem) rc = jl_circles_problem_load(prob, a->problem, err);
   if (rc != JL_OK) return rc;
   *have_resume = 0;
   if (a->resume) {
     size_t len = strlen(a->resume);
-    int is_txt = len >= 4 && strcmp(a->resume + len - 4, ".txt") == 0;
-    if (is_txt) {
-      if (given == 0)
-        return jl_error_set(err, JL_ERR_INPUT,
-                            "%s: Packomania text has no radii: give --n, --problem or --equal",
-                            a->resume);
-      rc = jl_circle_read_packomania(a->resume, prob, resume, err);
-    } else {
-      jl_circle_problem stored = {0};
-      rc = jl_circle_result_read_json(a->resume, resume, given ? NULL : &stored, err);
-      if (rc == JL_OK && given == 0) *prob = stored;
-      else jl_circle_problem_free(&stored);
-    }
-    if (rc != JL_OK) return rc;
-    rc = jl_circle_check_instance(resume, prob, a->resume, JL_ERR_INPUT, err);
-    if (rc != JL_OK) return rc;
-    jl_circle_packing_separate(resume);
+    if (given == 0 && len >= 4 && strcmp(a->resume + len - 4, ".txt") == 0)
+      return jl_cli_error_set(err, JL_ERR_INPUT,
+                              "%s: Packomania text has no radii: give --n, --problem or --equal",
+                              a->resume);
+    /* with no instance given, the result's stored problem fills prob */
+    if ((rc = jl_circles_resume_load(a->resume, prob, resume, err)) != JL_OK) return rc;
     *have_resume = 1;
     return JL_OK;
   }
   if (given == 0)
-    return jl_error_set(err, JL_ERR_INPUT,
-                        "choose an instance: --n N, --problem FILE or --equal N (see --help)");
+    return jl_cli_error_set(err, JL_ERR_INPUT,
+                            "choose an instance: --n N, --problem FILE or --equal N (see --help)");
   return JL_OK;
 }
 
 /* Prints the run's facts line: the device, or every rank's. */
-static void jl_circles_print_where(const jl_circle_run_info *info, const jl_device *dev) {
+static void jl_circles_print_where(const jl_circles_run *run) {
+  const jl_circles_run_info *info = &run->info;
   if (info->ranks <= 1 || !info->rank_info) {
-    printf("%s\n", dev->name);
+    printf("%s\n", run->device_name);
     return;
   }
   printf("%d ranks (%llu migrations):", info->ranks, (unsigned long long)info->migrations);
@@ -280,6 +266,17 @@ static void jl_circles_print_where(const jl_circle_run_info *info, const jl_devi
   printf("\n");
 }
 
+/* The run's ready hook: the rank that writes checks the outputs before any work. */
+typedef struct jl_circles_ready {
+  const jl_cli_outputs *outs;
+  const char *inputs[2];
+} jl_circles_ready;
+
+static int jl_circles_on_ready(void *ctx, int rank, jl_error *err) {
+  const jl_circles_ready *r = ctx;
+  return rank == 0 ? jl_cli_outputs_check(r->outs, r->inputs, 2, err) : JL_OK;
+}
+
 int jl_cli_circles(int argc, char **argv) {
   jl_error err = {0};
   jl_circles_args a;
@@ -289,183 +286,75 @@ int jl_cli_circles(int argc, char **argv) {
     fputs(jl_circles_help, stdout);
     return 0;
   }
-  jl_islands isl;
-  if (jl_islands_init(&isl, &err) != JL_OK) return jl_cli_fail(&err);
-  const int root = isl.rank == 0;
-  jl_circle_problem prob = {0};
-  jl_circle_packing resume = {0}, best = {0};
-  jl_rank_info *ranks = NULL;
+  jl_circles_problem prob = {0};
+  jl_circles_packing resume = {0};
+  jl_circles_run run;
+  memset(&run, 0, sizeof run);
   int have_resume = 0, status = 0;
-  /* Setup errors (input, outputs, device) are agreed on by all ranks, so a
-   * rank never waits in a migration for one that has left. */
-  int ok = jl_circles_problem(&a, &prob, &resume, &have_resume, &err) == JL_OK;
-  /* The outputs, checked before any work: the default names come from the
-   * instance's name, kept to a safe file name in the current folder. */
-  char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8], svg[JL_CLI_PATH_MAX], txt[JL_CLI_PATH_MAX];
-  const char *out = NULL;
-  jl_cli_outputs outs = {0};
-  if (ok) {
-    jl_cli_default_stem(prob.name, "circles", stem, sizeof stem);
-    snprintf(def_out, sizeof def_out, "%s.json", stem);
-    out = a.out ? a.out : def_out;
-    if (a.svg) snprintf(svg, sizeof svg, "%s", a.svg); else jl_cli_sibling(out, ".svg", svg, sizeof svg);
-    if (a.txt) snprintf(txt, sizeof txt, "%s", a.txt); else jl_cli_sibling(out, ".txt", txt, sizeof txt);
-    jl_cli_outputs_add(&outs, a.out ? "--out" : "the result", out);
-    jl_cli_outputs_add(&outs, a.svg ? "--svg" : "the picture", svg);
-    jl_cli_outputs_add(&outs, a.txt ? "--txt" : "the text", txt);
-    const char *inputs[2] = {a.problem, a.resume};
-    if (root && jl_cli_outputs_check(&outs, inputs, 2, &err) != JL_OK) ok = 0;
-  }
-  jl_device dev;
-  int notice = 0, pinned = 0;
-  if (ok) {
-    /* the ranks on a node share its cores unless --threads says otherwise */
-    int threads = (int)a.threads;
-    if (threads <= 0) threads = jl_islands_threads(&isl, &pinned);
-    if (jl_device_select_slot(&dev, a.device, threads, isl.local_rank, &notice, &err) != JL_OK) ok = 0;
-  }
-  if (ok && isl.size > 1 && jl_islands_circles_begin(&isl, &prob, &err) != JL_OK) ok = 0;
-  if (ok && isl.size > 1 && root && !(ranks = calloc((size_t)isl.size, sizeof *ranks)))
-    ok = jl_error_set(&err, JL_ERR_NOMEM, "out of memory") == JL_OK;
-  if (!jl_islands_all_ok(&isl, ok)) {
-    if (ok)
-      jl_error_set(&err, JL_ERR_INPUT, "another MPI rank failed to set up (its message above)");
+  if (jl_circles_problem_of(&a, &prob, &resume, &have_resume, &err) != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  jl_log log = {stderr, root && a.search.progress ? JL_LOG_INFO : root ? JL_LOG_NOTICE : JL_LOG_ERROR};
-  if (pinned) jl_log_printf(&log, JL_LOG_NOTICE, JL_ISLANDS_BOUND_NOTE, dev.threads, jl_cpu_count_online());
-  if (notice)
-    jl_log_printf(&log, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)",
-                  dev.threads, dev.threads == 1 ? "" : "s");
-  const uint64_t user_seed = a.search.seed;
-  char layout[160];
-  jl_circle_layout_describe(&dev, prob.n, jl_circle_search_batch(&dev, prob.n, &a.search), layout,
-                            sizeof layout);
-  a.search.seed = jl_islands_seed(user_seed, isl.rank);
-  if (isl.size > 1) {
-    a.search.migrate = jl_islands_circle_migrate;
-    a.search.migrate_ctx = &isl;
-    a.search.migrate_s = a.migrate_s > 0 ? a.migrate_s : jl_islands_migrate_default(prob.n);
-    a.search.migrate_rounds = a.migrate_s > 0 ? (long)a.migrate_s : JL_ISLANDS_MIGRATE_ROUNDS;
-    if (a.search.migrate_rounds < 1) a.search.migrate_rounds = 1;
-    if (!root) a.search.progress = 0;
-    jl_log_printf(&log, JL_LOG_INFO,
-                  "%s, %d circles, %d MPI ranks (rank 0: %s, %s), %s mode, seed %llu, migrations every %g %s",
-                  prob.name, prob.n, isl.size, dev.name, layout, jl_search_mode_name(a.search.mode),
-                  (unsigned long long)user_seed,
-                  a.search.rounds > 0 ? (double)a.search.migrate_rounds : a.search.migrate_s,
-                  a.search.rounds > 0 ? "rounds" : "s");
-  } else {
-    jl_log_printf(&log, JL_LOG_INFO, "%s, %d circles, %s, %s, %s mode, seed %llu", prob.name, prob.n,
-                  dev.name, layout, jl_search_mode_name(a.search.mode), (unsigned long long)user_seed);
-  }
+  /* The outputs, checked (by the run's ready hook, on the rank that writes)
+   * before any work: the default names come from the instance's name, kept
+   * to a safe file name in the current folder. */
+  char stem[JL_CLI_STEM_MAX + 1], def_out[JL_CLI_STEM_MAX + 8], svg[JL_CLI_PATH_MAX], txt[JL_CLI_PATH_MAX];
+  jl_cli_outputs outs = {0};
+  jl_cli_default_stem(prob.name, "circles", stem, sizeof stem);
+  snprintf(def_out, sizeof def_out, "%s.json", stem);
+  const char *out = a.out ? a.out : def_out;
+  if (a.svg) snprintf(svg, sizeof svg, "%s", a.svg); else jl_cli_sibling(out, ".svg", svg, sizeof svg);
+  if (a.txt) snprintf(txt, sizeof txt, "%s", a.txt); else jl_cli_sibling(out, ".txt", txt, sizeof txt);
+  jl_cli_outputs_add(&outs, a.out ? "--out" : "the result", out);
+  jl_cli_outputs_add(&outs, a.svg ? "--svg" : "the picture", svg);
+  jl_cli_outputs_add(&outs, a.txt ? "--txt" : "the text", txt);
+  jl_circles_ready ready = {&outs, {a.problem, a.resume}};
+
+  jl_cli_log log;
+  jl_cli_log_init(&log, a.quiet);
+  a.search.device = a.device;
   a.search.resume = have_resume ? &resume : NULL;
   a.search.stop = &jl_stop_flag;
+  a.search.log = jl_cli_log_line;
+  a.search.log_ctx = &log;
+  a.search.progress_lines = !a.quiet;
+  a.search.progress_period_s = jl_cli_log_period(&log);
+  a.search.islands = 1;
+  a.search.ready = jl_circles_on_ready;
+  a.search.ready_ctx = &ready;
   jl_install_signals();
-  jl_circle_run_info info;
-  memset(&info, 0, sizeof info);
-  /* JL_ISLANDS_FAIL_RANK=r: rank r fails as a device error would (tests the
-   * other ranks going on) */
-  const char *fail_rank = getenv("JL_ISLANDS_FAIL_RANK");
-  int searched;
-  if (isl.size > 1 && fail_rank && atoi(fail_rank) == isl.rank)
-    searched = jl_error_set(&err, JL_ERR_DEVICE, "failure injected by JL_ISLANDS_FAIL_RANK") == JL_OK;
-  else
-    searched = jl_circle_search(&prob, &dev, &a.search, &best, &info, &err) == JL_OK;
-  if (!searched) {
-    if (isl.size <= 1) {
-      status = jl_cli_fail(&err);
-      goto done;
-    }
-    /* a failed rank says so and stays in the migrations until the others stop */
-    fprintf(stderr, "jostle: rank %d (%s): %s; the other ranks go on\n", isl.rank, dev.name, err.msg);
-    status = err.code == JL_ERR_INPUT ? 2 : 1;
-    jl_error idle_err = {0};
-    if (jl_circle_packing_init(&best, prob.n, &idle_err) != JL_OK ||
-        jl_islands_circles_idle(&isl, err.msg, &idle_err) != JL_OK) {
-      jl_cli_fail(&idle_err);
-      goto done;
-    }
-    best.R = 0.0;
-    info.device = jl_device_kind_name(dev.kind);
-    info.device_name = dev.name;
-    info.mode = jl_search_mode_name(a.search.mode);
-    info.stopped_by = JL_STOP_SIGNAL;
-  }
-  info.seed = user_seed;
-  info.ranks = isl.size;
-  if (isl.size > 1) {
-    jl_rank_info mine;
-    memset(&mine, 0, sizeof mine);
-    mine.cuda_device = dev.kind == JL_DEVICE_CUDA ? dev.cuda_ordinal : -1;
-    mine.failed = !searched;
-    mine.seed = a.search.seed;
-    mine.host_threads = dev.threads;
-    mine.bound_cpus = jl_cpu_count();
-    mine.trials = info.trials;
-    mine.relax_steps = info.relax_steps;
-    mine.best = best.R;
-    snprintf(mine.device_name, sizeof mine.device_name, "%s", dev.name);
-    if (!searched) snprintf(mine.msg, sizeof mine.msg, "%.*s", (int)sizeof mine.msg - 1, err.msg);
-    /* every rank's final best to rank 0 (a rank's last offer may predate
-     * its best), then every rank's facts */
-    jl_error gerr = {0};
-    if (jl_islands_circles_collect(&isl, &best, &gerr) != JL_OK ||
-        jl_islands_gather(&isl, &mine, ranks, &gerr) != JL_OK) {
-      status = jl_cli_fail(&gerr);
-      goto done;
-    }
-    if (root) {
-      info.rank_info = ranks;
-      info.trials = info.relax_steps = 0;
-      for (int r = 0; r < isl.size; ++r) {
-        info.trials += ranks[r].trials;
-        info.relax_steps += ranks[r].relax_steps;
-      }
-    }
-  }
-  if (!root) goto done;
-  if (best.R <= 0.0) {
-    jl_error_set(&err, JL_ERR_DEVICE, "no rank found a packing; nothing written");
+  int rc = jl_circles_run_search(&prob, &a.search, &run, &err);
+  jl_cli_log_end(&log);
+  if (rc != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
-  jl_circle_check chk;
-  jl_circle_check_packing(&best, JL_LEGAL_REL_TOL, &chk);
-  if (!chk.legal) {
-    jl_error_set(&err, JL_ERR_INTERNAL,
-                 "internal error: the best packing failed the exact check (overlap %Lg); "
-                 "nothing written", chk.max_overlap);
-    status = jl_cli_fail(&err);
-    goto done;
-  }
+  /* a failed rank said so (through the log); the others went on */
+  if (run.failed) status = run.failure.code == JL_ERR_INPUT ? 2 : 1;
+  if (!run.writes) goto done;
   const char *t_out = jl_cli_outputs_stage(&outs, 0, &err), *t_svg = NULL, *t_txt = NULL;
   if (!t_out || !(t_svg = jl_cli_outputs_stage(&outs, 1, &err)) ||
       !(t_txt = jl_cli_outputs_stage(&outs, 2, &err)) ||
-      jl_circle_result_write_json(t_out, &prob, &best, &info, &chk, &err) != JL_OK ||
-      jl_circle_write_svg(t_svg, &prob, &best, &err) != JL_OK ||
-      jl_circle_write_packomania(t_txt, &best, &err) != JL_OK ||
+      jl_circles_run_write(&prob, &run, t_out, t_svg, t_txt, &err) != JL_OK ||
       jl_cli_outputs_commit(&outs, &err) != JL_OK) {
     jl_cli_outputs_discard(&outs);
     status = jl_cli_fail(&err);
     goto done;
   }
   static const char *const stop_names[] = {"time", "target", "signal", "rounds"};
-  printf("%s: R = %.12f", prob.name, best.R);
+  const jl_circles_run_info *info = &run.info;
+  printf("%s: R = %.12f", prob.name, run.best.R);
   if (prob.best_known_R > 0)
-    printf("  (record %.10f, gap %+.2e)", prob.best_known_R, best.R / prob.best_known_R - 1.0);
-  printf("  legal (max overlap %.2Le)\n", chk.max_overlap > 0 ? chk.max_overlap : 0.0L);
+    printf("  (record %.10f, gap %+.2e)", prob.best_known_R, run.best.R / prob.best_known_R - 1.0);
+  printf("  legal (max overlap %.2Le)\n", run.check.max_overlap > 0 ? run.check.max_overlap : 0.0L);
   printf("stopped by %s after %.1f s (best at %.1f s), %llu trials, %llu relaxation steps on ",
-         stop_names[info.stopped_by], info.time_s, info.time_to_best_s,
-         (unsigned long long)info.trials, (unsigned long long)info.relax_steps);
-  jl_circles_print_where(&info, &dev);
+         stop_names[info->stopped_by], info->time_s, info->time_to_best_s,
+         (unsigned long long)info->trials, (unsigned long long)info->relax_steps);
+  jl_circles_print_where(&run);
   printf("wrote %s, %s, %s\n", out, svg, txt);
 done:
-  free(ranks);
-  jl_circle_packing_free(&best);
-  jl_circle_packing_free(&resume);
-  jl_circle_problem_free(&prob);
-  jl_islands_finalize(&isl);
+  jl_circles_run_free(&run);
+  jl_circles_packing_free(&resume);
+  jl_circles_problem_free(&prob);
   return status;
 }

@@ -230,7 +230,7 @@ typedef struct jl_trunk_cli {
  * --quiet) and progress lines (not with --quiet); the others only errors. */
 static void jl_trunk_cli_log(void *ctx, int level, const char *line) {
   jl_trunk_cli *c = ctx;
-  if (level == JL_TRUNK_LOG_PROGRESS) {
+  if (level == JL_LOG_PROGRESS) {
     if (!c->root || c->a->quiet) return;
     if (!*line) {  /* the line drawn in place stays */
       if (c->drawn) fputc('\n', stderr);
@@ -244,7 +244,7 @@ static void jl_trunk_cli_log(void *ctx, int level, const char *line) {
     fflush(stderr);
     return;
   }
-  int max = !c->root ? JL_TRUNK_LOG_ERROR : c->a->quiet ? JL_TRUNK_LOG_NOTICE : JL_TRUNK_LOG_INFO;
+  int max = !c->root ? JL_LOG_ERROR : c->a->quiet ? JL_LOG_NOTICE : JL_LOG_INFO;
   if (level > max) return;
   if (c->drawn) fputs("\r\033[K", stderr);  /* the message takes the progress line's place */
   c->drawn = 0;
@@ -299,7 +299,7 @@ static void jl_trunk_cli_print(jl_trunk_cli *c, const jl_trunk_outcome *r) {
     char line[JL_CLI_PATH_MAX + 256];
     snprintf(line, sizeof line, "%s: %s holds %d blocks; verify and --resume read at most %d", r->name, c->out,
              r->count, JL_TRUNK_MAX_BLOCKS);
-    jl_trunk_cli_log(c, JL_TRUNK_LOG_NOTICE, line);
+    jl_trunk_cli_log(c, JL_LOG_NOTICE, line);
   }
   char frames[160] = "";
   if (r->floor_frame)
@@ -382,16 +382,4 @@ int jl_cli_trunk(int argc, char **argv) {
   }
   jl_trunk_outcome_free(&res);
   return status;
-}
-
-int jl_cli_verify_trunk(const char *path) {
-  jl_error err = {0};
-  jl_trunk_verdict v;
-  if (jl_trunk_verify(path, &v, &err) != JL_OK) return jl_cli_fail(&err);
-  double bvol = v.block[0] * v.block[1] * v.block[2];
-  printf("%s: %s: %d blocks of %gx%gx%g mm = %.4g L in %s (mesh %.3f L, fill %.1f%%)\n", path,
-         v.legal ? "legal" : "NOT legal", v.count, v.block[0], v.block[1], v.block[2], v.count * bvol / 1e6, v.mesh,
-         v.mesh_volume_mm3 / 1e6, 100.0 * v.count * bvol / v.mesh_volume_mm3);
-  printf("%s: %s\n", path, v.why);
-  return v.legal ? 0 : 1;
 }

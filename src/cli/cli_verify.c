@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "circles.h"
+#include <jostle/jostle.h>
+
 #include "cli.h"
-#include "trunk_io.h"
 
 static const char *const jl_verify_help =
   "usage: jostle verify FILE [--n N | --problem FILE | --equal N] [--tol REL]\n"
@@ -25,18 +25,28 @@ static const char *const jl_verify_help =
   "of the mesh's bounding box diagonal; the circle options are refused).\n"
   "Other results (a scene's) are not packings: verify refuses them.\n";
 
-/* The instance the packing must match: the options' (given), else the
- * built-in one the result's stored name says; *have is 0 when neither. */
-static int jl_verify_instance(long n, long equal, const char *problem, const char *stored_name,
-                              jl_circle_problem *inst, int *have, jl_error *err) {
-  int rc = JL_OK;
+/* The instance --n, --problem or --equal gives (one at most). */
+static int jl_verify_instance(long n, long equal, const char *problem, jl_circles_problem *inst,
+                              jl_error *err) {
   memset(inst, 0, sizeof *inst);
-  if (n > 0) rc = jl_circle_problem_zimmermann(inst, (int)n, err);
-  else if (equal > 0) rc = jl_circle_problem_equal(inst, (int)equal, err);
-  else if (problem) rc = jl_circle_problem_load(inst, problem, err);
-  else if (stored_name) rc = jl_circle_problem_builtin(inst, stored_name, err);
-  *have = rc == JL_OK && inst->n > 0;
-  return rc;
+  if (n > 0) return jl_circles_problem_contest(inst, (int)n, err);
+  if (equal > 0) return jl_circles_problem_equal(inst, (int)equal, err);
+  if (problem) return jl_circles_problem_load(inst, problem, err);
+  return JL_OK;
+}
+
+/* A trunk result against its mesh: 0 legal, 1 not, else the failure's status. */
+static int jl_verify_trunk(const char *path) {
+  jl_error err = {0};
+  jl_trunk_verdict rep;
+  if (jl_trunk_verify(path, &rep, &err) != JL_OK) return jl_cli_fail(&err);
+  double bvol = rep.block[0] * rep.block[1] * rep.block[2];
+  printf("%s: %s: %d blocks of %gx%gx%g mm = %.4g L in %s (mesh %.3f L, fill %.1f%%)\n", path,
+         rep.legal ? "legal" : "NOT legal", rep.count, rep.block[0], rep.block[1], rep.block[2],
+         rep.count * bvol / 1e6, rep.mesh, rep.mesh_volume_mm3 / 1e6,
+         100.0 * rep.count * bvol / rep.mesh_volume_mm3);
+  printf("%s: %s\n", path, rep.why);
+  return rep.legal ? 0 : 1;
 }
 
 /* A kind for the terminal: printable ASCII only. */
@@ -54,7 +64,7 @@ int jl_cli_verify(int argc, char **argv) {
   };
   jl_error err = {0};
   long n = 0, equal = 0;
-  double tol = JL_LEGAL_REL_TOL;
+  double tol = JL_CIRCLES_LEGAL_TOL;
   const char *problem = NULL;
   int c = -1, rc = JL_OK, tol_given = 0;
   jl_cli_opts o = {.opts = opts, .cmd = "verify"};
@@ -76,11 +86,11 @@ int jl_cli_verify(int argc, char **argv) {
   if (rc != JL_OK) return jl_cli_fail(&err);
   int given = (n > 0) + (equal > 0) + (problem != NULL);
   if (given > 1) {
-    jl_error_set(&err, JL_ERR_INPUT, "give only one of --n, --problem and --equal");
+    jl_cli_error_set(&err, JL_ERR_INPUT, "give only one of --n, --problem and --equal");
     return jl_cli_fail(&err);
   }
   if (optind != argc - 1) {
-    jl_error_set(&err, JL_ERR_INPUT, "verify needs exactly one FILE (see jostle verify --help)");
+    jl_cli_error_set(&err, JL_ERR_INPUT, "verify needs exactly one FILE (see jostle verify --help)");
     return jl_cli_fail(&err);
   }
   const char *path = argv[optind];
@@ -88,58 +98,48 @@ int jl_cli_verify(int argc, char **argv) {
   jl_result_kind(path, kind, sizeof kind);
   if (strcmp(kind, "trunk") == 0) {
     if (given || tol_given) {
-      jl_error_set(&err, JL_ERR_INPUT,
+      jl_cli_error_set(&err, JL_ERR_INPUT,
                    "%s: a trunk result is checked against its mesh: --n, --problem, --equal and "
                    "--tol apply to circle results", path);
       return jl_cli_fail(&err);
     }
-    return jl_cli_verify_trunk(path);
+    return jl_verify_trunk(path);
   }
   if (kind[0] && strcmp(kind, "circles") != 0) {
     char shown[32];
     jl_verify_kind_text(kind, shown, sizeof shown);
-    jl_error_set(&err, JL_ERR_INPUT,
+    jl_cli_error_set(&err, JL_ERR_INPUT,
                  "%s: kind: verify checks \"circles\" and \"trunk\" results, this one is \"%s\"",
                  path, shown);
     return jl_cli_fail(&err);
   }
-  jl_circle_problem prob = {0}, inst = {0};
-  jl_circle_packing pk = {0};
+  jl_circles_problem inst = {0};
+  jl_circles_verify_report rep;
   size_t len = strlen(path);
-  int status = 0, have_inst = 0;
-  if (len >= 4 && strcmp(path + len - 4, ".txt") == 0) {
-    if (!given)
-      rc = jl_error_set(&err, JL_ERR_INPUT,
-                        "%s: Packomania text has no radii: give --n, --problem or --equal", path);
-    if (rc == JL_OK) rc = jl_verify_instance(n, equal, problem, NULL, &inst, &have_inst, &err);
-    if (rc == JL_OK) rc = jl_circle_read_packomania(path, &inst, &pk, &err);
-  } else {
-    rc = jl_circle_result_read_json(path, &pk, &prob, &err);
-    if (rc == JL_OK) rc = jl_verify_instance(n, equal, problem, prob.name, &inst, &have_inst, &err);
-  }
+  int status = 0;
+  if (!given && len >= 4 && strcmp(path + len - 4, ".txt") == 0)
+    rc = jl_cli_error_set(&err, JL_ERR_INPUT,
+                          "%s: Packomania text has no radii: give --n, --problem or --equal", path);
+  if (rc == JL_OK) rc = jl_verify_instance(n, equal, problem, &inst, &err);
+  if (rc == JL_OK) rc = jl_circles_verify_file(path, given ? &inst : NULL, tol, &rep, &err);
   if (rc != JL_OK) {
     status = jl_cli_fail(&err);
     goto done;
   }
   /* A packing of other circles is no packing of the instance, however legal. */
-  if (have_inst && jl_circle_check_instance(&pk, &inst, path, JL_ERR_NOT_LEGAL, &err) != JL_OK) {
-    size_t skip = strncmp(err.msg, path, len) == 0 && strncmp(err.msg + len, ": ", 2) == 0 ? len + 2 : 0;
-    printf("%s: NOT legal: %s\n", path, err.msg + skip);
+  if (!rep.same_radii) {
+    printf("%s: NOT legal: %s\n", path, rep.why);
     status = 1;
     goto done;
   }
-  jl_circle_check chk;
-  jl_circle_check_packing(&pk, tol, &chk);
+  const jl_circles_check *chk = &rep.check;
   printf("%s: %s: %d circles, R = %.15Lf, max overlap %.3Le (circles %d, %d), max excess %.3Le\n",
-         path, chk.legal ? "legal" : "NOT legal", pk.n, chk.R, chk.max_overlap, chk.overlap_i,
-         chk.overlap_j, chk.max_excess);
-  double record = have_inst ? inst.best_known_R : prob.best_known_R;
-  if (record > 0)
-    printf("%s: record %.10f, gap %+.3e\n", path, record, (double)(chk.R / record - 1.0L));
-  status = chk.legal ? 0 : 1;
+         path, chk->legal ? "legal" : "NOT legal", rep.n, chk->R, chk->max_overlap, chk->overlap_i,
+         chk->overlap_j, chk->max_excess);
+  if (rep.record > 0)
+    printf("%s: record %.10f, gap %+.3e\n", path, rep.record, (double)(chk->R / rep.record - 1.0L));
+  status = chk->legal ? 0 : 1;
 done:
-  jl_circle_packing_free(&pk);
-  jl_circle_problem_free(&prob);
-  jl_circle_problem_free(&inst);
+  jl_circles_problem_free(&inst);
   return status;
 }

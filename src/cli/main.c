@@ -2,8 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jostle/jostle.h>
+
 #include "cli.h"
-#include "islands.h"
 
 static void jl_usage(FILE *f) {
   fprintf(f,
@@ -43,7 +44,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "trunk") == 0) return jl_cli_trunk(argc - 1, argv + 1);
   /* only the searches run as islands: K copies of another command would
    * do the same work K times and write the same files */
-  int ranks = jl_islands_launched();
+  int ranks = jl_launcher_ranks();
   if (ranks > 1 && (strcmp(cmd, "verify") == 0 || strcmp(cmd, "bench") == 0 || strcmp(cmd, "scene") == 0)) {
     fprintf(stderr, "jostle: %s: started by an MPI launcher with %d ranks; only circles and trunk "
                     "run over ranks (islands): run it as one process\n", cmd, ranks);

@@ -21,20 +21,8 @@ typedef struct jl_device {
   char name[128];          /* "NVIDIA H100 80GB HBM3" or "CPU, 16 threads" */
 } jl_device;
 
-/* One MPI rank's device and work, gathered to rank 0 for the result
- * (src/islands/islands.h). */
-typedef struct jl_rank_info {
-  int cuda_device;         /* -1: CPU */
-  int failed;
-  uint64_t seed;
-  int host_threads;        /* the rank's host threads (polish, CPU search) */
-  int bound_cpus;          /* the CPUs its affinity mask allows */
-  uint64_t trials;         /* circles: trials; trunks: annealing moves */
-  uint64_t relax_steps;
-  double best;             /* circles: R (0: none); trunks: blocks */
-  char device_name[128];
-  char msg[256];           /* the failure's message */
-} jl_rank_info;
+/* jl_rank_info, one MPI rank's device and work gathered to rank 0 for the
+ * result (src/islands/islands.h), is the public API's (include/jostle/common.h). */
 
 /* want: "cpu", "cuda" or "auto". threads <= 0 means all cores. With "auto"
  * and no device, *notice is set to 1 so the CLI can say it fell back. */

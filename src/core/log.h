@@ -5,7 +5,8 @@
 
 #include <stdio.h>
 
-typedef enum jl_log_level { JL_LOG_ERROR = 0, JL_LOG_NOTICE = 1, JL_LOG_INFO = 2 } jl_log_level;
+/* jl_log_level is the public API's (include/jostle/common.h) */
+#include <jostle/common.h>
 
 typedef struct jl_log {
   FILE *out;               /* NULL: silent */

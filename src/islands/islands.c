@@ -21,6 +21,8 @@ int jl_islands_launched(void) {
   return 0;
 }
 
+int jl_launcher_ranks(void) { return jl_islands_launched(); }
+
 int jl_islands_threads(const jl_islands *isl, int *bound) {
   if (bound) *bound = 0;
   if (isl->size <= 1 && !isl->mpi) return 0;
@@ -263,7 +265,7 @@ int jl_islands_circles_begin(jl_islands *isl, const jl_circle_problem *prob, jl_
   return JL_OK;
 }
 
-static void jl_circles_pack(jl_islands *isl, void *arg, int want) {
+static void jl_islands_circles_pack(jl_islands *isl, void *arg, int want) {
   const jl_circle_migration *m = arg;
   const int n = isl->prob->n;
   int count = m->offer_count < JL_ISLANDS_OFFER ? m->offer_count : JL_ISLANDS_OFFER;
@@ -279,7 +281,7 @@ static void jl_circles_pack(jl_islands *isl, void *arg, int want) {
   }
 }
 
-static void jl_circles_unpack(jl_islands *isl, void *arg) {
+static void jl_islands_circles_unpack(jl_islands *isl, void *arg) {
   jl_circle_migration *m = arg;
   const int n = isl->prob->n;
   m->incoming = isl->incoming;
@@ -302,7 +304,7 @@ static void jl_circles_unpack(jl_islands *isl, void *arg) {
 
 int jl_islands_circle_migrate(void *ctx, jl_circle_migration *m, jl_error *err) {
   m->incoming_count = 0;
-  return jl_islands_run(ctx, &m->step, jl_circles_pack, jl_circles_unpack, m, err);
+  return jl_islands_run(ctx, &m->step, jl_islands_circles_pack, jl_islands_circles_unpack, m, err);
 }
 
 int jl_islands_circles_idle(jl_islands *isl, const char *msg, jl_error *err) {

@@ -17,6 +17,8 @@
 #include "mesh_scan.h"
 #include "parallel.h"
 #include "timer.h"
+#include "trunk_check.h"
+#include "trunk_io.h"
 #include "trunk_run.h"
 
 /* The longest run the options may ask for (the CLI's --time limit). */
@@ -269,3 +271,4 @@ void jl_trunk_result_free(jl_trunk_result *res) {
   res->centre = res->quat = NULL;
   res->count = 0;
 }
+

@@ -66,9 +66,7 @@ int jl_trunk_summary_write_json(const char *path, const jl_trunk_summary *r, jl_
  * relative to the result's folder) and blocks (quaternions must be unit). */
 int jl_trunk_result_read_json(const char *path, jl_trunk_problem *prob, jl_block_packing *blocks,
                               jl_error *err);
-/* The "kind" of a jostle result file ("circles", "trunk"); "" when the
- * file is not a JSON object with a string kind. */
-void jl_result_kind(const char *path, char *kind, size_t cap);
+/* jl_result_kind (a result file's "kind") is public: include/jostle/common.h */
 
 /* glTF binary: the trunk (translucent) and one box node per block, in metres, y up. */
 int jl_trunk_write_glb(const char *path, const jl_mesh *m, const jl_block_size *b,

@@ -234,12 +234,12 @@ int jl_trunk_measure(const jl_trunk_config *c, jl_trunk_outcome *out, jl_error *
   }
   jl_device *dev = &job->dev;
   if (jl_device_select_slot(dev, device, threads, isl.local_rank, &notice, err) != JL_OK) goto fail;
-  if (pinned) jl_measure_log(c, JL_TRUNK_LOG_NOTICE, JL_ISLANDS_BOUND_NOTE, dev->threads, jl_cpu_count_online());
+  if (pinned) jl_measure_log(c, JL_LOG_NOTICE, JL_ISLANDS_BOUND_NOTE, dev->threads, jl_cpu_count_online());
   if (isl.size > 1)
-    jl_measure_log(c, JL_TRUNK_LOG_INFO, "%s: %d MPI ranks (rank 0: %s), each its own seed, migrations every %g s",
+    jl_measure_log(c, JL_LOG_INFO, "%s: %d MPI ranks (rank 0: %s), each its own seed, migrations every %g s",
                    prob->name, isl.size, dev->name, c->migrate_s > 0 ? c->migrate_s : JL_ISLANDS_TRUNK_MIGRATE_S);
   if (notice)
-    jl_measure_log(c, JL_TRUNK_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)", dev->threads,
+    jl_measure_log(c, JL_LOG_NOTICE, "no CUDA device found, running on the CPU (%d thread%s)", dev->threads,
                    dev->threads == 1 ? "" : "s");
 
   volatile sig_atomic_t own_stop = 0;

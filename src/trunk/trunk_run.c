@@ -123,24 +123,24 @@ static void jl_run_progress_update(jl_run_progress *pr, double now, int force, c
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  pr->cfg->log(pr->cfg->log_ctx, JL_TRUNK_LOG_PROGRESS, line);
+  pr->cfg->log(pr->cfg->log_ctx, JL_LOG_PROGRESS, line);
   pr->drawn = pr->cfg->progress_live;
 }
 
 /* Ends a line drawn in place, so that later lines start below it. */
 static void jl_run_progress_end(jl_run_progress *pr) {
-  if (pr->drawn && pr->cfg->log) pr->cfg->log(pr->cfg->log_ctx, JL_TRUNK_LOG_PROGRESS, "");
+  if (pr->drawn && pr->cfg->log) pr->cfg->log(pr->cfg->log_ctx, JL_LOG_PROGRESS, "");
   pr->drawn = 0;
 }
 
 static void jl_trunk_mesh_notices(const jl_trunk_run_config *cfg, const char *path, const jl_mesh_report *r) {
   if (r->degenerate_dropped)
-    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: dropped %d degenerate triangle(s)", path, r->degenerate_dropped);
+    jl_run_log(cfg, JL_LOG_NOTICE, "%s: dropped %d degenerate triangle(s)", path, r->degenerate_dropped);
   if (r->flipped_triangles)
-    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: fixed orientation: flipped %d of %d triangles to face outward",
+    jl_run_log(cfg, JL_LOG_NOTICE, "%s: fixed orientation: flipped %d of %d triangles to face outward",
                   path, r->flipped_triangles, r->triangles);
   if (r->welded_vertices || r->doubled_removed || r->slivers_removed || r->overlaps_accepted)
-    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE,
+    jl_run_log(cfg, JL_LOG_NOTICE,
                   "%s: repaired within %.3g mm (%g of the bounding box diagonal): welded %d vertex(es), "
                   "removed %d doubled triangle(s), flipped away %d sliver(s), accepted %d triangle pair(s) "
                   "crossing by at most that (deepest %.3g mm)",
@@ -274,10 +274,10 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   if (jl_trunk_grid_fill(g, r->threads, 0, grid_end, stop, &r->grid, &gi, err) != JL_OK) return err->code;
   if (!gi.complete) {
     ff->complete = 0;
-    jl_fill_note(r, JL_TRUNK_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", nm,
+    jl_fill_note(r, JL_LOG_NOTICE, "%s: the grid baseline was cut short by %s (%d blocks)", nm,
                  jl_run_cut_by(r->cfg, stop, "the fills' share of", by, sizeof by), gi.count);
   }
-  jl_fill_note(r, JL_TRUNK_LOG_INFO,
+  jl_fill_note(r, JL_LOG_INFO,
                "%s: baseline %d blocks (grid: %g x %g x %g mm along x, y, z, offset %g, %g, %g mm), "
                "%lld positions tested in %.2f s on %d threads",
                nm, gi.count, edge[gi.edges[0]], edge[gi.edges[1]], edge[gi.edges[2]], gi.offset[0], gi.offset[1],
@@ -293,14 +293,14 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   if (jl_trunk_baseline_until(g, r->threads, 0, deadline, stop, best, &base, err) != JL_OK) return err->code;
   if (!base.complete) {
     ff->complete = 0;
-    jl_fill_note(r, JL_TRUNK_LOG_NOTICE, "%s: the layered fill was cut short by %s (%d blocks)", nm,
+    jl_fill_note(r, JL_LOG_NOTICE, "%s: the layered fill was cut short by %s (%d blocks)", nm,
                  jl_run_cut_by(r->cfg, stop, "the fills' share of", by, sizeof by), base.count);
   }
   char mix[128] = "";
   for (int v = 0, n = 0; v < 3; ++v)
     if (base.layers_upright[v] > 0)
       n += snprintf(mix + n, sizeof mix - (size_t)n, "%s%d x %g mm", n ? ", " : "", base.layers_upright[v], edge[v]);
-  jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: layered fill %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
+  jl_fill_note(r, JL_LOG_INFO, "%s: layered fill %d blocks in %d layers (%s), %lld positions tested in %.2f s on %d threads",
                nm, base.count, base.layers, mix[0] ? mix : "none", base.boxes_tested, base.time_s, r->threads);
   ff->layered = base.count;
   ff->layered_s = base.time_s;
@@ -323,12 +323,12 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
     memset(&slab, 0, sizeof slab);
     int src = jl_trunk_slab_fill(g, ax, 1, 0.0, r->threads, deadline, stop, &r->found, &slab, err);
     if (src == JL_ERR_INPUT) {  /* a trunk too large for the slab fill: go on without */
-      jl_fill_note(r, JL_TRUNK_LOG_NOTICE, "%s: no slab fill: %s", nm, err->msg);
+      jl_fill_note(r, JL_LOG_NOTICE, "%s: no slab fill: %s", nm, err->msg);
       memset(err, 0, sizeof *err);
       break;
     }
     if (src != JL_OK) return src;
-    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
+    jl_fill_note(r, JL_LOG_INFO, "%s: slab fill across %c in zones across %c: %d blocks in %d zones, %d slabs, "
                  "%lld positions tested in %.2f s%s", nm, "xy"[ax], "yx"[ax], slab.count, slab.zones, slab.slabs,
                  slab.boxes_tested, slab.time_s, slab.complete ? "" : " (cut short)");
     ff->slab[ax] = slab.count;
@@ -358,7 +358,7 @@ static int jl_fills_tilt(jl_fill_run *r, int k, const jl_trunk_geom *g, int beat
   memset(&tilt, 0, sizeof tilt);
   if (jl_trunk_tilt_fill(g, axes, beat, r->threads, deadline, stop, out, &tilt, err) != JL_OK) return err->code;
   if (tilt.planes > 0)
-    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
+    jl_fill_note(r, JL_LOG_INFO, "%s: tilted fill against %d sloped face(s): %d blocks (%d tilted, band %g mm), "
                  "%d splits filled, %d could not win, %d not clean, %d failed the exact check, %lld positions tested "
                  "in %.2f s%s", r->names[k], tilt.planes, tilt.count, tilt.tilted, tilt.thickness, tilt.splits,
                  tilt.skipped, tilt.unclean, tilt.rejected, tilt.boxes_tested, tilt.time_s,
@@ -382,7 +382,7 @@ static int jl_fills_turn_back(jl_fill_run *r, const jl_trunk_geom *geom, const j
   if (!chk.legal) {
     char why[256];
     jl_trunk_report_describe(&chk, why, sizeof why);
-    jl_fill_note(r, JL_TRUNK_LOG_NOTICE, "%s: its packing of %d blocks turned back is not kept: %s", r->names[1],
+    jl_fill_note(r, JL_LOG_NOTICE, "%s: its packing of %d blocks turned back is not kept: %s", r->names[1],
                  in->count, chk.complete ? why : "its exact check was cut short");
     r->rep->fills[1].rejected = 1;
     return JL_OK;
@@ -416,12 +416,12 @@ static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double 
   const jl_trunk_frame *fm = &rep->frame;
   double surf = fm->surface_area > 0 ? 100.0 / fm->surface_area : 0.0;
   if (fm->turned)
-    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: the floor's frame is turned %.2f deg from the mesh's (yaw %.2f, pitch %.2f, "
+    jl_fill_note(r, JL_LOG_INFO, "%s: the floor's frame is turned %.2f deg from the mesh's (yaw %.2f, pitch %.2f, "
                  "roll %.2f deg; floor %.0f%% of the surface, walls %.0f%%): filling in both", r->names[0],
                  jl_trunk_angle_deg(fm->angle), jl_trunk_angle_deg(fm->yaw), jl_trunk_angle_deg(fm->pitch), jl_trunk_angle_deg(fm->roll),
                  fm->floor_area * surf, fm->wall_area * surf);
   else
-    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: the floor's frame is the mesh's (floor %.0f%% of the surface, walls %.0f%%)",
+    jl_fill_note(r, JL_LOG_INFO, "%s: the floor's frame is the mesh's (floor %.0f%% of the surface, walls %.0f%%)",
                  r->names[0], fm->floor_area * surf, fm->wall_area * surf);
   /* A turned floor frame goes first with most of the time: the mesh's own
    * frame then lays every layer across a tilted floor and loses a stair
@@ -481,12 +481,12 @@ static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double 
   }
   rep->time_s = jl_time_now() - start;
   if (rep->fills[1].ran)
-    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: fills %d in the mesh's frame (%.1f s), %d in the floor's (%.1f s)%s, "
+    jl_fill_note(r, JL_LOG_INFO, "%s: fills %d in the mesh's frame (%.1f s), %d in the floor's (%.1f s)%s, "
                  "%.1f s of their %.1f s", r->names[0], rep->fills[0].count, jl_frame_fills_time(&rep->fills[0]),
                  rep->fills[1].count, jl_frame_fills_time(&rep->fills[1]), rep->winner ? ": the floor's wins" : "",
                  rep->time_s, rep->budget_s);
   else
-    jl_fill_note(r, JL_TRUNK_LOG_INFO, "%s: fills %d in %.1f s of their %.1f s", r->names[0], rep->fills[0].count,
+    jl_fill_note(r, JL_LOG_INFO, "%s: fills %d in %.1f s of their %.1f s", r->names[0], rep->fills[0].count,
                  rep->time_s, rep->budget_s);
 done:
   jl_trunk_geom_free(&tg);
@@ -513,7 +513,7 @@ static int jl_trunk_reach_run(const jl_trunk_run_config *cfg, const char *name, 
   char by[96];
   if (jl_trunk_reach(mesh, &rc, info, err) != JL_OK) return err->code;
   if (!info->measured) {
-    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: no reachable volume: %s stopped it after %.2f s", name,
+    jl_run_log(cfg, JL_LOG_NOTICE, "%s: no reachable volume: %s stopped it after %.2f s", name,
                jl_run_cut_by(cfg, stop, "its share of", by, sizeof by), info->time_s);
     return JL_OK;
   }
@@ -521,7 +521,7 @@ static int jl_trunk_reach_run(const jl_trunk_run_config *cfg, const char *name, 
   if (!info->complete)
     snprintf(cut, sizeof cut, " (cut short by %s: %d of the frames opened)",
              jl_run_cut_by(cfg, stop, "its share of", by, sizeof by), info->frames_done);
-  jl_run_log(cfg, JL_TRUNK_LOG_INFO,
+  jl_run_log(cfg, JL_LOG_INFO,
                 "%s: reachable volume %.3f L (bound %ld): %d orientation frames (axes, %d sloped face(s), %d tilts), "
                 "%g mm voxels, %.2f s on %s%s", name, info->volume_mm3 / 1e6, info->bound, info->frames, info->faces,
                 info->frames - 1 - info->faces, info->voxel, info->time_s, rc.cuda ? "CUDA" : "the CPU", cut);
@@ -609,7 +609,7 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
   if (jl_trunk_fits_one(prob, rep, &bound, err) != JL_OK) goto fail;
   out->bound = bound;
   if (cfg->resume && jl_trunk_resume_read(cfg, &resume, err) != JL_OK) goto fail;
-  jl_run_log(cfg, JL_TRUNK_LOG_INFO, "%s: %s, %d triangles, %.3f L, bounding box %.0f x %.0f x %.0f mm, upper bound %ld blocks",
+  jl_run_log(cfg, JL_LOG_INFO, "%s: %s, %d triangles, %.3f L, bounding box %.0f x %.0f x %.0f mm, upper bound %ld blocks",
                 prob->name, prob->mesh, rep->triangles, rep->volume / 1e6,
                 rep->hi[0] - rep->lo[0], rep->hi[1] - rep->lo[1], rep->hi[2] - rep->lo[2], bound);
   if (jl_trunk_geom_init(&geom, &out->mesh, prob->block, err) != JL_OK) goto fail;
@@ -631,7 +631,7 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
    * when the search cannot take this trunk (it would only be idle) */
   int can_search = jl_trunk_search_fits(dev, bound);
   if (!can_search)
-    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE,
+    jl_run_log(cfg, JL_LOG_NOTICE,
                   "%s: no search: the trunk holds up to %ld blocks, the CUDA kernel keeps at most %d "
                "(%s cpu searches it); the fills get all of %s",
                prob->name, bound, JL_CUDA_MAX_SLOTS, cfg->device_name, cfg->time_name);
@@ -650,12 +650,12 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
     if (!rr.legal) {
       char why[256];
       jl_trunk_report_describe(&rr, why, sizeof why);
-      jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: not used: %s", cfg->resume, why);
+      jl_run_log(cfg, JL_LOG_NOTICE, "%s: not used: %s", cfg->resume, why);
     } else if (resume.count > best->count) {
       if (jl_block_packing_copy(best, &resume, err) != JL_OK) goto fail;
       search = "resume";
       time_to_best = jl_time_now() - t0;
-      jl_run_log(cfg, JL_TRUNK_LOG_INFO, "%s: resumed packing of %d blocks beats the fills", cfg->resume, resume.count);
+      jl_run_log(cfg, JL_LOG_INFO, "%s: resumed packing of %d blocks beats the fills", cfg->resume, resume.count);
     }
   }
   double t_search = jl_time_now();
@@ -701,7 +701,7 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
                        : JL_OK;
   jl_run_progress_end(&pctx.pr);
   if (src == JL_ERR_INPUT) {  /* a trunk beyond the search's sizes (samples, grid, CUDA slots): go on without */
-    jl_run_log(cfg, JL_TRUNK_LOG_NOTICE, "%s: no search: %s", prob->name, err->msg);
+    jl_run_log(cfg, JL_LOG_NOTICE, "%s: no search: %s", prob->name, err->msg);
     memset(err, 0, sizeof *err);
     memset(si, 0, sizeof *si);
     found.count = 0;
@@ -709,7 +709,7 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
   } else if (src != JL_OK && size > 1) {
     /* a failed rank says so, keeps its fills' packing and stays in the
      * migrations until the others stop */
-    jl_run_log(cfg, JL_TRUNK_LOG_ERROR, "rank %d (%s): %s; the other ranks go on", rank, dev->name, err->msg);
+    jl_run_log(cfg, JL_LOG_ERROR, "rank %d (%s): %s; the other ranks go on", rank, dev->name, err->msg);
     out->rank_failed = 1;
     out->rank_code = err->code;
     snprintf(failed_msg, sizeof failed_msg, "%.*s", (int)sizeof failed_msg - 1, err->msg);

@@ -65,7 +65,7 @@ typedef struct jl_trunk_run_config {
                               device (the CLI's --units, --max-blocks, --time, --device) */
   int no_reach;            /* 1: the reachable volume is not measured */
   const char *resume;      /* a trunk result to start from when it beats the fills, or NULL */
-  jl_trunk_log_fn log;     /* notices, steps and progress lines (NULL: silent) */
+  jl_log_fn log;     /* notices, steps and progress lines (NULL: silent) */
   void *log_ctx;
   int progress_live;       /* progress lines for drawing in place (jl_trunk_config's) */
   jl_progress_fn progress; /* at each fill's end and each launch of the search (about a
