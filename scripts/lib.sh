@@ -10,11 +10,13 @@
 JL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # The Debian packages jostle needs to build, test and plot; python3-* build
-# and test the Python package (python3-venv for its pip install test).
+# and test the Python package (python3-venv for its pip install test); g++ and
+# libbullet-dev build bench/bullet_driver for scripts/bench-peers.
 JL_DEPS=(meson ninja-build pkg-config gcc libcjson-dev libcmocka-dev libnlopt-dev
          libassimp-dev libfclib-dev python3-matplotlib
          libopenmpi-dev openmpi-bin
-         python3-dev python3-numpy python3-pytest python3-venv)
+         python3-dev python3-numpy python3-pytest python3-venv
+         g++ libbullet-dev)
 
 jl_say() { echo "jostle: $*"; }
 

@@ -221,8 +221,11 @@ int jl_scene_sim_write_result(jl_scene_sim *sim, const char *path, const char *s
   jl_buf_json_string(&b, s->name);
   jl_buf_printf(&b, ", \"file\": ");
   jl_buf_json_string(&b, scene_file ? scene_file : "");
-  jl_buf_printf(&b, ", \"bodies\": %d, \"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld},\n",
+  jl_buf_printf(&b, ", \"bodies\": %d, \"dynamic_bodies\": %d, \"dt\": %s, \"steps_requested\": %ld, "
+                "\"gravity\": ",
                 bo->count, dynamic, jl_fmt_json_double(g1, sizeof g1, s->dt), sim->steps);
+  jl_buf_json_vec(&b, s->gravity, 3);
+  jl_buf_printf(&b, "},\n");
   jl_buf_printf(&b, "  \"solver\": {\"method\": \"%s\", \"alpha\": %s, \"tol_abs\": %s, "
                 "\"tol_rel\": %s, \"max_iterations\": %d, \"warm_start\": %s, "
                 "\"matrix_free\": %s, \"order\": \"%s\"},\n",
@@ -265,8 +268,14 @@ int jl_scene_sim_write_result(jl_scene_sim *sim, const char *path, const char *s
   jl_buf_printf(&b, "  \"bodies\": [\n");
   static const char *const shapes[] = {"sphere", "box", "plane"};
   for (int k = 0; k < bo->count; ++k) {
-    jl_buf_printf(&b, "    {\"shape\": \"%s\", \"static\": %s, \"position\": ", shapes[bo->shape[k]],
+    /* what another engine needs to build the same body: material, size, mass */
+    jl_buf_printf(&b, "    {\"shape\": \"%s\", \"static\": %s, \"material\": ", shapes[bo->shape[k]],
                   bo->is_static[k] ? "true" : "false");
+    jl_buf_json_string(&b, s->materials[bo->material[k]].name);
+    jl_buf_printf(&b, ", \"size\": ");
+    jl_buf_json_vec(&b, bo->size + 3 * (size_t)k, 3);
+    jl_buf_printf(&b, ", \"mass\": %s, \"position\": ",
+                  jl_fmt_json_double(g0, sizeof g0, bo->inv_mass[k] > 0 ? 1.0 / bo->inv_mass[k] : 0.0));
     jl_buf_json_vec(&b, bo->pos + 3 * (size_t)k, 3);
     jl_buf_printf(&b, ", \"orientation\": ");
     jl_buf_json_vec(&b, bo->quat + 4 * (size_t)k, 4);
