@@ -94,37 +94,16 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   }
   if (!res) return jl_error_set(err, JL_ERR_INPUT, "jl_circles_pack: no result given");
   jl_api_result_clear(res);
-  if (!(o->time_s >= 0.0) || !(o->target_R >= 0.0) || o->rounds < 0 || o->threads < 0 || o->batch < 0)
-    return jl_error_set(err, JL_ERR_INPUT,
-                        "options: time_s, target_R, rounds, threads and batch must be >= 0");
-  if (o->time_s == 0.0 && o->rounds == 0 && o->target_R == 0.0 && !o->stop && !o->progress)
-    return jl_error_set(err, JL_ERR_INPUT,
-                        "options: no way to stop (give time_s, rounds, target_R, a stop flag or a "
-                        "progress callback)");
-  const char *want = o->device ? o->device : "auto";
-  if (strcmp(want, "auto") != 0 && strcmp(want, "cpu") != 0 && strcmp(want, "cuda") != 0)
-    return jl_error_set(err, JL_ERR_INPUT, "options: device \"%s\" (expected auto, cpu or cuda)",
-                        want);
   jl_circle_problem prob = {0};
-  jl_circle_packing best = {0};
+  jl_circles_run run;
+  memset(&run, 0, sizeof run);
   int rc = jl_api_problem(radii, n, &prob, err);
   if (rc != JL_OK) return rc;
-  jl_device dev;
-  if ((rc = jl_device_select(&dev, want, o->threads, NULL, err)) != JL_OK) goto done;
-
-  jl_circle_search_opts so;
-  jl_api_search_opts(o, &so);
-  jl_circle_run_info info;
-  memset(&info, 0, sizeof info);
-  if ((rc = jl_circle_search(&prob, &dev, &so, &best, &info, err)) != JL_OK) goto done;
-
-  jl_circle_check chk;
-  jl_circle_check_packing(&best, JL_LEGAL_REL_TOL, &chk);
-  if (!chk.legal) {
-    rc = jl_error_set(err, JL_ERR_NOT_LEGAL,
-                      "the best packing failed the exact check (overlap %Lg)", chk.max_overlap);
-    goto done;
-  }
+  /* the whole job, in this process alone (a caller that wants MPI calls
+   * jl_circles_run_search with islands set) */
+  jl_circles_options one = *o;
+  one.islands = 0;
+  if ((rc = jl_circles_run_search(&prob, &one, &run, err)) != JL_OK) goto done;
   res->n = n;
   res->x = malloc((size_t)n * sizeof(double));
   res->y = malloc((size_t)n * sizeof(double));
@@ -134,23 +113,23 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
     rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory");
     goto done;
   }
-  memcpy(res->x, best.x, (size_t)n * sizeof(double));
-  memcpy(res->y, best.y, (size_t)n * sizeof(double));
-  memcpy(res->r, best.r, (size_t)n * sizeof(double));
-  res->R = best.R;
+  memcpy(res->x, run.best.x, (size_t)n * sizeof(double));
+  memcpy(res->y, run.best.y, (size_t)n * sizeof(double));
+  memcpy(res->r, run.best.r, (size_t)n * sizeof(double));
+  res->R = run.best.R;
   res->best_known_R = prob.best_known_R;
-  res->max_overlap = chk.max_overlap > 0 ? (double)chk.max_overlap : 0.0;
-  res->time_s = info.time_s;
-  res->time_to_best_s = info.time_to_best_s;
+  res->max_overlap = run.check.max_overlap > 0 ? (double)run.check.max_overlap : 0.0;
+  res->time_s = run.info.time_s;
+  res->time_to_best_s = run.info.time_to_best_s;
   res->seed = o->seed;
-  res->trials = info.trials;
-  res->relax_steps = info.relax_steps;
-  res->restarts = info.restarts;
-  res->stopped_by = (jl_stop_reason)info.stopped_by;
-  snprintf(res->device, sizeof res->device, "%s", jl_device_kind_name(dev.kind));
-  snprintf(res->device_name, sizeof res->device_name, "%s", dev.name);
+  res->trials = run.info.trials;
+  res->relax_steps = run.info.relax_steps;
+  res->restarts = run.info.restarts;
+  res->stopped_by = (jl_stop_reason)run.info.stopped_by;
+  snprintf(res->device, sizeof res->device, "%s", run.device);
+  snprintf(res->device_name, sizeof res->device_name, "%s", run.device_name);
 done:
-  jl_circle_packing_free(&best);
+  jl_circles_run_free(&run);
   jl_circle_problem_free(&prob);
   return rc;
 }
@@ -356,6 +335,9 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
   if (o->resume && jl_circle_check_instance(o->resume, prob, "resume", JL_ERR_INPUT, err) != JL_OK)
     return JL_ERR_INPUT;
   const char *want = o->device ? o->device : "auto";
+  if (strcmp(want, "auto") != 0 && strcmp(want, "cpu") != 0 && strcmp(want, "cuda") != 0)
+    return jl_error_set(err, JL_ERR_INPUT, "options: device \"%s\" (expected auto, cpu or cuda)",
+                        want);
   jl_islands isl;
   memset(&isl, 0, sizeof isl);
   isl.size = 1;

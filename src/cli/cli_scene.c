@@ -102,21 +102,6 @@ typedef struct jl_scene_args {
   int matrix_free, quiet;  /* matrix_free: 1 --matrix-free, 2 --assembled */
 } jl_scene_args;
 
-/* err set (printf style); returns code. */
-static int jl_scene_err(jl_error *err, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 3, 4)))
-#endif
-  ;
-static int jl_scene_err(jl_error *err, int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  err->code = code;
-  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-  va_end(ap);
-  return code;
-}
-
 static int jl_scene_one_of(const char *s, const char *a, const char *b, const char *c) {
   return strcmp(s, a) == 0 || strcmp(s, b) == 0 || strcmp(s, c) == 0;
 }
@@ -133,18 +118,18 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
     case OPT_STEPS: rc = jl_cli_int("--steps", optarg, 1, JL_SCENE_MAX_STEPS, &a->steps, err); break;
     case OPT_TIME:
       rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->time_s, err);
-      if (!rc && !(a->time_s > 0)) rc = jl_scene_err(err, JL_ERR_INPUT, "--time: must be > 0");
+      if (!rc && !(a->time_s > 0)) rc = jl_cli_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
       break;
     case OPT_SOLVER:
       a->solver = optarg;
       if (!jl_scene_one_of(optarg, "jor", "sor", "apgd"))
-        rc = jl_scene_err(err, JL_ERR_INPUT, "--solver: expected jor, sor or apgd, got '%s'", optarg);
+        rc = jl_cli_error_set(err, JL_ERR_INPUT, "--solver: expected jor, sor or apgd, got '%s'", optarg);
       break;
     case OPT_MAXIT: rc = jl_cli_int("--max-iter", optarg, 1, 100000000L, &a->max_iter, err); break;
     case OPT_MF:
     case OPT_ASM:
       if (a->matrix_free)
-        rc = jl_scene_err(err, JL_ERR_INPUT, "--matrix-free and --assembled: give one of them");
+        rc = jl_cli_error_set(err, JL_ERR_INPUT, "--matrix-free and --assembled: give one of them");
       a->matrix_free = c == OPT_MF ? 1 : 2;
       break;
     case OPT_DEVICE: a->device = optarg; break;
@@ -152,7 +137,7 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
     case OPT_ORDER:
       a->order = optarg;
       if (!jl_scene_one_of(optarg, "auto", "spatial", "given"))
-        rc = jl_scene_err(err, JL_ERR_INPUT, "--body-order: expected auto, spatial or given, got '%s'",
+        rc = jl_cli_error_set(err, JL_ERR_INPUT, "--body-order: expected auto, spatial or given, got '%s'",
                           optarg);
       break;
     case OPT_OUT: a->out = optarg; break;
@@ -168,15 +153,15 @@ static int jl_scene_parse_args(int argc, char **argv, jl_scene_args *a, int *hel
   }
   if (rc == JL_OK && c == 0) rc = err->code;
   if (rc != JL_OK) return rc;
-  if (optind >= argc) return jl_scene_err(err, JL_ERR_INPUT, "give a scene file (see jostle scene --help)");
+  if (optind >= argc) return jl_cli_error_set(err, JL_ERR_INPUT, "give a scene file (see jostle scene --help)");
   a->scene = argv[optind++];
-  if (optind < argc) return jl_scene_err(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
-  if (a->fclib_step && !a->fclib) return jl_scene_err(err, JL_ERR_INPUT, "--fclib-step needs --fclib");
+  if (optind < argc) return jl_cli_error_set(err, JL_ERR_INPUT, "unexpected argument '%s'", argv[optind]);
+  if (a->fclib_step && !a->fclib) return jl_cli_error_set(err, JL_ERR_INPUT, "--fclib-step needs --fclib");
   if (a->fclib && !jl_scene_fclib_available())
-    return jl_scene_err(err, JL_ERR_INPUT,
+    return jl_cli_error_set(err, JL_ERR_INPUT,
                         "--fclib %s: this jostle was built without FCLib (libfclib-dev), so it cannot export",
                         a->fclib);
-  if (a->glb_every && !a->glb) return jl_scene_err(err, JL_ERR_INPUT, "--glb-every needs --glb");
+  if (a->glb_every && !a->glb) return jl_cli_error_set(err, JL_ERR_INPUT, "--glb-every needs --glb");
   return jl_cli_out_json("--out", a->out, err);
 }
 
@@ -202,19 +187,17 @@ static double jl_scene_clock(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The progress line on stderr: redrawn in place on a terminal, a plain line
- * every few seconds otherwise (logs, CI). */
+/* The progress line, paced here (0.2 s on a terminal, 5 s otherwise: the
+ * library's pace) and drawn by the CLI's log (cli.c). */
 typedef struct jl_scene_progress {
-  int enabled, tty, drawn;
+  jl_cli_log log;
   double period, last;     /* seconds between lines; the time of the last */
 } jl_scene_progress;
 
 static void jl_scene_progress_init(jl_scene_progress *pr, int enabled) {
-  pr->enabled = enabled;
-  pr->tty = isatty(fileno(stderr));
-  pr->period = pr->tty ? 0.2 : 5.0;
+  jl_cli_log_init(&pr->log, !enabled);
+  pr->period = pr->log.tty ? 0.2 : 5.0;
   pr->last = -1e300;
-  pr->drawn = 0;
 }
 
 static void jl_scene_progress_update(jl_scene_progress *pr, const char *fmt, ...)
@@ -224,26 +207,18 @@ static void jl_scene_progress_update(jl_scene_progress *pr, const char *fmt, ...
   ;
 static void jl_scene_progress_update(jl_scene_progress *pr, const char *fmt, ...) {
   double now = jl_scene_clock();
-  if (!pr->enabled || now - pr->last < pr->period) return;
+  if (!pr->log.progress || now - pr->last < pr->period) return;
   pr->last = now;
+  char line[512];
   va_list ap;
   va_start(ap, fmt);
-  if (pr->tty) fputs("\r\033[K", stderr);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  if (pr->tty) pr->drawn = 1;
-  else fputc('\n', stderr);
-  fflush(stderr);
+  jl_cli_log_line(&pr->log, JL_LOG_PROGRESS, line);
 }
 
 /* Ends a line drawn in place, so later output starts on a fresh line. */
-static void jl_scene_progress_end(jl_scene_progress *pr) {
-  if (pr->enabled && pr->tty && pr->drawn) {
-    fputc('\n', stderr);
-    fflush(stderr);
-  }
-  pr->drawn = 0;
-}
+static void jl_scene_progress_end(jl_scene_progress *pr) { jl_cli_log_end(&pr->log); }
 
 /* "sor" -> "SOR" */
 static const char *jl_scene_upper(const char *s, char *out, size_t cap) {
@@ -263,7 +238,7 @@ int jl_cli_scene(int argc, char **argv) {
     return 0;
   }
   if (!jl_scene_one_of(a.device, "cpu", "cuda", "auto")) {
-    jl_scene_err(&err, JL_ERR_INPUT, "--device: expected cpu, cuda or auto, got '%s'", a.device);
+    jl_cli_error_set(&err, JL_ERR_INPUT, "--device: expected cpu, cuda or auto, got '%s'", a.device);
     return jl_cli_fail(&err);
   }
   /* the device first (in the open): --device cuda without one fails before a large scene is read */
@@ -304,13 +279,13 @@ int jl_cli_scene(int argc, char **argv) {
     goto done;
   }
   if (a.fclib_step > steps) {
-    jl_scene_err(&err, JL_ERR_INPUT, "--fclib-step %ld: the run has only %ld steps", a.fclib_step,
+    jl_cli_error_set(&err, JL_ERR_INPUT, "--fclib-step %ld: the run has only %ld steps", a.fclib_step,
                  steps);
     status = jl_cli_fail(&err);
     goto done;
   }
   if (in.on_cuda && a.matrix_free == 2) {
-    jl_scene_err(&err, JL_ERR_INPUT,
+    jl_cli_error_set(&err, JL_ERR_INPUT,
                  "--assembled: the device step is matrix-free; use --device cpu for G");
     status = jl_cli_fail(&err);
     goto done;

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,21 +28,6 @@ static void jl_trunk_install_signals(void) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-}
-
-/* A message into err (printf style); returns code. */
-static int jl_trunk_fail_with(jl_error *err, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 3, 4)))
-#endif
-  ;
-static int jl_trunk_fail_with(jl_error *err, int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-  va_end(ap);
-  err->code = code;
-  return code;
 }
 
 static const char *const jl_trunk_help =
@@ -145,14 +129,14 @@ static int jl_trunk_moves_parse(const char *s, double out[3], jl_error *err) {
     double v = strtod(p, &end);
     if (end == p || errno || !(v >= 0.0 && v <= JL_TRUNK_MOVES_MAX) ||
         *end != (k < 2 ? ',' : '\0'))
-      return jl_trunk_fail_with(err, JL_ERR_INPUT, "--moves: expected three shares T,S,P in [0, %g], got '%s'",
+      return jl_cli_error_set(err, JL_ERR_INPUT, "--moves: expected three shares T,S,P in [0, %g], got '%s'",
                                 JL_TRUNK_MOVES_MAX, s);
     out[k] = v;
     sum += v;
     p = end + 1;
   }
   if (sum > JL_TRUNK_MOVES_MAX)
-    return jl_trunk_fail_with(err, JL_ERR_INPUT, "--moves: the shares sum to %g, more than %g", sum,
+    return jl_cli_error_set(err, JL_ERR_INPUT, "--moves: the shares sum to %g, more than %g", sum,
                               JL_TRUNK_MOVES_MAX);
   return JL_OK;
 }
@@ -173,7 +157,7 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
     switch (c) {
     case OPT_UNITS:
       if (jl_trunk_units_scale(optarg) == 0.0)
-        rc = jl_trunk_fail_with(err, JL_ERR_INPUT, "--units: expected mm, cm, m or in, got '%s'", optarg);
+        rc = jl_cli_error_set(err, JL_ERR_INPUT, "--units: expected mm, cm, m or in, got '%s'", optarg);
       a->units = optarg;
       break;
     case OPT_BLOCK: rc = jl_trunk_block_parse("--block", optarg, a->block, err); break;
@@ -184,7 +168,7 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
       break;
     case OPT_TIME:
       rc = jl_cli_double("--time", optarg, 0.0, 1e9, &a->time_s, err);
-      if (!rc && !(a->time_s > 0)) rc = jl_trunk_fail_with(err, JL_ERR_INPUT, "--time: must be > 0");
+      if (!rc && !(a->time_s > 0)) rc = jl_cli_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
       break;
     case OPT_SEED: rc = jl_cli_u64("--seed", optarg, &a->seed, err); break;
     case OPT_DEVICE: a->device = optarg; break;
@@ -202,7 +186,7 @@ static int jl_trunk_parse(int argc, char **argv, jl_trunk_args *a, int *help, jl
   if (rc == JL_OK && c == 0) rc = err->code;
   if (rc != JL_OK) return rc;
   if (optind != argc - 1)
-    return jl_trunk_fail_with(err, JL_ERR_INPUT, "%s",
+    return jl_cli_error_set(err, JL_ERR_INPUT, "%s",
                               optind < argc ? "give exactly one MESH or PROBLEM.json"
                                             : "give a MESH or PROBLEM.json (see jostle trunk --help)");
   a->input = argv[optind];
