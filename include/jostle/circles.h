@@ -12,6 +12,7 @@ extern "C" {
  * check's tolerance (overlap and excess at most this times R). */
 #define JL_CIRCLES_MAX 10000
 #define JL_CIRCLES_ELITE_MAX 256
+#define JL_CIRCLES_WALK_K_MAX 256   /* neighbours per walk step */
 #define JL_CIRCLES_LEGAL_TOL 1e-10
 #define JL_CIRCLES_NAME_MAX 128
 #define JL_CIRCLES_SOURCE_MAX 512
@@ -71,6 +72,8 @@ typedef struct jl_circles_options {
   int walk;                /* one candidate in walk walks at a fixed container (default 1;
                             * 0: none) */
   double aim;              /* share of the walk's jumps aimed by overlap (default 0.5) */
+  int walk_k;              /* neighbours a walk step relaxes (0: default 8) */
+  int tenure;              /* walk steps a moved circle stays tabu (0: default 4) */
   int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: default) */
   double crowding;         /* population: shape distance of one family (default 0: equal R) */
   double adopt;            /* population: share of restarts that adopt (default 0.5) */
@@ -182,6 +185,8 @@ typedef struct jl_circles_run_info {
   const char *mode;               /* population, trials, instances */
   int walk;
   double aim;
+  int walk_k;                     /* neighbours per walk step */
+  int tenure;                     /* the walk's tabu tenure */
   double time_s;
   double time_to_best_s;
   uint64_t trials;

@@ -24,6 +24,8 @@ void jl_circles_options_default(jl_circles_options *o) {
   o->mode = so.mode;
   o->walk = so.walk;
   o->aim = so.aim;
+  o->walk_k = so.walk_k;
+  o->tenure = so.tenure;
   o->crowding = so.crowding;
   o->adopt = so.adopt;
 }
@@ -47,6 +49,8 @@ static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opt
   so->band_levels = o->band_levels;
   so->walk = o->walk;
   so->aim = o->aim;
+  so->walk_k = o->walk_k;
+  so->tenure = o->tenure;
   so->elite = o->elite;
   so->crowding = o->crowding;
   so->adopt = o->adopt;
@@ -159,6 +163,8 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
   info.mode = jl_search_mode_name(JL_MODE_POPULATION);
   info.walk = JL_WALK_DEFAULT;
   info.aim = JL_WALK_AIM_DEFAULT;
+  info.walk_k = JL_WALK_K_DEFAULT;
+  info.tenure = JL_WALK_TENURE_DEFAULT;
   info.time_s = res->time_s;
   info.time_to_best_s = res->time_to_best_s;
   info.trials = res->trials;
@@ -328,6 +334,9 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
   if (!(o->time_s >= 0.0) || !(o->target_R >= 0.0) || o->rounds < 0 || o->threads < 0 || o->batch < 0)
     return jl_error_set(err, JL_ERR_INPUT,
                         "options: time_s, target_R, rounds, threads and batch must be >= 0");
+  if (o->walk_k < 0 || o->walk_k > JL_CIRCLES_WALK_K_MAX || o->tenure < 0)
+    return jl_error_set(err, JL_ERR_INPUT, "options: walk_k must lie in 0..%d and tenure be >= 0",
+                        JL_CIRCLES_WALK_K_MAX);
   if (o->time_s == 0.0 && o->rounds == 0 && o->target_R == 0.0 && !o->stop && !o->progress)
     return jl_error_set(err, JL_ERR_INPUT,
                         "options: no way to stop (give time_s, rounds, target_R, a stop flag or a "

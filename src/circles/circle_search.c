@@ -40,6 +40,8 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->adopt = 0.5;
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
+  o->walk_k = JL_WALK_K_DEFAULT;
+  o->tenure = JL_WALK_TENURE_DEFAULT;
   o->crowding = JL_CROWDING_DEFAULT;
   o->progress = 1;
 }
@@ -98,11 +100,11 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
    * than moving only downhill (3.7e-4 against 1.7e-3 above the record, seed 1);
    * a ladder from 1e-4 instead of 2e-4 below the record did no better. */
   p->walk_every = 0;
-  p->walk_k = 8;
+  p->walk_k = JL_WALK_K_DEFAULT;
   p->walk_shrink = 2e-4;
   p->walk_levels = 3;
   p->walk_ratio = 3.0;
-  p->walk_tenure = 4;
+  p->walk_tenure = JL_WALK_TENURE_DEFAULT;
   p->walk_reset = 50;
   p->walk_aim = JL_WALK_AIM_DEFAULT;
   /* Neighbour lists: off here; the search and the benchmark choose by
@@ -432,6 +434,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
    * would end every walk after one launch */
   p.walk_every = o->mode == JL_MODE_TRIALS ? 0 : o->walk;
   p.walk_aim = o->aim;
+  if (o->walk_k > 0) p.walk_k = o->walk_k;
+  if (o->tenure > 0) p.walk_tenure = o->tenure;
   p.nbr = jl_circle_nbr_auto(dev, prob->n);
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)
@@ -541,6 +545,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->mode = jl_search_mode_name(o->mode);
   info->walk = p.walk_every;
   info->aim = p.walk_aim;
+  info->walk_k = p.walk_k;
+  info->tenure = p.walk_tenure;
   info->time_s = jl_time_now() - st.t0;
   info->time_to_best_s = st.t_best;
   for (int c = 0; c < count; ++c) {

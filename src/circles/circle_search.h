@@ -33,6 +33,9 @@ typedef jl_circles_mode jl_search_mode;
  * within 1e-4 of the record in about 3 minutes, 0 brought 2 of 4 and 1 left
  * seed 1 5.1e-4 above (docs/benchmarks.md). */
 #define JL_WALK_AIM_DEFAULT 0.5
+/* Neighbours per walk step and the tabu tenure, measured at n = 30. */
+#define JL_WALK_K_DEFAULT 8
+#define JL_WALK_TENURE_DEFAULT 4
 
 /* The most circles a search takes: a relaxation step costs n^2 pair
  * tests, some 0.3 s of one CPU thread here, the longest a step may run
@@ -75,6 +78,8 @@ typedef struct jl_circle_search_opts {
   int walk;                /* one candidate in walk runs a fixed-container walk;
                             * 0: none (the seed's trials only) */
   double aim;              /* share of the walk's jumps aimed by overlap energy */
+  int walk_k;              /* neighbours per walk step; 0: JL_WALK_K_DEFAULT */
+  int tenure;              /* walk steps a moved circle stays tabu; 0: JL_WALK_TENURE_DEFAULT */
   int area_weighted;
   int progress;            /* progress line (on stderr, or through log) */
   jl_log_fn log;           /* progress lines as JL_LOG_PROGRESS; NULL: stderr */

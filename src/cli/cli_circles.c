@@ -52,6 +52,9 @@ static const char *const jl_circles_help =
   "                    0: none, only the seed's trials\n"
   "  --aim P           share of the walk's jumps that move a circle drawn by its\n"
   "                    overlap (default 0.5); the rest move any circle alike\n"
+  "  --walk-k K        neighbours a walk step relaxes before it moves to the\n"
+  "                    best (default 8, at most 256)\n"
+  "  --tenure T        walk steps a moved circle may not move again (default 4)\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -92,7 +95,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_WALK, OPT_AIM, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -115,6 +118,8 @@ static const struct option jl_circles_opts[] = {
   {"adopt", required_argument, NULL, OPT_ADOPT},
   {"walk", required_argument, NULL, OPT_WALK},
   {"aim", required_argument, NULL, OPT_AIM},
+  {"walk-k", required_argument, NULL, OPT_WALK_K},
+  {"tenure", required_argument, NULL, OPT_TENURE},
   {"area-weighted", no_argument, NULL, OPT_AREA},
   {"resume", required_argument, NULL, OPT_RESUME},
   {"device", required_argument, NULL, OPT_DEVICE},
@@ -195,6 +200,14 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       a->search.walk = (int)v;
       break;
     case OPT_AIM: rc = jl_cli_double("--aim", optarg, 0.0, 1.0, &a->search.aim, err); break;
+    case OPT_WALK_K:
+      rc = jl_cli_int("--walk-k", optarg, 1, JL_CIRCLES_WALK_K_MAX, &v, err);
+      a->search.walk_k = (int)v;
+      break;
+    case OPT_TENURE:
+      rc = jl_cli_int("--tenure", optarg, 1, 1000000, &v, err);
+      a->search.tenure = (int)v;
+      break;
     case OPT_AREA: a->search.area_weighted = 1; break;
     case OPT_RESUME: a->resume = optarg; break;
     case OPT_DEVICE: a->device = optarg; break;

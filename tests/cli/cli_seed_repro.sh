@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The same --seed with --rounds gives the same packing (circles and R);
 # another seed gives another packing. A crowded elite (--crowding) keeps
-# the best packing first and its members apart by at least the distance.
+# the best packing first and its members apart by at least the distance;
+# --walk-k and --tenure reach the run's record.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -13,7 +14,7 @@ for run in a:7 b:7 c:8 e:7; do
   name=${run%%:*} seed=${run#*:}
   args=("${common[@]}")
   # n = 20 leaves several families to keep after 3 rounds, n = 12 one
-  [ "$name" = e ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05)
+  [ "$name" = e ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05 --walk-k 12 --tenure 6)
   jrun "$name" circles "${args[@]}" --seed "$seed" --out "$d/$name.json"
   expect_rc 0
   check_result "$d/$name.json" "$([ "$name" = e ] && echo 20 || echo 12)"
@@ -29,10 +30,11 @@ if a["circles"] != b["circles"] or a["R"] != b["R"]:
          % (a["R"], b["R"], diff))
 if a["circles"] == c["circles"]:
     fail("seeds 7 and 8: expected different packings, got identical circles")
-for name, d, K, D in (("a", a, 4, 0.0), ("e", load(sys.argv[4]), 6, 0.05)):
+for name, d, K, D, WK, T in (("a", a, 4, 0.0, 8, 4), ("e", load(sys.argv[4]), 6, 0.05, 12, 6)):
     r = d["run"]
-    if r["elite"] != K or r["crowding"] != D:
-        fail("run %s: expected elite %d, crowding %g, got %r, %r" % (name, K, D, r["elite"], r["crowding"]))
+    if r["elite"] != K or r["crowding"] != D or r["walk_k"] != WK or r["tenure"] != T:
+        fail("run %s: expected elite %d, crowding %g, walk_k %d, tenure %d, got %r, %r, %r, %r"
+             % (name, K, D, WK, T, r["elite"], r["crowding"], r["walk_k"], r["tenure"]))
     el, sp = r["elite_R"], r["elite_spread"]
     if not (2 if D > 0 else 1) <= len(el) <= K or len(sp) != len(el) or el != sorted(el) or el[0] != d["R"] or sp[0] != 0:
         fail("run %s: expected up to %d elite R ascending from R %r, spreads from 0, got %r, %r"
