@@ -29,14 +29,17 @@ done
 # the .pc is relocatable (its prefix follows its own place: the project's
 # default), so the destdir works as the prefix; a build directory set up
 # before that default gets a copy pointed at the destdir
-export PKG_CONFIG_PATH=$(dirname "$pc")
+# (ahead of the caller's path, which may be where jostle's own
+# dependencies are found)
+orig_pc_path=${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export PKG_CONFIG_PATH=$(dirname "$pc")$orig_pc_path
 pkgc() { pkg-config "$@" jostle; }
 libdir=$(pkgc --variable=libdir)
 case $libdir in
   "$dest"/*) ;;
   *) mkdir -p "$W/pc"
      sed "s|^prefix=|prefix=$dest|" "$pc" >"$W/pc/jostle.pc"
-     export PKG_CONFIG_PATH=$W/pc
+     export PKG_CONFIG_PATH=$W/pc$orig_pc_path
      libdir=$(pkgc --variable=libdir) ;;
 esac
 [ -f "$libdir/libjostle.so" ] && [ -f "$libdir/libjostle.a" ] || fail "libjostle.so and libjostle.a not both in $libdir"
