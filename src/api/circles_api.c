@@ -10,6 +10,7 @@
 #include "circle_search.h"
 #include "circles.h"
 #include "device.h"
+#include "timer.h"
 #include "islands.h"
 
 _Static_assert(JL_CIRCLES_MAX == JL_SEARCH_MAX_CIRCLES, "one limit on circles");
@@ -326,6 +327,7 @@ void jl_circles_run_free(jl_circles_run *run) {
 
 int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_options *o,
                           jl_circles_run *run, jl_error *err) {
+  const double t_start = jl_time_now();
   if (!run) return jl_error_set(err, JL_ERR_INPUT, "jl_circles_run_search: no run given");
   memset(run, 0, sizeof *run);
   if (!prob || !o || prob->n < 1 || prob->n > JL_CIRCLES_MAX || !prob->radii)
@@ -381,6 +383,7 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
                dev.threads, dev.threads == 1 ? "" : "s");
   jl_circle_search_opts so;
   jl_api_search_opts(o, &so);
+  so.t_start = t_start;
   so.progress = root && o->progress_lines;
   so.log = o->log;
   so.log_ctx = o->log_ctx;

@@ -460,7 +460,9 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   jl_progress pr;
   if (o->log) jl_progress_init_sink(&pr, o->log, o->log_ctx, o->progress_period_s, o->progress);
   else jl_progress_init(&pr, stderr, o->progress);
-  st.t0 = jl_time_now();
+  /* from the run's start, so device set-up (a CUDA context takes up to a
+   * second) counts against --time */
+  st.t0 = o->t_start > 0.0 ? o->t_start : jl_time_now();
   st.deadline = o->time_s > 0 ? st.t0 + o->time_s : 0.0;
   st.stop = o->stop;
   int stopped_by = JL_STOP_ROUNDS;

@@ -64,6 +64,8 @@ typedef struct jl_circle_search_opts {
   int trials_per_round;    /* improvement trials per candidate per launch; 0: auto */
   uint64_t seed;
   double time_s;           /* stop after this many seconds; 0: no limit */
+  double t_start;          /* jl_time_now() when the run began, which time_s and the
+                            * run's times count from (0: when the search begins) */
   double target_R;         /* stop once R <= target; 0: none */
   long rounds;             /* stop after this many launches; 0: no limit */
   int stuck_limit;         /* trials without a new record before a restart; 0: auto */

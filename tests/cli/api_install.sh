@@ -74,8 +74,8 @@ RC=0
 $CC -std=c11 -Wall -Wextra -Werror "$SRC/examples/pack_circles.c" $(pkgc --cflags --libs) \
   -o "$W/pack_shared" >"$W/cc-shared.out" 2>"$W/cc-shared.err" || RC=$?
 expect_rc 0
-LD_LIBRARY_PATH=$libdir check_run "$W/pack_shared" shared
-LD_LIBRARY_PATH=$libdir ldd "$W/pack_shared" | grep -q "$libdir/libjostle.so" || fail "pack_shared does not use the installed libjostle.so"
+LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} check_run "$W/pack_shared" shared
+LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ldd "$W/pack_shared" | grep -q "$libdir/libjostle.so" || fail "pack_shared does not use the installed libjostle.so"
 
 LAST=cc-static
 CMD="$CC examples/pack_circles.c libjostle.a \$(pkg-config --static --libs jostle)"
@@ -122,10 +122,10 @@ for link in shared static; do
       -o "$W/trunk_$link" >"$W/$LAST.out" 2>"$W/$LAST.err" || RC=$?
   fi
   expect_rc 0
-  LD_LIBRARY_PATH=$libdir check_trunk "$W/trunk_$link" "cuboid-$link" cuboid-1000x500x400.stl 200
-  LD_LIBRARY_PATH=$libdir check_trunk "$W/trunk_$link" "seat-back-$link" slanted-seat-back.stl baseline
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} check_trunk "$W/trunk_$link" "cuboid-$link" cuboid-1000x500x400.stl 200
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} check_trunk "$W/trunk_$link" "seat-back-$link" slanted-seat-back.stl baseline
 done
-LD_LIBRARY_PATH=$libdir ldd "$W/trunk_shared" | grep -q "$libdir/libjostle.so" || fail "trunk_shared does not use the installed libjostle.so"
+LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ldd "$W/trunk_shared" | grep -q "$libdir/libjostle.so" || fail "trunk_shared does not use the installed libjostle.so"
 ldd "$W/trunk_static" | grep -q libjostle && fail "trunk_static still loads libjostle.so"
 
 # examples/scene_drop.c, shared and static: a sphere dropped from 1 m rests
@@ -181,8 +181,8 @@ for mode in shared static; do
       -o "$W/drop_$mode" >"$W/$LAST.out" 2>"$W/$LAST.err" || RC=$?
   fi
   expect_rc 0
-  LD_LIBRARY_PATH=$libdir check_drop "$W/drop_$mode" drop-$mode
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} check_drop "$W/drop_$mode" drop-$mode
 done
-LD_LIBRARY_PATH=$libdir ldd "$W/drop_shared" | grep -q "$libdir/libjostle.so" || fail "drop_shared does not use the installed libjostle.so"
+LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ldd "$W/drop_shared" | grep -q "$libdir/libjostle.so" || fail "drop_shared does not use the installed libjostle.so"
 ldd "$W/drop_static" | grep -q libjostle && fail "drop_static still loads libjostle.so"
 exit 0
