@@ -72,7 +72,7 @@ typedef struct jl_circles_options {
   int walk;                /* one candidate in walk walks at a fixed container (default 1;
                             * 0: none) */
   double aim;              /* share of the walk's jumps aimed by overlap (default 0.5) */
-  int walk_k;              /* neighbours a walk step relaxes (0: default 8) */
+  int walk_k;              /* neighbours a walk step relaxes (0: 8 below 64 circles, 16 from 64) */
   int tenure;              /* walk steps a moved circle stays tabu (0: default 4) */
   int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: default) */
   double crowding;         /* population: shape distance of one family (default 0: equal R) */

@@ -164,7 +164,7 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
   info.mode = jl_search_mode_name(JL_MODE_POPULATION);
   info.walk = JL_WALK_DEFAULT;
   info.aim = JL_WALK_AIM_DEFAULT;
-  info.walk_k = JL_WALK_K_DEFAULT;
+  info.walk_k = jl_walk_k_default(res->n);
   info.tenure = JL_WALK_TENURE_DEFAULT;
   info.time_s = res->time_s;
   info.time_to_best_s = res->time_to_best_s;

@@ -40,7 +40,6 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->adopt = 0.5;
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
-  o->walk_k = JL_WALK_K_DEFAULT;
   o->tenure = JL_WALK_TENURE_DEFAULT;
   o->crowding = JL_CROWDING_DEFAULT;
   o->progress = 1;
@@ -100,7 +99,7 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
    * than moving only downhill (3.7e-4 against 1.7e-3 above the record, seed 1);
    * a ladder from 1e-4 instead of 2e-4 below the record did no better. */
   p->walk_every = 0;
-  p->walk_k = JL_WALK_K_DEFAULT;
+  p->walk_k = jl_walk_k_default(n);
   p->walk_shrink = 2e-4;
   p->walk_levels = 3;
   p->walk_ratio = 3.0;

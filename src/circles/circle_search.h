@@ -33,8 +33,17 @@ typedef jl_circles_mode jl_search_mode;
  * within 1e-4 of the record in about 3 minutes, 0 brought 2 of 4 and 1 left
  * seed 1 5.1e-4 above (docs/benchmarks.md). */
 #define JL_WALK_AIM_DEFAULT 0.5
-/* Neighbours per walk step and the tabu tenure, measured at n = 30. */
+/* Neighbours per walk step and the tabu tenure, measured at n = 30. From
+ * JL_WALK_K_LARGE_N circles a step relaxes JL_WALK_K_LARGE neighbours: with
+ * one move in n(n - 1)/2 swaps and n jumps, 8 samples found worse moves
+ * (2 CPU threads, 60 s: n = 64, 100 with seeds 1 and 2, 200 and 150 equal
+ * circles each ended lower with 16; docs/benchmarks.md). */
 #define JL_WALK_K_DEFAULT 8
+#define JL_WALK_K_LARGE 16
+#define JL_WALK_K_LARGE_N 64
+static inline int jl_walk_k_default(int n) {
+  return n >= JL_WALK_K_LARGE_N ? JL_WALK_K_LARGE : JL_WALK_K_DEFAULT;
+}
 #define JL_WALK_TENURE_DEFAULT 4
 
 /* The most circles a search takes: a relaxation step costs n^2 pair
@@ -80,7 +89,7 @@ typedef struct jl_circle_search_opts {
   int walk;                /* one candidate in walk runs a fixed-container walk;
                             * 0: none (the seed's trials only) */
   double aim;              /* share of the walk's jumps aimed by overlap energy */
-  int walk_k;              /* neighbours per walk step; 0: JL_WALK_K_DEFAULT */
+  int walk_k;              /* neighbours per walk step; 0: by n (jl_walk_k_default) */
   int tenure;              /* walk steps a moved circle stays tabu; 0: JL_WALK_TENURE_DEFAULT */
   int area_weighted;
   int progress;            /* progress line (on stderr, or through log) */

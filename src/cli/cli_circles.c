@@ -53,7 +53,7 @@ static const char *const jl_circles_help =
   "  --aim P           share of the walk's jumps that move a circle drawn by its\n"
   "                    overlap (default 0.5); the rest move any circle alike\n"
   "  --walk-k K        neighbours a walk step relaxes before it moves to the\n"
-  "                    best (default 8, at most 256)\n"
+  "                    best (default 8 below 64 circles, 16 from 64; at most 256)\n"
   "  --tenure T        walk steps a moved circle may not move again (default 4)\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"

@@ -21,6 +21,9 @@ jbg t200 circles --n 200 --device cpu --threads 2 --time 3 --out "$d/t.json" --q
 jwait 8
 expect_rc 0
 ended "$d/t.json" 200 time
+# from 64 circles a walk step relaxes 16 neighbours (8 below: cli_seed_repro)
+wk=$(json_get "$d/t.json" 'd["run"]["walk_k"]') || exit 1
+[ "$wk" = 16 ] || fail "jostle $CMD: expected run.walk_k == 16 at n = 200, got $wk"
 echo "n = 200, --time 3: exit after $TOOK s"
 
 # --time 2 at n = 300 on all cores: a launch is cut after a second at most
