@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "prox_math.h"
+#include "prox_rows.h"
 #include "team.h"
 #include "timer.h"
 
@@ -60,6 +61,8 @@ void jl_prox_ws_free(jl_prox_ws *ws) {
   if (!ws) return;
   free(ws->lam2);
   free(ws->init);
+  free(ws->rows);
+  free(ws->lam_sweep);
   free(ws->y);
   free(ws->y2);
   free(ws->du);
@@ -77,6 +80,19 @@ static int jl_prox_ws_reserve_y(jl_prox_ws *ws, jl_error *err) {
   if (y2) ws->y2 = y2;
   if (!y || !y2) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
   ws->y_cap = ws->cap;
+  return JL_OK;
+}
+
+/* The packed rows and the sweep-ordered impulses, as many as the impulses
+ * (only a matrix-free solve asks). */
+static int jl_prox_ws_reserve_rows(jl_prox_ws *ws, jl_error *err) {
+  if (ws->row_cap >= ws->cap) return JL_OK;
+  jl_prox_row *r = realloc(ws->rows, sizeof(jl_prox_row) * (size_t)ws->cap);
+  if (r) ws->rows = r;
+  double *l = realloc(ws->lam_sweep, 3 * sizeof(double) * (size_t)ws->cap);
+  if (l) ws->lam_sweep = l;
+  if (!r || !l) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
+  ws->row_cap = ws->cap;
   return JL_OK;
 }
 
@@ -104,6 +120,8 @@ typedef struct jl_solve {
   const jl_prox_opts *o;
   double *lam, *lam2, *init, *du;
   double *y, *y2;          /* APGD */
+  jl_prox_row *rows;       /* matrix-free: the constants in sweep order */
+  double *lam_sweep;       /* matrix-free SOR: the impulses in sweep order */
   double *t_res;           /* per thread: max |dL| */
   int *t_ok;               /* per thread: all components within tolerance */
   int nthreads;
@@ -146,6 +164,34 @@ static void jl_update(jl_solve *s, int i, const double *src, double *dst, double
   w[0] = out[0]; w[1] = out[1]; w[2] = out[2];
 }
 
+/* Matrix-free SOR on the rows: slots [lo, hi) of the sweep order, forward
+ * or backward. */
+static void jl_sor_rows(jl_solve *s, int lo, int hi, int back, double *res, int *ok) {
+  double tr = s->o->tol_rel, ta = s->o->tol_abs, *lam = s->lam_sweep, *du = s->du;
+  const jl_prox_row *rows = s->rows;
+  double m = *res;
+  if (back) {
+    for (int e = hi - 1; e >= lo; --e) {
+      double q = jl_prox_row_sor(rows + e, tr, ta, lam + 3 * (size_t)e, du, ok);
+      if (!(q <= m)) m = q;
+    }
+  } else {
+    for (int e = lo; e < hi; ++e) {
+      double q = jl_prox_row_sor(rows + e, tr, ta, lam + 3 * (size_t)e, du, ok);
+      if (!(q <= m)) m = q;
+    }
+  }
+  *res = m;
+}
+
+/* Impulses between contact order (lam) and sweep order (sweep), slots [lo, hi). */
+static void jl_to_sweep(const int *order, const double *lam, double *sweep, int lo, int hi) {
+  for (int e = lo; e < hi; ++e) memcpy(sweep + 3 * (size_t)e, lam + 3 * (size_t)order[e], 3 * sizeof(double));
+}
+static void jl_from_sweep(const int *order, const double *sweep, double *lam, int lo, int hi) {
+  for (int e = lo; e < hi; ++e) memcpy(lam + 3 * (size_t)order[e], sweep + 3 * (size_t)e, 3 * sizeof(double));
+}
+
 /* Thread 0 after each iteration: the threads' residuals joined, then the
  * stop test (converged, diverging, or on). */
 static void jl_decide(jl_solve *s) {
@@ -180,6 +226,12 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
   /* APGD: the sweep reads the extrapolated point ysrc and writes x into dst
    * and the next point into ydst (JOR: x only, and du follows x) */
   double *ysrc = s->y, *ydst = s->y2;
+  /* matrix-free coloured SOR: the rows and the impulses in sweep order */
+  const int *order = s->rows ? ts->col->order : NULL;
+  if (order) {
+    jl_prox_rows_pack(p, order, s->pm.alpha, clo, chi, s->rows);
+    jl_to_sweep(order, s->lam, s->lam_sweep, clo, chi);
+  }
   if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
   jl_team_sync(team);
   for (;;) {
@@ -204,13 +256,20 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
         int g = back ? col->groups - 1 - gg : gg;
         int a = col->group_ptr[g], b = col->group_ptr[g + 1];
         if (col->merged && g == col->groups - 1) {
-          if (tid == 0)
-            for (int e = a; e < b; ++e)
-              jl_update(s, col->order[back ? a + b - 1 - e : e], src, dst, &res, &ok);
+          if (tid == 0) {
+            if (order)
+              jl_sor_rows(s, a, b, back, &res, &ok);
+            else
+              for (int e = a; e < b; ++e)
+                jl_update(s, col->order[back ? a + b - 1 - e : e], src, dst, &res, &ok);
+          }
         } else {
           int lo, hi;
           jl_team_share(b - a, tid, nt, &lo, &hi);
-          for (int e = a + lo; e < a + hi; ++e) jl_update(s, col->order[e], src, dst, &res, &ok);
+          if (order)
+            jl_sor_rows(s, a + lo, a + hi, 0, &res, &ok);
+          else
+            for (int e = a + lo; e < a + hi; ++e) jl_update(s, col->order[e], src, dst, &res, &ok);
         }
         jl_team_sync(team);
       }
@@ -230,13 +289,19 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       memcpy(src + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
       if (apgd)
         memcpy(ysrc + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
+      if (order) {
+        jl_prox_rows_set_alpha(p, order, s->pm.alpha, clo, chi, s->rows);
+        jl_to_sweep(order, s->init, s->lam_sweep, clo, chi);
+      }
       jl_team_sync(team);
       if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
       jl_team_sync(team);
     }
   }
-  /* the latest iterate is in src */
-  if (src != s->lam) {
+  /* the latest iterate is in src (SOR on rows: in sweep order) */
+  if (order) {
+    jl_from_sweep(order, s->lam_sweep, s->lam, clo, chi);
+  } else if (src != s->lam) {
     memcpy(s->lam + 3 * (size_t)clo, src + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
   }
 }
@@ -289,9 +354,16 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
   double t_res[256];
   int t_ok[256];
   if (threads > 256) threads = 256;
-  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, ws->y, ws->y2, t_res, t_ok, 1, {0}, {0}};
+  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, ws->y, ws->y2, NULL, NULL,
+                t_res, t_ok, 1, {0}, {0}};
+  int sequential = o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL;
+  if (o->matrix_free && o->kind == JL_SOLVER_SOR && !sequential) {
+    if ((rc = jl_prox_ws_reserve_rows(ws, err))) return rc;
+    s.rows = ws->rows;
+    s.lam_sweep = ws->lam_sweep;
+  }
   jl_pm_state_init(&s.pm, o->alpha);
-  if (o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL) {
+  if (sequential) {
     jl_solve_sequential(&s);
   } else {
     jl_team_solve ts = {&s, NULL};

@@ -104,11 +104,15 @@ typedef struct jl_prox_stats {
   int groups;              /* SOR coloured: groups after merging */
 } jl_prox_stats;
 
+struct jl_prox_row;
+
 typedef struct jl_prox_ws {
   double *lam2, *init;     /* 3 n */
+  struct jl_prox_row *rows; /* matrix-free: the constants in sweep order (prox_rows.h) */
+  double *lam_sweep;       /* 3 n: SOR's impulses in sweep order */
   double *y, *y2;          /* 3 y_cap, APGD's extrapolated points (an APGD solve grows them) */
   double *du;              /* 6 per body (matrix-free) */
-  int cap, body_cap, y_cap;
+  int cap, body_cap, y_cap, row_cap;
   jl_colouring col;
 } jl_prox_ws;
 
