@@ -122,9 +122,12 @@ typedef struct jl_solve {
   double *y, *y2;          /* APGD */
   jl_prox_row *rows;       /* matrix-free: the constants in sweep order */
   double *lam_sweep;       /* matrix-free SOR: the impulses in sweep order */
-  double *t_res;           /* per thread: max |dL| */
-  int *t_ok;               /* per thread: all components within tolerance */
-  int nthreads;
+  /* per thread, two sets used in turn by iteration (a thread writes the
+   * next set while another may still read this one): max |dL|, all
+   * components within tolerance; thread 0's stop request (signal, deadline) */
+  double t_res[2][JL_PROX_MAX_THREADS];
+  int t_ok[2][JL_PROX_MAX_THREADS];
+  int t_stop[2];
   jl_pm_state pm;          /* iterations, residual, alpha, stop test (prox_math.h) */
   jl_prox_stats st;
 } jl_solve;
@@ -145,7 +148,8 @@ static void jl_du_rebuild(jl_solve *s, const double *lam, int lo, int hi) {
 }
 
 /* Updates contact i from src into dst (same array for SOR); tracks the residual. */
-static void jl_update(jl_solve *s, int i, const double *src, double *dst, double *res, int *ok) {
+static void jl_update(jl_solve *s, int i, double alpha, const double *src, double *dst, double *res,
+                      int *ok) {
   const jl_contact_problem *p = s->p;
   double xi[3], out[3];
   if (s->o->matrix_free)
@@ -153,7 +157,7 @@ static void jl_update(jl_solve *s, int i, const double *src, double *dst, double
   else
     jl_pm_xi_g(i, p->c, p->rowptr, p->col, p->blocks, src, xi);
   const double *old = src + 3 * (size_t)i;
-  double r = jl_pm_update(xi, old, s->pm.alpha, p->diag + 2 * (size_t)i, p->mu[i], s->o->tol_rel,
+  double r = jl_pm_update(xi, old, alpha, p->diag + 2 * (size_t)i, p->mu[i], s->o->tol_rel,
                           s->o->tol_abs, out, ok);
   if (!(r <= *res)) *res = r;
   if (s->o->matrix_free && src == dst) {
@@ -192,20 +196,33 @@ static void jl_from_sweep(const int *order, const double *sweep, double *lam, in
   for (int e = lo; e < hi; ++e) memcpy(lam + 3 * (size_t)order[e], sweep + 3 * (size_t)e, 3 * sizeof(double));
 }
 
-/* Thread 0 after each iteration: the threads' residuals joined, then the
- * stop test (converged, diverging, or on). */
-static void jl_decide(jl_solve *s) {
+/* A signal or the deadline asks the solve to stop. */
+static int jl_stop_asked(const jl_prox_opts *o) {
+  return (o->stop && *o->stop) || (o->deadline > 0.0 && jl_time_now() >= o->deadline);
+}
+
+/* Every thread after each iteration, on its own copy of the state: the
+ * threads' residuals (set par of nt) joined, then the stop test (converged,
+ * diverging, or on). Max and AND are exact and thread 0's stop request is
+ * one flag, so every copy takes the same decision without a second barrier. */
+static void jl_decide(const jl_solve *s, jl_pm_state *pm, int par, int nt) {
   double res = 0.0;
   int ok = 1;
-  for (int t = 0; t < s->nthreads; ++t) {
-    if (!(s->t_res[t] <= res)) res = s->t_res[t];
-    ok &= s->t_ok[t];
+  for (int t = 0; t < nt; ++t) {
+    if (!(s->t_res[par][t] <= res)) res = s->t_res[par][t];
+    ok &= s->t_ok[par][t];
   }
-  jl_pm_decide(&s->pm, res, ok, s->o->max_iter);
+  jl_pm_decide(pm, res, ok, s->o->max_iter);
   /* a signal or the deadline: the iterate as it stands (a restart is not begun) */
-  if (s->pm.state != JL_PM_STOP && ((s->o->stop && *s->o->stop) ||
-                                    (s->o->deadline > 0.0 && jl_time_now() >= s->o->deadline)))
-    s->pm.state = JL_PM_STOP;
+  if (pm->state != JL_PM_STOP && s->t_stop[par]) pm->state = JL_PM_STOP;
+}
+
+/* Thread tid's residual of the iteration into set par (thread 0: also the
+ * stop request), before the iteration's last barrier. */
+static void jl_post(jl_solve *s, int par, int tid, double res, int ok) {
+  s->t_res[par][tid] = res;
+  s->t_ok[par][tid] = ok;
+  if (tid == 0) s->t_stop[par] = jl_stop_asked(s->o);
 }
 
 typedef struct jl_team_solve {
@@ -234,24 +251,36 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
   }
   if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
   jl_team_sync(team);
-  for (;;) {
+  /* the state, one copy per thread (jl_decide) */
+  jl_pm_state pm = s->pm;
+  int mf = s->o->matrix_free;
+  for (int par = 0;; par ^= 1) {
     double res = 0.0;
     int ok = 1;
+    /* each iteration ends with one barrier after jl_post */
     if (apgd) {
-      double beta = jl_pm_beta(&s->pm);
+      double beta = jl_pm_beta(&pm);
       for (int i = clo; i < chi; ++i) {
-        jl_update(s, i, ysrc, dst, &res, &ok);
+        jl_update(s, i, pm.alpha, ysrc, dst, &res, &ok);
         jl_pm_extrapolate(dst + 3 * (size_t)i, src + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
       }
+      if (mf) {
+        jl_team_sync(team);
+        jl_du_rebuild(s, ydst, blo, bhi);
+      }
+      jl_post(s, par, tid, res, ok);
       jl_team_sync(team);
-      if (s->o->matrix_free) jl_du_rebuild(s, ydst, blo, bhi);
     } else if (jor) {
-      for (int i = clo; i < chi; ++i) jl_update(s, i, src, dst, &res, &ok);
+      for (int i = clo; i < chi; ++i) jl_update(s, i, pm.alpha, src, dst, &res, &ok);
+      if (mf) {
+        jl_team_sync(team);
+        jl_du_rebuild(s, dst, blo, bhi);
+      }
+      jl_post(s, par, tid, res, ok);
       jl_team_sync(team);
-      if (s->o->matrix_free) jl_du_rebuild(s, dst, blo, bhi);
     } else {
       const jl_colouring *col = ts->col;
-      int back = s->pm.iterations & 1;
+      int back = pm.iterations & 1;
       for (int gg = 0; gg < col->groups; ++gg) {
         int g = back ? col->groups - 1 - gg : gg;
         int a = col->group_ptr[g], b = col->group_ptr[g + 1];
@@ -261,7 +290,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
               jl_sor_rows(s, a, b, back, &res, &ok);
             else
               for (int e = a; e < b; ++e)
-                jl_update(s, col->order[back ? a + b - 1 - e : e], src, dst, &res, &ok);
+                jl_update(s, col->order[back ? a + b - 1 - e : e], pm.alpha, src, dst, &res, &ok);
           }
         } else {
           int lo, hi;
@@ -269,17 +298,15 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
           if (order)
             jl_sor_rows(s, a + lo, a + hi, 0, &res, &ok);
           else
-            for (int e = a + lo; e < a + hi; ++e) jl_update(s, col->order[e], src, dst, &res, &ok);
+            for (int e = a + lo; e < a + hi; ++e)
+              jl_update(s, col->order[e], pm.alpha, src, dst, &res, &ok);
         }
+        if (gg == col->groups - 1) jl_post(s, par, tid, res, ok);
         jl_team_sync(team);
       }
     }
-    s->t_res[tid] = res;
-    s->t_ok[tid] = ok;
-    jl_team_sync(team);
-    if (tid == 0) jl_decide(s);
-    jl_team_sync(team);
-    int state = s->pm.state;
+    jl_decide(s, &pm, par, nt);
+    int state = pm.state;
     if (jor) {
       double *t = src; src = dst; dst = t;
       t = ysrc; ysrc = ydst; ydst = t;
@@ -290,7 +317,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       if (apgd)
         memcpy(ysrc + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
       if (order) {
-        jl_prox_rows_set_alpha(p, order, s->pm.alpha, clo, chi, s->rows);
+        jl_prox_rows_set_alpha(p, order, pm.alpha, clo, chi, s->rows);
         jl_to_sweep(order, s->init, s->lam_sweep, clo, chi);
       }
       jl_team_sync(team);
@@ -298,6 +325,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       jl_team_sync(team);
     }
   }
+  if (tid == 0) s->pm = pm;
   /* the latest iterate is in src (SOR on rows: in sweep order) */
   if (order) {
     jl_from_sweep(order, s->lam_sweep, s->lam, clo, chi);
@@ -313,10 +341,10 @@ static void jl_solve_sequential(jl_solve *s) {
     double res = 0.0;
     int ok = 1;
     int n = s->p->n, back = s->pm.iterations & 1;
-    for (int e = 0; e < n; ++e) jl_update(s, back ? n - 1 - e : e, s->lam, s->lam, &res, &ok);
-    s->t_res[0] = res;
-    s->t_ok[0] = ok;
-    jl_decide(s);
+    for (int e = 0; e < n; ++e)
+      jl_update(s, back ? n - 1 - e : e, s->pm.alpha, s->lam, s->lam, &res, &ok);
+    jl_post(s, 0, 0, res, ok);
+    jl_decide(s, &s->pm, 0, 1);
     if (s->pm.state == JL_PM_STOP) break;
     if (s->pm.state == JL_PM_RESTART) {
       memcpy(s->lam, s->init, 3 * sizeof(double) * (size_t)s->p->n);
@@ -351,11 +379,17 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     memcpy(ws->y, lambda, 3 * sizeof(double) * (size_t)n);
   }
   int threads = o->threads > 0 ? o->threads : 1;
-  double t_res[256];
-  int t_ok[256];
-  if (threads > 256) threads = 256;
-  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, ws->y, ws->y2, NULL, NULL,
-                t_res, t_ok, 1, {0}, {0}};
+  if (threads > JL_PROX_MAX_THREADS) threads = JL_PROX_MAX_THREADS;
+  jl_solve s;
+  memset(&s, 0, sizeof s);
+  s.p = p;
+  s.o = o;
+  s.lam = lambda;
+  s.lam2 = ws->lam2;
+  s.init = ws->init;
+  s.du = ws->du;
+  s.y = ws->y;
+  s.y2 = ws->y2;
   int sequential = o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL;
   if (o->matrix_free && o->kind == JL_SOLVER_SOR && !sequential) {
     if ((rc = jl_prox_ws_reserve_rows(ws, err))) return rc;
@@ -377,9 +411,6 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     int phase = o->kind == JL_SOLVER_SOR ? n / (ws->col.groups > 0 ? ws->col.groups : 1) : n;
     int per = o->min_per_thread > 0 ? o->min_per_thread : JL_PROX_MIN_PER_THREAD;
     if (phase / per < threads) threads = phase / per > 1 ? phase / per : 1;
-    /* the team size must be known before the shares: run with the size we ask for */
-    s.nthreads = threads;
-    for (int t = 0; t < threads; ++t) { t_res[t] = 0.0; t_ok[t] = 1; }
     if ((rc = jl_team_run(threads, jl_solve_team, &ts, err))) return rc;
   }
   s.st.iterations = s.pm.iterations;
