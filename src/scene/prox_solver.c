@@ -63,6 +63,8 @@ void jl_prox_ws_free(jl_prox_ws *ws) {
   free(ws->init);
   free(ws->rows);
   free(ws->lam_sweep);
+  free(ws->terms);
+  free(ws->body_term);
   free(ws->y);
   free(ws->y2);
   free(ws->du);
@@ -91,7 +93,12 @@ static int jl_prox_ws_reserve_rows(jl_prox_ws *ws, jl_error *err) {
   if (r) ws->rows = r;
   double *l = realloc(ws->lam_sweep, 3 * sizeof(double) * (size_t)ws->cap);
   if (l) ws->lam_sweep = l;
-  if (!r || !l) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
+  double *t = realloc(ws->terms, 12 * sizeof(double) * (size_t)ws->cap);
+  if (t) ws->terms = t;
+  int *bt = realloc(ws->body_term, 2 * sizeof(int) * (size_t)ws->cap);
+  if (bt) ws->body_term = bt;
+  if (!r || !l || !t || !bt)
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
   ws->row_cap = ws->cap;
   return JL_OK;
 }
@@ -122,6 +129,8 @@ typedef struct jl_solve {
   double *y, *y2;          /* APGD */
   jl_prox_row *rows;       /* matrix-free: the constants in sweep order */
   double *lam_sweep;       /* matrix-free SOR: the impulses in sweep order */
+  double *terms;           /* matrix-free JOR, APGD: 12 per contact, M^-1 W lam per side */
+  int *body_term;          /* per body CSR entry: 2 contact + side, its term */
   /* per thread, two sets used in turn by iteration (a thread writes the
    * next set while another may still read this one): max |dL|, all
    * components within tolerance; thread 0's stop request (signal, deadline) */
@@ -145,6 +154,46 @@ static void jl_du_rebuild(jl_solve *s, const double *lam, int lo, int hi) {
   for (int k = lo; k < hi; ++k)
     jl_pm_du_body(k, p->body_ptr, p->body_contact, p->ka, p->frame, p->irx, p->im, lam,
                   s->du + 6 * (size_t)k);
+}
+
+/* du of bodies [lo, hi) from the contacts' terms, contacts in ascending
+ * order: jl_pm_du_body's additions of the same terms, the same bits. */
+static void jl_du_from_terms(jl_solve *s, int lo, int hi) {
+  const jl_contact_problem *p = s->p;
+  for (int k = lo; k < hi; ++k) {
+    double acc[6] = {0, 0, 0, 0, 0, 0};
+    for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e) {
+      const double *t = s->terms + 6 * (size_t)s->body_term[e];
+      for (int c = 0; c < 6; ++c) acc[c] += t[c];
+    }
+    for (int c = 0; c < 6; ++c) s->du[6 * (size_t)k + c] = acc[c];
+  }
+}
+
+/* JOR and APGD on the rows (contact order): contact i from src into dst,
+ * APGD also y = dst + beta (dst - prev) into ydst; then the contact's terms
+ * M^-1 W_iK lam (jl_sm_mw_comp's) from dst (JOR) or ydst (APGD), which du
+ * sums next. */
+static void jl_update_row(jl_solve *s, int i, const double *src, double *dst, const double *prev,
+                          double *ydst, double beta, double *res, int *ok) {
+  const jl_prox_row *r = s->rows + i;
+  double xi[3], out[3];
+  jl_prox_row_xi(r, s->du, xi);
+  const double *old = src + 3 * (size_t)i;
+  double q = jl_pm_update_r(xi, old, r->r[0], r->r[1], r->mu, s->o->tol_rel, s->o->tol_abs, out, ok);
+  if (!(q <= *res)) *res = q;
+  double *w = dst + 3 * (size_t)i;
+  w[0] = out[0]; w[1] = out[1]; w[2] = out[2];
+  const double *lam = w;
+  if (ydst) {
+    jl_pm_extrapolate(w, prev + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
+    lam = ydst + 3 * (size_t)i;
+  }
+  double *t = s->terms + 12 * (size_t)i;
+  for (int side = 0; side < 2; ++side)
+    if ((side ? r->kb : r->ka) >= 0)
+      for (int c = 0; c < 6; ++c)
+        t[6 * side + c] = jl_sm_mw_comp_rows(r->frame, r->irx + 9 * side, r->im[side], side, lam, c);
 }
 
 /* Updates contact i from src into dst (same array for SOR); tracks the residual. */
@@ -243,11 +292,19 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
   /* APGD: the sweep reads the extrapolated point ysrc and writes x into dst
    * and the next point into ydst (JOR: x only, and du follows x) */
   double *ysrc = s->y, *ydst = s->y2;
-  /* matrix-free coloured SOR: the rows and the impulses in sweep order */
-  const int *order = s->rows ? ts->col->order : NULL;
+  /* matrix-free: the rows; coloured SOR: in colour order with the impulses
+   * in sweep order; JOR, APGD: in contact order, with each body's terms */
+  const int *order = s->rows && !jor ? ts->col->order : NULL;
   if (order) {
     jl_prox_rows_pack(p, order, s->pm.alpha, clo, chi, s->rows);
     jl_to_sweep(order, s->lam, s->lam_sweep, clo, chi);
+  } else if (s->rows) {
+    jl_prox_rows_pack(p, NULL, s->pm.alpha, clo, chi, s->rows);
+    for (int k = blo; k < bhi; ++k)
+      for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e) {
+        int i = p->body_contact[e];
+        s->body_term[e] = 2 * i + (p->ka[i] == k ? 0 : 1);
+      }
   }
   if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
   jl_team_sync(team);
@@ -258,7 +315,15 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
     double res = 0.0;
     int ok = 1;
     /* each iteration ends with one barrier after jl_post */
-    if (apgd) {
+    if (jor && s->rows) {
+      double beta = apgd ? jl_pm_beta(&pm) : 0.0;
+      for (int i = clo; i < chi; ++i)
+        jl_update_row(s, i, apgd ? ysrc : src, dst, src, apgd ? ydst : NULL, beta, &res, &ok);
+      jl_team_sync(team);
+      jl_du_from_terms(s, blo, bhi);
+      jl_post(s, par, tid, res, ok);
+      jl_team_sync(team);
+    } else if (apgd) {
       double beta = jl_pm_beta(&pm);
       for (int i = clo; i < chi; ++i) {
         jl_update(s, i, pm.alpha, ysrc, dst, &res, &ok);
@@ -316,10 +381,8 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       memcpy(src + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
       if (apgd)
         memcpy(ysrc + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
-      if (order) {
-        jl_prox_rows_set_alpha(p, order, pm.alpha, clo, chi, s->rows);
-        jl_to_sweep(order, s->init, s->lam_sweep, clo, chi);
-      }
+      if (s->rows) jl_prox_rows_set_alpha(p, order, pm.alpha, clo, chi, s->rows);
+      if (order) jl_to_sweep(order, s->init, s->lam_sweep, clo, chi);
       jl_team_sync(team);
       if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
       jl_team_sync(team);
@@ -391,10 +454,12 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
   s.y = ws->y;
   s.y2 = ws->y2;
   int sequential = o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL;
-  if (o->matrix_free && o->kind == JL_SOLVER_SOR && !sequential) {
+  if (o->matrix_free && !sequential) {
     if ((rc = jl_prox_ws_reserve_rows(ws, err))) return rc;
     s.rows = ws->rows;
     s.lam_sweep = ws->lam_sweep;
+    s.terms = ws->terms;
+    s.body_term = ws->body_term;
   }
   jl_pm_state_init(&s.pm, o->alpha);
   if (sequential) {

@@ -114,6 +114,8 @@ typedef struct jl_prox_ws {
   double *lam2, *init;     /* 3 n */
   struct jl_prox_row *rows; /* matrix-free: the constants in sweep order (prox_rows.h) */
   double *lam_sweep;       /* 3 n: SOR's impulses in sweep order */
+  double *terms;           /* 12 n: JOR's and APGD's M^-1 W lam per contact and side */
+  int *body_term;          /* 2 n: per body CSR entry, 2 contact + side */
   double *y, *y2;          /* 3 y_cap, APGD's extrapolated points (an APGD solve grows them) */
   double *du;              /* 6 per body (matrix-free) */
   int cap, body_cap, y_cap, row_cap;
