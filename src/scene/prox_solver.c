@@ -218,11 +218,36 @@ static void jl_update(jl_solve *s, int i, double alpha, const double *src, doubl
 }
 
 /* Matrix-free SOR on the rows: slots [lo, hi) of the sweep order, forward
- * or backward. */
-static void jl_sor_rows(jl_solve *s, int lo, int hi, int back, double *res, int *ok) {
+ * or backward; one colour's slots (colour: no two share a dynamic body, so
+ * in any order) two at a time where SSE2 is there. */
+static void jl_sor_rows(jl_solve *s, int lo, int hi, int back, int colour, double *res, int *ok) {
   double tr = s->o->tol_rel, ta = s->o->tol_abs, *lam = s->lam_sweep, *du = s->du;
   const jl_prox_row *rows = s->rows;
   double m = *res;
+#ifdef JL_PROX_ROW_PAIRS
+  if (colour) {
+    int e = lo;
+    for (; e + 1 < hi; e += 2) {
+      const jl_prox_row *r0 = rows + e, *r1 = rows + e + 1;
+      if ((r0->ka >= 0 && r0->ka == r0->kb) || (r1->ka >= 0 && r1->ka == r1->kb)) {
+        for (int f = e; f < e + 2; ++f) {
+          double q = jl_prox_row_sor(rows + f, tr, ta, lam + 3 * (size_t)f, du, ok);
+          if (!(q <= m)) m = q;
+        }
+      } else {
+        jl_prox_row_sor2(r0, r1, tr, ta, lam + 3 * (size_t)e, lam + 3 * (size_t)(e + 1), du, &m, ok);
+      }
+    }
+    if (e < hi) {
+      double q = jl_prox_row_sor(rows + e, tr, ta, lam + 3 * (size_t)e, du, ok);
+      if (!(q <= m)) m = q;
+    }
+    *res = m;
+    return;
+  }
+#else
+  (void)colour;
+#endif
   if (back) {
     for (int e = hi - 1; e >= lo; --e) {
       double q = jl_prox_row_sor(rows + e, tr, ta, lam + 3 * (size_t)e, du, ok);
@@ -352,7 +377,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
         if (col->merged && g == col->groups - 1) {
           if (tid == 0) {
             if (order)
-              jl_sor_rows(s, a, b, back, &res, &ok);
+              jl_sor_rows(s, a, b, back, 0, &res, &ok);
             else
               for (int e = a; e < b; ++e)
                 jl_update(s, col->order[back ? a + b - 1 - e : e], pm.alpha, src, dst, &res, &ok);
@@ -361,7 +386,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
           int lo, hi;
           jl_team_share(b - a, tid, nt, &lo, &hi);
           if (order)
-            jl_sor_rows(s, a + lo, a + hi, 0, &res, &ok);
+            jl_sor_rows(s, a + lo, a + hi, 0, 1, &res, &ok);
           else
             for (int e = a + lo; e < a + hi; ++e)
               jl_update(s, col->order[e], pm.alpha, src, dst, &res, &ok);
