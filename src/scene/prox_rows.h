@@ -104,9 +104,9 @@ static inline __m128d jl_pr_dot(const jl_prox_row *r0, const jl_prox_row *r1, in
   return _mm_add_pd(v, _mm_mul_pd(jl_pr_ld(q0 + 2, q1 + 2), u[5]));
 }
 
-/* u += M^-1 W lam for side `side` (jl_sm_mw_add's terms). */
-static inline void jl_pr_mw_add(const jl_prox_row *r0, const jl_prox_row *r1, int side,
-                                const __m128d d[3], __m128d u[6]) {
+/* The six terms M^-1 W lam of side `side` (jl_sm_mw_comp_rows), into u. */
+static inline void jl_pr_terms(const jl_prox_row *r0, const jl_prox_row *r1, int side,
+                               const __m128d d[3], __m128d u[6]) {
   const __m128d sign = _mm_set1_pd(-0.0);
   __m128d im = jl_pr_ld(r0->im + side, r1->im + side);
   if (!side) im = _mm_xor_pd(im, sign);
@@ -115,57 +115,73 @@ static inline void jl_pr_mw_add(const jl_prox_row *r0, const jl_prox_row *r1, in
     __m128d t = _mm_mul_pd(jl_pr_ld(e0 + c, e1 + c), d[0]);
     t = _mm_add_pd(t, _mm_mul_pd(jl_pr_ld(e0 + 3 + c, e1 + 3 + c), d[1]));
     t = _mm_add_pd(t, _mm_mul_pd(jl_pr_ld(e0 + 6 + c, e1 + 6 + c), d[2]));
-    u[c] = _mm_add_pd(u[c], _mm_mul_pd(im, t));
+    u[c] = _mm_mul_pd(im, t);
   }
   for (int k = 0; k < 3; ++k) {
     const double *i0 = r0->irx + 9 * side, *i1 = r1->irx + 9 * side;
     __m128d t = _mm_mul_pd(jl_pr_ld(i0 + k, i1 + k), d[0]);
     t = _mm_add_pd(t, _mm_mul_pd(jl_pr_ld(i0 + 3 + k, i1 + 3 + k), d[1]));
     t = _mm_add_pd(t, _mm_mul_pd(jl_pr_ld(i0 + 6 + k, i1 + 6 + k), d[2]));
-    u[3 + k] = _mm_add_pd(u[3 + k], side ? t : _mm_xor_pd(t, sign));
+    u[3 + k] = side ? t : _mm_xor_pd(t, sign);
   }
 }
 
-static inline void jl_prox_row_sor2(const jl_prox_row *r0, const jl_prox_row *r1, double tol_rel,
-                                    double tol_abs, double *lam0, double *lam1, double *du,
-                                    double *res, int *ok) {
-  const __m128d zero = _mm_setzero_pd(), sign = _mm_set1_pd(-0.0);
-  int a0 = r0->ka, a1 = r1->ka, b0 = r0->kb, b1 = r1->kb;
-  double *ua0 = du + 6 * (size_t)(a0 >= 0 ? a0 : 0), *ua1 = du + 6 * (size_t)(a1 >= 0 ? a1 : 0);
-  double *ub0 = du + 6 * (size_t)(b0 >= 0 ? b0 : 0), *ub1 = du + 6 * (size_t)(b1 >= 0 ? b1 : 0);
-  __m128d ha = jl_pr_mask(a0 >= 0, a1 >= 0), hb = jl_pr_mask(b0 >= 0, b1 >= 0);
-  __m128d ua[6], ub[6];
-  for (int m = 0; m < 6; ++m) {
-    ua[m] = _mm_and_pd(ha, jl_pr_ld(ua0 + m, ua1 + m));
-    ub[m] = _mm_and_pd(hb, jl_pr_ld(ub0 + m, ub1 + m));
-  }
-  __m128d xi[3];
+/* u += M^-1 W d for side `side` (jl_sm_mw_add). */
+static inline void jl_pr_mw_add(const jl_prox_row *r0, const jl_prox_row *r1, int side,
+                                const __m128d d[3], __m128d u[6]) {
+  __m128d t[6];
+  jl_pr_terms(r0, r1, side, d, t);
+  for (int c = 0; c < 6; ++c) u[c] = _mm_add_pd(u[c], t[c]);
+}
+
+/* xi of both rows from their bodies' du rows ua, ub (zero on a static
+ * side, ha, hb: the dynamic sides): jl_pm_xi_rows. */
+static inline void jl_pr_xi(const jl_prox_row *r0, const jl_prox_row *r1, __m128d ha,
+                            const __m128d ua[6], __m128d hb, const __m128d ub[6], __m128d xi[3]) {
+  const __m128d sign = _mm_set1_pd(-0.0);
   for (int d = 0; d < 3; ++d) {
     __m128d x = jl_pr_ld(r0->c + d, r1->c + d);
     x = jl_pr_sel(ha, _mm_add_pd(x, _mm_xor_pd(jl_pr_dot(r0, r1, 0, d, ua), sign)), x);
     xi[d] = jl_pr_sel(hb, _mm_add_pd(x, jl_pr_dot(r0, r1, 1, d, ub)), x);
   }
-  /* jl_prox_contact */
-  __m128d o0 = jl_pr_ld(lam0, lam1), o1 = jl_pr_ld(lam0 + 1, lam1 + 1),
-          o2 = jl_pr_ld(lam0 + 2, lam1 + 2);
+}
+
+/* The du rows of both rows' sides, zero on a static side (mask h*). */
+static inline void jl_pr_load_du(const double *du, int a0, int a1, int b0, int b1, __m128d *ha,
+                                 __m128d ua[6], __m128d *hb, __m128d ub[6]) {
+  const double *ua0 = du + 6 * (size_t)(a0 >= 0 ? a0 : 0), *ua1 = du + 6 * (size_t)(a1 >= 0 ? a1 : 0);
+  const double *ub0 = du + 6 * (size_t)(b0 >= 0 ? b0 : 0), *ub1 = du + 6 * (size_t)(b1 >= 0 ? b1 : 0);
+  *ha = jl_pr_mask(a0 >= 0, a1 >= 0);
+  *hb = jl_pr_mask(b0 >= 0, b1 >= 0);
+  for (int m = 0; m < 6; ++m) {
+    ua[m] = _mm_and_pd(*ha, jl_pr_ld(ua0 + m, ua1 + m));
+    ub[m] = _mm_and_pd(*hb, jl_pr_ld(ub0 + m, ub1 + m));
+  }
+}
+
+/* jl_pm_update_r on both lanes: old (o) -> out (x), with *res and *ok as
+ * two scalar calls leave them. */
+static inline void jl_pr_update(const jl_prox_row *r0, const jl_prox_row *r1, const __m128d xi[3],
+                                const __m128d o[3], double tol_rel, double tol_abs, __m128d x[3],
+                                double *res, int *ok) {
+  const __m128d zero = _mm_setzero_pd();
   __m128d rn = jl_pr_ld(r0->r, r1->r), rt = jl_pr_ld(r0->r + 1, r1->r + 1);
-  __m128d ln = _mm_sub_pd(o0, _mm_mul_pd(rn, xi[0]));
+  __m128d ln = _mm_sub_pd(o[0], _mm_mul_pd(rn, xi[0]));
   ln = _mm_and_pd(_mm_cmpgt_pd(ln, zero), ln);
-  __m128d t1 = _mm_sub_pd(o1, _mm_mul_pd(rt, xi[1])), t2 = _mm_sub_pd(o2, _mm_mul_pd(rt, xi[2]));
+  __m128d t1 = _mm_sub_pd(o[1], _mm_mul_pd(rt, xi[1])), t2 = _mm_sub_pd(o[2], _mm_mul_pd(rt, xi[2]));
   __m128d lim = _mm_mul_pd(jl_pr_ld(&r0->mu, &r1->mu), ln);
   __m128d tt = _mm_sqrt_pd(_mm_add_pd(_mm_mul_pd(t1, t1), _mm_mul_pd(t2, t2)));
   __m128d over = _mm_cmpgt_pd(tt, lim);
   __m128d sc = _mm_and_pd(_mm_cmpgt_pd(tt, zero), _mm_div_pd(lim, tt));
-  t1 = jl_pr_sel(over, _mm_mul_pd(t1, sc), t1);
-  t2 = jl_pr_sel(over, _mm_mul_pd(t2, sc), t2);
-  /* the residual, lane by lane as jl_pm_update_r */
+  x[0] = ln;
+  x[1] = jl_pr_sel(over, _mm_mul_pd(t1, sc), t1);
+  x[2] = jl_pr_sel(over, _mm_mul_pd(t2, sc), t2);
   double out[2][3], old[2][3];
-  _mm_storel_pd(&out[0][0], ln); _mm_storeh_pd(&out[1][0], ln);
-  _mm_storel_pd(&out[0][1], t1); _mm_storeh_pd(&out[1][1], t1);
-  _mm_storel_pd(&out[0][2], t2); _mm_storeh_pd(&out[1][2], t2);
   for (int k = 0; k < 3; ++k) {
-    old[0][k] = lam0[k];
-    old[1][k] = lam1[k];
+    _mm_storel_pd(&out[0][k], x[k]);
+    _mm_storeh_pd(&out[1][k], x[k]);
+    _mm_storel_pd(&old[0][k], o[k]);
+    _mm_storeh_pd(&old[1][k], o[k]);
   }
   for (int l = 0; l < 2; ++l)
     for (int k = 0; k < 3; ++k) {
@@ -173,7 +189,20 @@ static inline void jl_prox_row_sor2(const jl_prox_row *r0, const jl_prox_row *r1
       if (!(ad <= fabs(old[l][k]) * tol_rel + tol_abs)) *ok = 0;
       if (!(ad <= *res)) *res = isfinite(ad) ? ad : INFINITY;
     }
-  __m128d dl[3] = {_mm_sub_pd(ln, o0), _mm_sub_pd(t1, o1), _mm_sub_pd(t2, o2)};
+}
+
+static inline void jl_prox_row_sor2(const jl_prox_row *r0, const jl_prox_row *r1, double tol_rel,
+                                    double tol_abs, double *lam0, double *lam1, double *du,
+                                    double *res, int *ok) {
+  int a0 = r0->ka, a1 = r1->ka, b0 = r0->kb, b1 = r1->kb;
+  double *ua0 = du + 6 * (size_t)(a0 >= 0 ? a0 : 0), *ua1 = du + 6 * (size_t)(a1 >= 0 ? a1 : 0);
+  double *ub0 = du + 6 * (size_t)(b0 >= 0 ? b0 : 0), *ub1 = du + 6 * (size_t)(b1 >= 0 ? b1 : 0);
+  __m128d ha, hb, ua[6], ub[6], xi[3], x[3];
+  jl_pr_load_du(du, a0, a1, b0, b1, &ha, ua, &hb, ub);
+  jl_pr_xi(r0, r1, ha, ua, hb, ub, xi);
+  __m128d o[3] = {jl_pr_ld(lam0, lam1), jl_pr_ld(lam0 + 1, lam1 + 1), jl_pr_ld(lam0 + 2, lam1 + 2)};
+  jl_pr_update(r0, r1, xi, o, tol_rel, tol_abs, x, res, ok);
+  __m128d dl[3] = {_mm_sub_pd(x[0], o[0]), _mm_sub_pd(x[1], o[1]), _mm_sub_pd(x[2], o[2])};
   jl_pr_mw_add(r0, r1, 0, dl, ua);
   jl_pr_mw_add(r0, r1, 1, dl, ub);
   for (int m = 0; m < 6; ++m) {
@@ -183,8 +212,8 @@ static inline void jl_prox_row_sor2(const jl_prox_row *r0, const jl_prox_row *r1
     if (b1 >= 0) _mm_storeh_pd(ub1 + m, ub[m]);
   }
   for (int k = 0; k < 3; ++k) {
-    lam0[k] = out[0][k];
-    lam1[k] = out[1][k];
+    _mm_storel_pd(lam0 + k, x[k]);
+    _mm_storeh_pd(lam1 + k, x[k]);
   }
 }
 #endif

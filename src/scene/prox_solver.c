@@ -342,8 +342,10 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
     /* each iteration ends with one barrier after jl_post */
     if (jor && s->rows) {
       double beta = apgd ? jl_pm_beta(&pm) : 0.0;
-      for (int i = clo; i < chi; ++i)
-        jl_update_row(s, i, apgd ? ysrc : src, dst, src, apgd ? ydst : NULL, beta, &res, &ok);
+      const double *from = apgd ? ysrc : src;
+      int i = clo;
+      for (; i < chi; ++i)
+        jl_update_row(s, i, from, dst, src, apgd ? ydst : NULL, beta, &res, &ok);
       jl_team_sync(team);
       jl_du_from_terms(s, blo, bhi);
       jl_post(s, par, tid, res, ok);
