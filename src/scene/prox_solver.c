@@ -86,20 +86,24 @@ static int jl_prox_ws_reserve_y(jl_prox_ws *ws, jl_error *err) {
 }
 
 /* The packed rows and the sweep-ordered impulses, as many as the impulses
- * (only a matrix-free solve asks). */
-static int jl_prox_ws_reserve_rows(jl_prox_ws *ws, jl_error *err) {
-  if (ws->row_cap >= ws->cap) return JL_OK;
-  jl_prox_row *r = realloc(ws->rows, sizeof(jl_prox_row) * (size_t)ws->cap);
-  if (r) ws->rows = r;
-  double *l = realloc(ws->lam_sweep, 3 * sizeof(double) * (size_t)ws->cap);
-  if (l) ws->lam_sweep = l;
-  double *t = realloc(ws->terms, 12 * sizeof(double) * (size_t)ws->cap);
-  if (t) ws->terms = t;
-  int *bt = realloc(ws->body_term, 2 * sizeof(int) * (size_t)ws->cap);
-  if (bt) ws->body_term = bt;
-  if (!r || !l || !t || !bt)
-    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
-  ws->row_cap = ws->cap;
+ * (only a matrix-free solve asks); with_terms: also JOR's and APGD's terms. */
+static int jl_prox_ws_reserve_rows(jl_prox_ws *ws, int with_terms, jl_error *err) {
+  if (ws->row_cap < ws->cap) {
+    jl_prox_row *r = realloc(ws->rows, sizeof(jl_prox_row) * (size_t)ws->cap);
+    if (r) ws->rows = r;
+    double *l = realloc(ws->lam_sweep, 3 * sizeof(double) * (size_t)ws->cap);
+    if (l) ws->lam_sweep = l;
+    if (!r || !l) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
+    ws->row_cap = ws->cap;
+  }
+  if (with_terms && ws->term_cap < ws->cap) {
+    double *t = realloc(ws->terms, 12 * sizeof(double) * (size_t)ws->cap);
+    if (t) ws->terms = t;
+    int *bt = realloc(ws->body_term, 2 * sizeof(int) * (size_t)ws->cap);
+    if (bt) ws->body_term = bt;
+    if (!t || !bt) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
+    ws->term_cap = ws->cap;
+  }
   return JL_OK;
 }
 
@@ -343,8 +347,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
     if (jor && s->rows) {
       double beta = apgd ? jl_pm_beta(&pm) : 0.0;
       const double *from = apgd ? ysrc : src;
-      int i = clo;
-      for (; i < chi; ++i)
+      for (int i = clo; i < chi; ++i)
         jl_update_row(s, i, from, dst, src, apgd ? ydst : NULL, beta, &res, &ok);
       jl_team_sync(team);
       jl_du_from_terms(s, blo, bhi);
@@ -482,7 +485,7 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
   s.y2 = ws->y2;
   int sequential = o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL;
   if (o->matrix_free && !sequential) {
-    if ((rc = jl_prox_ws_reserve_rows(ws, err))) return rc;
+    if ((rc = jl_prox_ws_reserve_rows(ws, o->kind != JL_SOLVER_SOR, err))) return rc;
     s.rows = ws->rows;
     s.lam_sweep = ws->lam_sweep;
     s.terms = ws->terms;

@@ -118,7 +118,7 @@ typedef struct jl_prox_ws {
   int *body_term;          /* 2 n: per body CSR entry, 2 contact + side */
   double *y, *y2;          /* 3 y_cap, APGD's extrapolated points (an APGD solve grows them) */
   double *du;              /* 6 per body (matrix-free) */
-  int cap, body_cap, y_cap, row_cap;
+  int cap, body_cap, y_cap, row_cap, term_cap;
   jl_colouring col;
 } jl_prox_ws;
 
