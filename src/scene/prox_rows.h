@@ -74,7 +74,7 @@ static inline double jl_prox_row_sor(const jl_prox_row *r, double tol_rel, doubl
 /* Two contacts' updates at once, one per SSE2 lane: jl_prox_row_sor on
  * rows r0 and r1 of one colour (no dynamic body in common, neither with the
  * same body on both sides), with every lane doing the scalar path's
- * operations in its order (no FMA on x86-64's baseline; a static side's
+ * operations in its order (-ffp-contract=off: nothing fused; a static side's
  * terms are computed on zeros and dropped by a select, so they add
  * nothing, not even a signed zero), so each contact gets the scalar bits.
  * *res and *ok collect both as two scalar calls would (max with non-finite
