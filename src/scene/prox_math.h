@@ -88,13 +88,13 @@ JL_HD static inline double jl_pm_du_body_comp(int k, int c, const int *body_ptr,
   return acc;
 }
 
-/* One prox update of contact i from old (its 3 impulses) into out; returns
+/* One prox update of a contact from old (its 3 impulses) into out with the
+ * prox steps r_n (normal) and r_t (tangent); returns
  * its residual max |out - old| (non-finite -> INFINITY) and sets *ok = 0
  * when a component misses |d| <= |old| tol_rel + tol_abs. */
-JL_HD static inline double jl_pm_update(const double xi[3], const double old[3], double alpha,
-                                        const double diag[2], double mu, double tol_rel,
-                                        double tol_abs, double out[3], int *ok) {
-  double r_n = alpha / diag[0], r_t = alpha / diag[1];
+JL_HD static inline double jl_pm_update_r(const double xi[3], const double old[3], double r_n,
+                                          double r_t, double mu, double tol_rel, double tol_abs,
+                                          double out[3], int *ok) {
   jl_prox_contact(xi, old, r_n, r_t, mu, out);
   double res = 0.0;
   for (int k = 0; k < 3; ++k) {
@@ -103,6 +103,14 @@ JL_HD static inline double jl_pm_update(const double xi[3], const double old[3],
     if (!(ad <= res)) res = isfinite(ad) ? ad : INFINITY;
   }
   return res;
+}
+
+/* The same with the prox steps r_n = alpha / diag[0], r_t = alpha / diag[1]
+ * computed here (the CPU's packed rows hold them: prox_rows.h). */
+JL_HD static inline double jl_pm_update(const double xi[3], const double old[3], double alpha,
+                                        const double diag[2], double mu, double tol_rel,
+                                        double tol_abs, double out[3], int *ok) {
+  return jl_pm_update_r(xi, old, alpha / diag[0], alpha / diag[1], mu, tol_rel, tol_abs, out, ok);
 }
 
 /* One matrix-free Gauss-Seidel update of contact i in place (the device

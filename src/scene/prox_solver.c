@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "prox_math.h"
+#include "prox_rows.h"
 #include "team.h"
 #include "timer.h"
 
@@ -60,6 +61,10 @@ void jl_prox_ws_free(jl_prox_ws *ws) {
   if (!ws) return;
   free(ws->lam2);
   free(ws->init);
+  free(ws->rows);
+  free(ws->lam_sweep);
+  free(ws->terms);
+  free(ws->body_term);
   free(ws->y);
   free(ws->y2);
   free(ws->du);
@@ -77,6 +82,28 @@ static int jl_prox_ws_reserve_y(jl_prox_ws *ws, jl_error *err) {
   if (y2) ws->y2 = y2;
   if (!y || !y2) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
   ws->y_cap = ws->cap;
+  return JL_OK;
+}
+
+/* The packed rows and the sweep-ordered impulses, as many as the impulses
+ * (only a matrix-free solve asks); with_terms: also JOR's and APGD's terms. */
+static int jl_prox_ws_reserve_rows(jl_prox_ws *ws, int with_terms, jl_error *err) {
+  if (ws->row_cap < ws->cap) {
+    jl_prox_row *r = realloc(ws->rows, sizeof(jl_prox_row) * (size_t)ws->cap);
+    if (r) ws->rows = r;
+    double *l = realloc(ws->lam_sweep, 3 * sizeof(double) * (size_t)ws->cap);
+    if (l) ws->lam_sweep = l;
+    if (!r || !l) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
+    ws->row_cap = ws->cap;
+  }
+  if (with_terms && ws->term_cap < ws->cap) {
+    double *t = realloc(ws->terms, 12 * sizeof(double) * (size_t)ws->cap);
+    if (t) ws->terms = t;
+    int *bt = realloc(ws->body_term, 2 * sizeof(int) * (size_t)ws->cap);
+    if (bt) ws->body_term = bt;
+    if (!t || !bt) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d contacts", ws->cap);
+    ws->term_cap = ws->cap;
+  }
   return JL_OK;
 }
 
@@ -104,9 +131,16 @@ typedef struct jl_solve {
   const jl_prox_opts *o;
   double *lam, *lam2, *init, *du;
   double *y, *y2;          /* APGD */
-  double *t_res;           /* per thread: max |dL| */
-  int *t_ok;               /* per thread: all components within tolerance */
-  int nthreads;
+  jl_prox_row *rows;       /* matrix-free: the constants in sweep order */
+  double *lam_sweep;       /* matrix-free SOR: the impulses in sweep order */
+  double *terms;           /* matrix-free JOR, APGD: 12 per contact, M^-1 W lam per side */
+  int *body_term;          /* per body CSR entry: 2 contact + side, its term */
+  /* per thread, two sets used in turn by iteration (a thread writes the
+   * next set while another may still read this one): max |dL|, all
+   * components within tolerance; thread 0's stop request (signal, deadline) */
+  double t_res[2][JL_PROX_MAX_THREADS];
+  int t_ok[2][JL_PROX_MAX_THREADS];
+  int t_stop[2];
   jl_pm_state pm;          /* iterations, residual, alpha, stop test (prox_math.h) */
   jl_prox_stats st;
 } jl_solve;
@@ -126,8 +160,49 @@ static void jl_du_rebuild(jl_solve *s, const double *lam, int lo, int hi) {
                   s->du + 6 * (size_t)k);
 }
 
+/* du of bodies [lo, hi) from the contacts' terms, contacts in ascending
+ * order: jl_pm_du_body's additions of the same terms, the same bits. */
+static void jl_du_from_terms(jl_solve *s, int lo, int hi) {
+  const jl_contact_problem *p = s->p;
+  for (int k = lo; k < hi; ++k) {
+    double acc[6] = {0, 0, 0, 0, 0, 0};
+    for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e) {
+      const double *t = s->terms + 6 * (size_t)s->body_term[e];
+      for (int c = 0; c < 6; ++c) acc[c] += t[c];
+    }
+    for (int c = 0; c < 6; ++c) s->du[6 * (size_t)k + c] = acc[c];
+  }
+}
+
+/* JOR and APGD on the rows (contact order): contact i from src into dst,
+ * APGD also y = dst + beta (dst - prev) into ydst; then the contact's terms
+ * M^-1 W_iK lam (jl_sm_mw_comp's) from dst (JOR) or ydst (APGD), which du
+ * sums next. */
+static void jl_update_row(jl_solve *s, int i, const double *src, double *dst, const double *prev,
+                          double *ydst, double beta, double *res, int *ok) {
+  const jl_prox_row *r = s->rows + i;
+  double xi[3], out[3];
+  jl_prox_row_xi(r, s->du, xi);
+  const double *old = src + 3 * (size_t)i;
+  double q = jl_pm_update_r(xi, old, r->r[0], r->r[1], r->mu, s->o->tol_rel, s->o->tol_abs, out, ok);
+  if (!(q <= *res)) *res = q;
+  double *w = dst + 3 * (size_t)i;
+  w[0] = out[0]; w[1] = out[1]; w[2] = out[2];
+  const double *lam = w;
+  if (ydst) {
+    jl_pm_extrapolate(w, prev + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
+    lam = ydst + 3 * (size_t)i;
+  }
+  double *t = s->terms + 12 * (size_t)i;
+  for (int side = 0; side < 2; ++side)
+    if ((side ? r->kb : r->ka) >= 0)
+      for (int c = 0; c < 6; ++c)
+        t[6 * side + c] = jl_sm_mw_comp_rows(r->frame, r->irx + 9 * side, r->im[side], side, lam, c);
+}
+
 /* Updates contact i from src into dst (same array for SOR); tracks the residual. */
-static void jl_update(jl_solve *s, int i, const double *src, double *dst, double *res, int *ok) {
+static void jl_update(jl_solve *s, int i, double alpha, const double *src, double *dst, double *res,
+                      int *ok) {
   const jl_contact_problem *p = s->p;
   double xi[3], out[3];
   if (s->o->matrix_free)
@@ -135,7 +210,7 @@ static void jl_update(jl_solve *s, int i, const double *src, double *dst, double
   else
     jl_pm_xi_g(i, p->c, p->rowptr, p->col, p->blocks, src, xi);
   const double *old = src + 3 * (size_t)i;
-  double r = jl_pm_update(xi, old, s->pm.alpha, p->diag + 2 * (size_t)i, p->mu[i], s->o->tol_rel,
+  double r = jl_pm_update(xi, old, alpha, p->diag + 2 * (size_t)i, p->mu[i], s->o->tol_rel,
                           s->o->tol_abs, out, ok);
   if (!(r <= *res)) *res = r;
   if (s->o->matrix_free && src == dst) {
@@ -146,20 +221,86 @@ static void jl_update(jl_solve *s, int i, const double *src, double *dst, double
   w[0] = out[0]; w[1] = out[1]; w[2] = out[2];
 }
 
-/* Thread 0 after each iteration: the threads' residuals joined, then the
- * stop test (converged, diverging, or on). */
-static void jl_decide(jl_solve *s) {
+/* Matrix-free SOR on the rows: slots [lo, hi) of the sweep order, forward
+ * or backward; one colour's slots (colour: no two share a dynamic body, so
+ * in any order) two at a time where SSE2 is there. */
+static void jl_sor_rows(jl_solve *s, int lo, int hi, int back, int colour, double *res, int *ok) {
+  double tr = s->o->tol_rel, ta = s->o->tol_abs, *lam = s->lam_sweep, *du = s->du;
+  const jl_prox_row *rows = s->rows;
+  double m = *res;
+#ifdef JL_PROX_ROW_PAIRS
+  if (colour) {
+    int e = lo;
+    for (; e + 1 < hi; e += 2) {
+      const jl_prox_row *r0 = rows + e, *r1 = rows + e + 1;
+      if ((r0->ka >= 0 && r0->ka == r0->kb) || (r1->ka >= 0 && r1->ka == r1->kb)) {
+        for (int f = e; f < e + 2; ++f) {
+          double q = jl_prox_row_sor(rows + f, tr, ta, lam + 3 * (size_t)f, du, ok);
+          if (!(q <= m)) m = q;
+        }
+      } else {
+        jl_prox_row_sor2(r0, r1, tr, ta, lam + 3 * (size_t)e, lam + 3 * (size_t)(e + 1), du, &m, ok);
+      }
+    }
+    if (e < hi) {
+      double q = jl_prox_row_sor(rows + e, tr, ta, lam + 3 * (size_t)e, du, ok);
+      if (!(q <= m)) m = q;
+    }
+    *res = m;
+    return;
+  }
+#else
+  (void)colour;
+#endif
+  if (back) {
+    for (int e = hi - 1; e >= lo; --e) {
+      double q = jl_prox_row_sor(rows + e, tr, ta, lam + 3 * (size_t)e, du, ok);
+      if (!(q <= m)) m = q;
+    }
+  } else {
+    for (int e = lo; e < hi; ++e) {
+      double q = jl_prox_row_sor(rows + e, tr, ta, lam + 3 * (size_t)e, du, ok);
+      if (!(q <= m)) m = q;
+    }
+  }
+  *res = m;
+}
+
+/* Impulses between contact order (lam) and sweep order (sweep), slots [lo, hi). */
+static void jl_to_sweep(const int *order, const double *lam, double *sweep, int lo, int hi) {
+  for (int e = lo; e < hi; ++e) memcpy(sweep + 3 * (size_t)e, lam + 3 * (size_t)order[e], 3 * sizeof(double));
+}
+static void jl_from_sweep(const int *order, const double *sweep, double *lam, int lo, int hi) {
+  for (int e = lo; e < hi; ++e) memcpy(lam + 3 * (size_t)order[e], sweep + 3 * (size_t)e, 3 * sizeof(double));
+}
+
+/* A signal or the deadline asks the solve to stop. */
+static int jl_stop_asked(const jl_prox_opts *o) {
+  return (o->stop && *o->stop) || (o->deadline > 0.0 && jl_time_now() >= o->deadline);
+}
+
+/* Every thread after each iteration, on its own copy of the state: the
+ * threads' residuals (set par of nt) joined, then the stop test (converged,
+ * diverging, or on). Max and AND are exact and thread 0's stop request is
+ * one flag, so every copy takes the same decision without a second barrier. */
+static void jl_decide(const jl_solve *s, jl_pm_state *pm, int par, int nt) {
   double res = 0.0;
   int ok = 1;
-  for (int t = 0; t < s->nthreads; ++t) {
-    if (!(s->t_res[t] <= res)) res = s->t_res[t];
-    ok &= s->t_ok[t];
+  for (int t = 0; t < nt; ++t) {
+    if (!(s->t_res[par][t] <= res)) res = s->t_res[par][t];
+    ok &= s->t_ok[par][t];
   }
-  jl_pm_decide(&s->pm, res, ok, s->o->max_iter);
+  jl_pm_decide(pm, res, ok, s->o->max_iter);
   /* a signal or the deadline: the iterate as it stands (a restart is not begun) */
-  if (s->pm.state != JL_PM_STOP && ((s->o->stop && *s->o->stop) ||
-                                    (s->o->deadline > 0.0 && jl_time_now() >= s->o->deadline)))
-    s->pm.state = JL_PM_STOP;
+  if (pm->state != JL_PM_STOP && s->t_stop[par]) pm->state = JL_PM_STOP;
+}
+
+/* Thread tid's residual of the iteration into set par (thread 0: also the
+ * stop request), before the iteration's last barrier. */
+static void jl_post(jl_solve *s, int par, int tid, double res, int ok) {
+  s->t_res[par][tid] = res;
+  s->t_ok[par][tid] = ok;
+  if (tid == 0) s->t_stop[par] = jl_stop_asked(s->o);
 }
 
 typedef struct jl_team_solve {
@@ -180,47 +321,87 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
   /* APGD: the sweep reads the extrapolated point ysrc and writes x into dst
    * and the next point into ydst (JOR: x only, and du follows x) */
   double *ysrc = s->y, *ydst = s->y2;
+  /* matrix-free: the rows; coloured SOR: in colour order with the impulses
+   * in sweep order; JOR, APGD: in contact order, with each body's terms */
+  const int *order = s->rows && !jor ? ts->col->order : NULL;
+  if (order) {
+    jl_prox_rows_pack(p, order, s->pm.alpha, clo, chi, s->rows);
+    jl_to_sweep(order, s->lam, s->lam_sweep, clo, chi);
+  } else if (s->rows) {
+    jl_prox_rows_pack(p, NULL, s->pm.alpha, clo, chi, s->rows);
+    for (int k = blo; k < bhi; ++k)
+      for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e) {
+        int i = p->body_contact[e];
+        s->body_term[e] = 2 * i + (p->ka[i] == k ? 0 : 1);
+      }
+  }
   if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
   jl_team_sync(team);
-  for (;;) {
+  /* the state, one copy per thread (jl_decide) */
+  jl_pm_state pm = s->pm;
+  int mf = s->o->matrix_free;
+  for (int par = 0;; par ^= 1) {
     double res = 0.0;
     int ok = 1;
-    if (apgd) {
-      double beta = jl_pm_beta(&s->pm);
+    /* each iteration ends with one barrier after jl_post */
+    if (jor && s->rows) {
+      double beta = apgd ? jl_pm_beta(&pm) : 0.0;
+      const double *from = apgd ? ysrc : src;
+      for (int i = clo; i < chi; ++i)
+        jl_update_row(s, i, from, dst, src, apgd ? ydst : NULL, beta, &res, &ok);
+      jl_team_sync(team);
+      jl_du_from_terms(s, blo, bhi);
+      jl_post(s, par, tid, res, ok);
+      jl_team_sync(team);
+    } else if (apgd) {
+      double beta = jl_pm_beta(&pm);
       for (int i = clo; i < chi; ++i) {
-        jl_update(s, i, ysrc, dst, &res, &ok);
+        jl_update(s, i, pm.alpha, ysrc, dst, &res, &ok);
         jl_pm_extrapolate(dst + 3 * (size_t)i, src + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
       }
+      if (mf) {
+        jl_team_sync(team);
+        jl_du_rebuild(s, ydst, blo, bhi);
+      }
+      jl_post(s, par, tid, res, ok);
       jl_team_sync(team);
-      if (s->o->matrix_free) jl_du_rebuild(s, ydst, blo, bhi);
     } else if (jor) {
-      for (int i = clo; i < chi; ++i) jl_update(s, i, src, dst, &res, &ok);
+      for (int i = clo; i < chi; ++i) jl_update(s, i, pm.alpha, src, dst, &res, &ok);
+      if (mf) {
+        jl_team_sync(team);
+        jl_du_rebuild(s, dst, blo, bhi);
+      }
+      jl_post(s, par, tid, res, ok);
       jl_team_sync(team);
-      if (s->o->matrix_free) jl_du_rebuild(s, dst, blo, bhi);
     } else {
       const jl_colouring *col = ts->col;
-      int back = s->pm.iterations & 1;
+      int back = pm.iterations & 1;
       for (int gg = 0; gg < col->groups; ++gg) {
         int g = back ? col->groups - 1 - gg : gg;
         int a = col->group_ptr[g], b = col->group_ptr[g + 1];
         if (col->merged && g == col->groups - 1) {
-          if (tid == 0)
-            for (int e = a; e < b; ++e)
-              jl_update(s, col->order[back ? a + b - 1 - e : e], src, dst, &res, &ok);
+          if (tid == 0) {
+            if (order)
+              jl_sor_rows(s, a, b, back, 0, &res, &ok);
+            else
+              for (int e = a; e < b; ++e)
+                jl_update(s, col->order[back ? a + b - 1 - e : e], pm.alpha, src, dst, &res, &ok);
+          }
         } else {
           int lo, hi;
           jl_team_share(b - a, tid, nt, &lo, &hi);
-          for (int e = a + lo; e < a + hi; ++e) jl_update(s, col->order[e], src, dst, &res, &ok);
+          if (order)
+            jl_sor_rows(s, a + lo, a + hi, 0, 1, &res, &ok);
+          else
+            for (int e = a + lo; e < a + hi; ++e)
+              jl_update(s, col->order[e], pm.alpha, src, dst, &res, &ok);
         }
+        if (gg == col->groups - 1) jl_post(s, par, tid, res, ok);
         jl_team_sync(team);
       }
     }
-    s->t_res[tid] = res;
-    s->t_ok[tid] = ok;
-    jl_team_sync(team);
-    if (tid == 0) jl_decide(s);
-    jl_team_sync(team);
-    int state = s->pm.state;
+    jl_decide(s, &pm, par, nt);
+    int state = pm.state;
     if (jor) {
       double *t = src; src = dst; dst = t;
       t = ysrc; ysrc = ydst; ydst = t;
@@ -230,13 +411,18 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       memcpy(src + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
       if (apgd)
         memcpy(ysrc + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
+      if (s->rows) jl_prox_rows_set_alpha(p, order, pm.alpha, clo, chi, s->rows);
+      if (order) jl_to_sweep(order, s->init, s->lam_sweep, clo, chi);
       jl_team_sync(team);
       if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
       jl_team_sync(team);
     }
   }
-  /* the latest iterate is in src */
-  if (src != s->lam) {
+  if (tid == 0) s->pm = pm;
+  /* the latest iterate is in src (SOR on rows: in sweep order) */
+  if (order) {
+    jl_from_sweep(order, s->lam_sweep, s->lam, clo, chi);
+  } else if (src != s->lam) {
     memcpy(s->lam + 3 * (size_t)clo, src + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
   }
 }
@@ -248,10 +434,10 @@ static void jl_solve_sequential(jl_solve *s) {
     double res = 0.0;
     int ok = 1;
     int n = s->p->n, back = s->pm.iterations & 1;
-    for (int e = 0; e < n; ++e) jl_update(s, back ? n - 1 - e : e, s->lam, s->lam, &res, &ok);
-    s->t_res[0] = res;
-    s->t_ok[0] = ok;
-    jl_decide(s);
+    for (int e = 0; e < n; ++e)
+      jl_update(s, back ? n - 1 - e : e, s->pm.alpha, s->lam, s->lam, &res, &ok);
+    jl_post(s, 0, 0, res, ok);
+    jl_decide(s, &s->pm, 0, 1);
     if (s->pm.state == JL_PM_STOP) break;
     if (s->pm.state == JL_PM_RESTART) {
       memcpy(s->lam, s->init, 3 * sizeof(double) * (size_t)s->p->n);
@@ -286,12 +472,27 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     memcpy(ws->y, lambda, 3 * sizeof(double) * (size_t)n);
   }
   int threads = o->threads > 0 ? o->threads : 1;
-  double t_res[256];
-  int t_ok[256];
-  if (threads > 256) threads = 256;
-  jl_solve s = {p, o, lambda, ws->lam2, ws->init, ws->du, ws->y, ws->y2, t_res, t_ok, 1, {0}, {0}};
+  if (threads > JL_PROX_MAX_THREADS) threads = JL_PROX_MAX_THREADS;
+  jl_solve s;
+  memset(&s, 0, sizeof s);
+  s.p = p;
+  s.o = o;
+  s.lam = lambda;
+  s.lam2 = ws->lam2;
+  s.init = ws->init;
+  s.du = ws->du;
+  s.y = ws->y;
+  s.y2 = ws->y2;
+  int sequential = o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL;
+  if (o->matrix_free && !sequential) {
+    if ((rc = jl_prox_ws_reserve_rows(ws, o->kind != JL_SOLVER_SOR, err))) return rc;
+    s.rows = ws->rows;
+    s.lam_sweep = ws->lam_sweep;
+    s.terms = ws->terms;
+    s.body_term = ws->body_term;
+  }
   jl_pm_state_init(&s.pm, o->alpha);
-  if (o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL) {
+  if (sequential) {
     jl_solve_sequential(&s);
   } else {
     jl_team_solve ts = {&s, NULL};
@@ -305,9 +506,6 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     int phase = o->kind == JL_SOLVER_SOR ? n / (ws->col.groups > 0 ? ws->col.groups : 1) : n;
     int per = o->min_per_thread > 0 ? o->min_per_thread : JL_PROX_MIN_PER_THREAD;
     if (phase / per < threads) threads = phase / per > 1 ? phase / per : 1;
-    /* the team size must be known before the shares: run with the size we ask for */
-    s.nthreads = threads;
-    for (int t = 0; t < threads; ++t) { t_res[t] = 0.0; t_ok[t] = 1; }
     if ((rc = jl_team_run(threads, jl_solve_team, &ts, err))) return rc;
   }
   s.st.iterations = s.pm.iterations;

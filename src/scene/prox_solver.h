@@ -53,8 +53,12 @@ typedef enum jl_sor_order { JL_SOR_COLOURED = 0, JL_SOR_SEQUENTIAL = 1 } jl_sor_
 #define JL_PROX_DIVERGE_FACTOR 10.0
 #define JL_PROX_MAX_RESTARTS 5
 
-/* Contacts a thread should have per phase: below that, barriers cost more than the work. */
-#define JL_PROX_MIN_PER_THREAD 256
+/* Contacts a thread should have per phase: below that, barriers cost more
+ * than the work (the 1000-brick wall's colours of about 430 contacts gain
+ * 1.6x on 2 threads; at 256 they ran on one). */
+#define JL_PROX_MIN_PER_THREAD 128
+/* Threads a solve uses at most. */
+#define JL_PROX_MAX_THREADS 256
 
 #define JL_MATRIX_FREE_AUTO (-1)
 #define JL_MATRIX_FREE_BLOCKS 4
@@ -104,11 +108,17 @@ typedef struct jl_prox_stats {
   int groups;              /* SOR coloured: groups after merging */
 } jl_prox_stats;
 
+struct jl_prox_row;
+
 typedef struct jl_prox_ws {
   double *lam2, *init;     /* 3 n */
+  struct jl_prox_row *rows; /* matrix-free: the constants in sweep order (prox_rows.h) */
+  double *lam_sweep;       /* 3 n: SOR's impulses in sweep order */
+  double *terms;           /* 12 n: JOR's and APGD's M^-1 W lam per contact and side */
+  int *body_term;          /* 2 n: per body CSR entry, 2 contact + side */
   double *y, *y2;          /* 3 y_cap, APGD's extrapolated points (an APGD solve grows them) */
   double *du;              /* 6 per body (matrix-free) */
-  int cap, body_cap, y_cap;
+  int cap, body_cap, y_cap, row_cap, term_cap;
   jl_colouring col;
 } jl_prox_ws;
 
