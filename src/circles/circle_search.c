@@ -232,6 +232,7 @@ typedef struct jl_polish_job {
   int legal;
   int rc;
   jl_error err;
+  double iter_s;           /* jl_polish_opts.iter_s: in the run's estimate, out this job's */
 } jl_polish_job;
 
 typedef struct jl_polish_pool {
@@ -251,6 +252,7 @@ typedef struct jl_search_state {
   double t0, t_best;
   double deadline;         /* t0 + --time (0: none) */
   double polish_deadline;  /* this round's polish (0: none) */
+  double polish_iter_s;    /* the longest SLSQP iteration the polish has seen */
   volatile sig_atomic_t *stop;
   uint64_t restarts, adoptions;
 } jl_search_state;
@@ -266,6 +268,7 @@ static void *jl_polish_worker(void *arg) {
     if (k >= pool->count) break;
     jl_polish_job *job = &pool->jobs[k];
     int imp = 0;
+    po.iter_s = &job->iter_s;
     job->rc = jl_circle_polish(&job->pk, &po, &imp, &job->err);
     jl_circle_check chk;
     jl_circle_check_packing(&job->pk, JL_LEGAL_REL_TOL, &chk);
@@ -301,6 +304,7 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
     njobs++;
   }
   if (njobs == 0) return JL_OK;
+  for (int j = 0; j < njobs; ++j) st->jobs[j].iter_s = st->polish_iter_s;
   jl_polish_pool pool = {.jobs = st->jobs, .count = njobs, .deadline = st->polish_deadline,
                          .stop = st->stop};
   atomic_init(&pool.next, 0);
@@ -313,6 +317,7 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_so
   /* merge in job order, so the outcome does not depend on thread timing */
   for (int j = 0; j < njobs; ++j) {
     jl_polish_job *job = &st->jobs[j];
+    st->polish_iter_s = fmax(st->polish_iter_s, job->iter_s);
     if (job->rc != JL_OK) {
       *err = job->err;
       return job->rc;

@@ -43,6 +43,7 @@ void jl_polish_opts_default(jl_polish_opts *o) {
   o->time_s = 0.0;
   o->deadline = 0.0;
   o->stop = NULL;
+  o->iter_s = NULL;
 }
 
 typedef struct jl_nlp {
@@ -60,6 +61,9 @@ typedef struct jl_nlp {
   double *last;             /* the last point NLopt evaluated */
   nlopt_opt opt;            /* the solve under way (the objective may stop it) */
   volatile sig_atomic_t *stop; /* SIGINT: stop the solve at its next evaluation */
+  double deadline;          /* the solve's end (0: none) */
+  double t_eval;            /* when the last evaluation came (0: none yet) */
+  double t_iter;            /* the longest time between two evaluations */
 } jl_nlp;
 
 
@@ -159,6 +163,16 @@ static double jl_nlp_objective(unsigned nv, const double *v, double *grad, void 
   jl_nlp *p = data;
   memcpy(p->last, v, nv * sizeof *v);
   if (p->stop && *p->stop && p->opt) nlopt_force_stop(p->opt);
+  /* NLopt's maxtime is checked between evaluations, and an SLSQP iteration
+   * of a few hundred circles takes a few tenths of a second (equal 200 on
+   * 2 CPU threads: 0.5 s, which --time overran): stop when the next one, as
+   * long as the longest so far, would end past the deadline. */
+  if (p->deadline > 0 && p->opt) {
+    double now = jl_time_now();
+    if (p->t_eval > 0) p->t_iter = fmax(p->t_iter, now - p->t_eval);
+    if (now + p->t_iter > p->deadline) nlopt_force_stop(p->opt);
+    p->t_eval = now;
+  }
   if (grad) {
     memset(grad, 0, nv * sizeof *grad);
     grad[nv - 1] = 1.0;
@@ -262,6 +276,8 @@ static int jl_nlp_solve(jl_nlp *p, double *v, jl_budget *b) {
     double f = 0.0;
     p->opt = opt;
     p->stop = b->stop;
+    p->deadline = b->deadline;
+    p->t_eval = 0.0;
     nlopt_optimize(opt, v, &f);
     p->opt = NULL;
     b->evals_left -= nlopt_get_numevals(opt);
@@ -315,7 +331,9 @@ static int jl_polish_rounds(jl_circle_packing *best, const jl_polish_opts *o,
   jl_budget b = {o->xtol_rel > 0 ? o->xtol_rel : 1e-14, o->max_eval > 0 ? o->max_eval : 2000,
                  deadline, o->stop};
   int fails = 0;
+  p.t_iter = o->iter_s && *o->iter_s > 0 ? *o->iter_s : 0.0;
   for (int round = 0; round < JL_POLISH_ROUNDS && !jl_budget_spent(&b); ++round) {
+    if (b.deadline > 0 && jl_time_now() + p.t_iter > b.deadline) break;
     double R_before = best->R;
     jl_nlp_load(v, best, R0);
     if ((rc = jl_nlp_region(&p, v))) break;
@@ -340,6 +358,7 @@ static int jl_polish_rounds(jl_circle_packing *best, const jl_polish_opts *o,
     if (!edge && jl_nlp_violation(&p, p.last) <= JL_POLISH_VIOL) break;
     if (edge) p.step = fmin(2.0 * p.step, JL_POLISH_STEP_MAX);
   }
+  if (o->iter_s) *o->iter_s = p.t_iter;
   free(v);
   jl_nlp_free(&p);
   return rc;

@@ -17,10 +17,15 @@ ended() {
 }
 
 # --time 3 at n = 200: ran over 220 s before launches were cut.
-jbg t200 circles --n 200 --device cpu --threads 2 --time 3 --out "$d/t.json" --quiet
+jbg t200 circles --equal 200 --device cpu --threads 2 --time 3 --out "$d/t.json" --quiet
 jwait 8
 expect_rc 0
 ended "$d/t.json" 200 time
+# the polish after the last launch starts no SLSQP iteration (about 0.5 s
+# here) that would end past its half second of grace
+ts=$(json_get "$d/t.json" 'd["run"]["time_s"]') || exit 1
+"$PY" -c "import sys; sys.exit(0 if $ts <= 3.0 + 0.5 + 0.25 else 1)" ||
+  fail "jostle $CMD: expected run.time_s <= 3.75 (3 s and the polish's grace), got $ts"
 # from 64 circles a walk step relaxes 16 neighbours (8 below: cli_seed_repro)
 wk=$(json_get "$d/t.json" 'd["run"]["walk_k"]') || exit 1
 [ "$wk" = 16 ] || fail "jostle $CMD: expected run.walk_k == 16 at n = 200, got $wk"
