@@ -156,17 +156,33 @@ typedef struct jl_step_job {
   jl_stepper *st;
   int n;
   double half_dt;
+  double *mu, *eps_n, *eps_t; /* per contact: the law, in st->law */
 } jl_step_job;
 
-/* Step 5's warm start, per contact. */
-static void jl_step_warm_team(void *ctx, int tid, jl_team *team) {
+/* Steps 4 and 5 per contact: the pair's law, the setup (frames, W, c),
+ * and the warm start (it needs the contact's frame). */
+static void jl_step_contacts_team(void *ctx, int tid, jl_team *team) {
   jl_step_job *j = ctx;
   jl_stepper *st = j->st;
+  const jl_scene *s = st->scene;
+  const jl_bodies *b = &s->bodies;
+  const jl_contacts *c = &st->contacts;
   int lo, hi;
   jl_team_share(j->n, tid, team->size, &lo, &hi);
-  const uint64_t *key = st->contacts.key;
+  for (int i = lo; i < hi; ++i) {
+    int m = b->material[c->body_a[i]] * JL_MATERIALS_MAX + b->material[c->body_b[i]];
+    j->mu[i] = s->mu[m];
+    j->eps_n[i] = s->eps_n[m];
+    j->eps_t[i] = s->eps_t[m];
+  }
+  jl_contact_law law = {j->mu, j->eps_n, j->eps_t};
+  jl_contact_setup_contacts(&st->prob, b, c, &law, st->dv_free, lo, hi);
+  if (!s->solver.warm_start) {
+    memset(st->lambda + 3 * (size_t)lo, 0, 3 * sizeof(double) * (size_t)(hi - lo));
+    return;
+  }
   for (int i = lo; i < hi; ++i)
-    jl_st_warm(key[i], st->prob.frame + 9 * (size_t)i, st->prev_key, st->prev_imp, st->prev_n,
+    jl_st_warm(c->key[i], st->prob.frame + 9 * (size_t)i, st->prev_key, st->prev_imp, st->prev_n,
                st->lambda + 3 * (size_t)i);
 }
 
@@ -205,28 +221,20 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   double max_pen;
   int n = jl_step_keep_closed(c, b->is_static, s->contact_tol, &max_pen);
   if ((rc = jl_step_reserve(st, n, nb, err))) return rc;
-  /* 4. setup with per-pair laws */
-  double *mu = st->law, *en = st->law + st->contact_cap, *et = st->law + 2 * (size_t)st->contact_cap;
-  for (int i = 0; i < n; ++i) {
-    int m = b->material[c->body_a[i]] * JL_MATERIALS_MAX + b->material[c->body_b[i]];
-    mu[i] = s->mu[m];
-    en[i] = s->eps_n[m];
-    et[i] = s->eps_t[m];
-  }
-  jl_contact_law law = {mu, en, et};
-  if ((rc = jl_contact_setup(&st->prob, b, c, &law, st->dv_free, 0, st->threads, err))) return rc;
+  /* 4. setup with per-pair laws; 5. the warm start */
+  jl_step_job job = {st, n, 0.5 * dt, st->law, st->law + st->contact_cap,
+                     st->law + 2 * (size_t)st->contact_cap};
+  if ((rc = jl_contact_setup_begin(&st->prob, n, nb, err))) return rc;
+  if ((rc = jl_team_run(jl_parallel_threads(st->threads, n, JL_STEP_MIN_PER_THREAD),
+                        jl_step_contacts_team, &job, err)))
+    return rc;
+  if ((rc = jl_contact_setup_bodies(&st->prob, err))) return rc;
   int mf = s->solver.matrix_free;
   if (mf == JL_MATRIX_FREE_AUTO)
     mf = jl_contact_g_estimate(&st->prob) > (long long)JL_MATRIX_FREE_BLOCKS * n;
   if ((!mf || st->keep_g) && (rc = jl_contact_build_g(&st->prob, st->threads, err))) return rc;
   st->matrix_free_used = mf;
-  /* 5. warm start and solve */
-  jl_step_job job = {st, n, 0.5 * dt};
-  if (!s->solver.warm_start)
-    memset(st->lambda, 0, 3 * sizeof(double) * (size_t)n);
-  else if ((rc = jl_team_run(jl_parallel_threads(st->threads, n, JL_STEP_MIN_PER_THREAD),
-                             jl_step_warm_team, &job, err)))
-    return rc;
+  /* 5. the solve */
   jl_prox_opts o = s->solver;
   o.threads = st->threads;
   o.matrix_free = mf;
