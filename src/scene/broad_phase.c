@@ -544,6 +544,6 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
   int rc = jl_broad_phase_prepare(bodies, margin, nt, bp, err);
   if (rc) return rc;
   jl_bp_run r = {bp, err, JL_OK};
-  if ((rc = jl_team_run(nt, jl_bp_run_team, &r, err))) return rc;
+  if ((rc = jl_team_pool_run(bp->pool, nt, jl_bp_run_team, &r, err))) return rc;
   return r.rc;
 }

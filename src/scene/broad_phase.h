@@ -53,6 +53,7 @@ typedef struct jl_broad_phase {
   int *large;              /* indices of large bodies */
   void *pair_local;        /* per-thread pair buffers (broad_phase.c) */
   void *state;             /* what a call's team shares (broad_phase.c) */
+  jl_team_pool *pool;      /* the owner's: the teams run on it (NULL: threads per call) */
   void *contact_local;     /* per-thread jl_contacts of the narrow phase (collide.c) */
   int contact_local_count;
 } jl_broad_phase;

@@ -133,7 +133,7 @@ int jl_collide(const jl_bodies *bodies, double margin, int threads, jl_broad_pha
   }
   jl_collide_job job = {.bodies = bodies, .bp = bp, .local = bp->contact_local, .out = out,
                         .margin = margin, .err = err, .rc = JL_OK};
-  rc = jl_team_run(nt, jl_collide_team, &job, err);
+  rc = jl_team_pool_run(bp->pool, nt, jl_collide_team, &job, err);
   if (rc == JL_OK) rc = job.rc;
   if (rc != JL_OK) out->count = 0;
   return rc;

@@ -19,12 +19,15 @@ int jl_stepper_init(jl_stepper *st, jl_scene *scene, int threads, jl_error *err)
   st->threads = threads > 0 ? threads : 1;
   int rc = jl_broad_phase_init(&st->bp, err);
   if (rc) return rc;
+  if (st->threads > 1 && !(st->pool = jl_team_pool_new(st->threads, err))) return err ? err->code : JL_ERR_NOMEM;
+  st->bp.pool = st->pool;
   return jl_contacts_init(&st->contacts, 64, err);
 }
 
 void jl_stepper_free(jl_stepper *st) {
   if (!st) return;
   jl_broad_phase_free(&st->bp);
+  jl_team_pool_free(st->pool);
   jl_contacts_free(&st->contacts);
   jl_contact_problem_free(&st->prob);
   jl_prox_ws_free(&st->ws);
@@ -225,7 +228,7 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   jl_step_job job = {st, n, 0.5 * dt, st->law, st->law + st->contact_cap,
                      st->law + 2 * (size_t)st->contact_cap};
   if ((rc = jl_contact_setup_begin(&st->prob, n, nb, err))) return rc;
-  if ((rc = jl_team_run(jl_parallel_threads(st->threads, n, JL_STEP_MIN_PER_THREAD),
+  if ((rc = jl_team_pool_run(st->pool, jl_parallel_threads(st->threads, n, JL_STEP_MIN_PER_THREAD),
                         jl_step_contacts_team, &job, err)))
     return rc;
   if ((rc = jl_contact_setup_bodies(&st->prob, err))) return rc;
@@ -237,6 +240,7 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   /* 5. the solve */
   jl_prox_opts o = s->solver;
   o.threads = st->threads;
+  o.pool = st->pool;
   o.matrix_free = mf;
   jl_prox_stats ps;
   if ((rc = jl_prox_solve(&st->prob, &o, st->lambda, &st->ws, &ps, err))) return rc;
@@ -245,7 +249,7 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   if ((rc = jl_step_remember_reserve(n, &st->prev_key, &st->prev_imp, &st->prev_cap, err))) return rc;
   jl_step_sort_keys(c->key, n, st->key_order);
   int items = nb > n ? nb : n;
-  if ((rc = jl_team_run(jl_parallel_threads(st->threads, items, JL_STEP_MIN_PER_THREAD),
+  if ((rc = jl_team_pool_run(st->pool, jl_parallel_threads(st->threads, items, JL_STEP_MIN_PER_THREAD),
                         jl_step_end_team, &job, err)))
     return rc;
   st->prev_n = n;
