@@ -16,11 +16,13 @@
 
 #include "error.h"
 #include "rigid_body.h"
-#include "team.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct jl_team;            /* team.h: kept out of here, which nvcc's C++ also includes */
+struct jl_team_pool;
 
 /* Persistent buffers of the broad and narrow phase, grown as needed and
  * reused every step (no allocation in a steady state). The fields after the
@@ -53,7 +55,7 @@ typedef struct jl_broad_phase {
   int *large;              /* indices of large bodies */
   void *pair_local;        /* per-thread pair buffers (broad_phase.c) */
   void *state;             /* what a call's team shares (broad_phase.c) */
-  jl_team_pool *pool;      /* the owner's: the teams run on it (NULL: threads per call) */
+  struct jl_team_pool *pool; /* the owner's: the teams run on it (NULL: threads per call) */
   void *contact_local;     /* per-thread jl_contacts of the narrow phase (collide.c) */
   int contact_local_count;
 } jl_broad_phase;
@@ -79,7 +81,7 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
 int jl_broad_phase_threads(int threads, int bodies);
 int jl_broad_phase_prepare(const jl_bodies *bodies, double margin, int team_size,
                            jl_broad_phase *bp, jl_error *err);
-int jl_broad_phase_team(jl_broad_phase *bp, int tid, jl_team *team, jl_error *err);
+int jl_broad_phase_team(jl_broad_phase *bp, int tid, struct jl_team *team, jl_error *err);
 
 #ifdef __cplusplus
 }

@@ -22,11 +22,12 @@
 #include "contact_setup.h"
 #include "error.h"
 #include "hd.h"
-#include "team.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct jl_team_pool;       /* team.h */
 
 /* APGD: the JOR sweep with Nesterov's momentum (FISTA: Beck and Teboulle
  * 2009; for contact, Mazhar et al. 2015): each sweep starts from the
@@ -75,7 +76,7 @@ typedef struct jl_prox_opts {
                               than JL_MATRIX_FREE_BLOCKS blocks per contact */
   jl_sor_order sor_order;
   int threads;
-  jl_team_pool *pool;      /* the caller's threads (team.h), or NULL: started per solve */
+  struct jl_team_pool *pool; /* the caller's threads (team.h), or NULL: started per solve */
   int min_per_thread;      /* fewer threads when a phase between barriers (a colour,
                               or a JOR sweep) would give a thread fewer contacts */
   /* The CPU solve ends after the current iteration, not converged, once

@@ -44,7 +44,7 @@ typedef struct jl_key_index {
 typedef struct jl_stepper {
   jl_scene *scene;
   int threads;
-  jl_team_pool *pool;      /* the step's teams run on these threads (NULL: one thread) */
+  struct jl_team_pool *pool; /* the step's teams run on these threads (NULL: one thread) */
   long step;
   double time;
   jl_broad_phase bp;
