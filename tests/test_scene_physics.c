@@ -25,7 +25,8 @@ static void test_sor_and_jor_agree(void **state) {
   assert_true(imp <= SC_CMP_IMP);
 }
 
-/* The stepper on 1, 2 and 3 threads gives the same bits: every stage on
+/* The stepper on 1, 2 and 3 threads (3 where there are 3 cores: the
+ * stepper's pool stops at the cores) gives the same bits: every stage on
  * the thread team (collision, setup, warm start, the coloured SOR, end
  * velocities and positions, the warm-start memory) splits its items by
  * index and joins in a fixed order. A 0.5 m sphere at 15 m/s into the

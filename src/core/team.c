@@ -92,8 +92,12 @@ void jl_team_sync(jl_team *team) {
 /* ---- the pool ---- */
 
 /* Seconds a pool thread waits for the next run before it sleeps: covers
- * the serial parts between a step's teams and the steps' own gaps. */
+ * the serial parts between a step's teams and the steps' own gaps. For the
+ * first JL_TEAM_POOL_BUSY_S it only spins (a sched_yield costs about 10 us
+ * of wake-up on the 2-core VM); then it yields the core between rounds, so
+ * that on a loaded machine it does not keep the core from a working thread. */
 #define JL_TEAM_POOL_SPIN_S 2e-3
+#define JL_TEAM_POOL_BUSY_S 50e-6
 
 struct jl_team_pool {
   int cap;                 /* members at most, the caller included */
@@ -120,17 +124,23 @@ static void *jl_pool_main(void *arg) {
   jl_pool_member m = *(jl_pool_member *)arg;
   free(arg);
   jl_team_pool *p = m.pool;
-  int seen = m.seen;
+  int seen = m.seen, spin = 1;
   for (;;) {
     int run = atomic_load_explicit(&p->run, memory_order_acquire);
     if (run == seen) {
-      /* spin (yielding) for a while, then sleep until the next run */
-      double until = jl_time_now() + JL_TEAM_POOL_SPIN_S;
+      /* spin, then spin yielding, then sleep until the next run; a thread
+       * the last run did not need sleeps at once (the solve's team may be
+       * smaller than the pool, and spinning it would take a loaded core) */
+      double start = jl_time_now(), until = start + (spin ? JL_TEAM_POOL_SPIN_S : 0.0);
       while ((run = atomic_load_explicit(&p->run, memory_order_acquire)) == seen &&
              !atomic_load_explicit(&p->quit, memory_order_acquire)) {
         for (int i = 0; i < JL_TEAM_SPINS && atomic_load_explicit(&p->run, memory_order_relaxed) == seen; ++i) {
         }
-        if (jl_time_now() < until) continue;
+        double t = jl_time_now();
+        if (t < until) {
+          if (t >= start + JL_TEAM_POOL_BUSY_S) sched_yield();
+          continue;
+        }
         pthread_mutex_lock(&p->lock);
         p->sleeping++;
         while (atomic_load_explicit(&p->run, memory_order_acquire) == seen &&
@@ -138,12 +148,14 @@ static void *jl_pool_main(void *arg) {
           pthread_cond_wait(&p->wake, &p->lock);
         p->sleeping--;
         pthread_mutex_unlock(&p->lock);
-        until = jl_time_now() + JL_TEAM_POOL_SPIN_S;
+        start = jl_time_now();
+        until = start + JL_TEAM_POOL_SPIN_S;
       }
       if (run == seen) return NULL;  /* quit */
     }
     seen = run;
-    if (m.tid < p->team.size) p->fn(p->ctx, m.tid, &p->team);
+    spin = m.tid < p->team.size;
+    if (spin) p->fn(p->ctx, m.tid, &p->team);
     atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel);
   }
 }

@@ -28,9 +28,8 @@ void jl_team_sync(jl_team *team);
  * after another, and a thread started per team begins its share about
  * 80 us late on a 2-core VM (thread start, and waking an idle core), as
  * long as a stage of the 1000-brick wall takes. The pool's threads wait for
- * the next run spinning for up to
- * JL_TEAM_POOL_SPIN_S, then asleep (a yield would cost about 10 us of
- * wake-up on such a VM). One caller at a time. */
+ * the next run spinning (yielding the core after the first 50 us) for up to
+ * JL_TEAM_POOL_SPIN_S, then asleep. One caller at a time. */
 typedef struct jl_team_pool jl_team_pool;
 
 /* A pool of up to `threads` members (the caller included); NULL with *err

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "collide.h"
+#include "device.h"
 #include "integrate.h"
 #include "parallel.h"
 #include "step_math.h"
@@ -19,7 +20,9 @@ int jl_stepper_init(jl_stepper *st, jl_scene *scene, int threads, jl_error *err)
   st->threads = threads > 0 ? threads : 1;
   int rc = jl_broad_phase_init(&st->bp, err);
   if (rc) return rc;
-  if (st->threads > 1 && !(st->pool = jl_team_pool_new(st->threads, err))) return err ? err->code : JL_ERR_NOMEM;
+  /* threads beyond the cores would only wait at the teams' barriers */
+  int cores = jl_cpu_count(), members = st->threads < cores ? st->threads : cores;
+  if (members > 1 && !(st->pool = jl_team_pool_new(members, err))) return err ? err->code : JL_ERR_NOMEM;
   st->bp.pool = st->pool;
   return jl_contacts_init(&st->contacts, 64, err);
 }
