@@ -24,6 +24,21 @@ typedef void (*jl_team_fn)(void *ctx, int tid, jl_team *team);
 int jl_team_run(int threads, jl_team_fn fn, void *ctx, jl_error *err);
 void jl_team_sync(jl_team *team);
 
+/* A team whose threads outlive one run: a stepper's stages run one team
+ * after another, and a thread started per team begins its share about
+ * 80 us late on a 2-core VM (thread start, and waking an idle core), as
+ * long as a stage of the 1000-brick wall takes. The pool's threads wait for
+ * the next run spinning (yielding the core after the first 50 us) for up to
+ * JL_TEAM_POOL_SPIN_S, then asleep. One caller at a time. */
+typedef struct jl_team_pool jl_team_pool;
+
+/* A pool of up to `threads` members (the caller included); NULL with *err
+ * set when out of memory. Threads start at the first run that needs them. */
+jl_team_pool *jl_team_pool_new(int threads, jl_error *err);
+void jl_team_pool_free(jl_team_pool *pool);
+/* jl_team_run on the pool's threads (at most its size); pool NULL: jl_team_run. */
+int jl_team_pool_run(jl_team_pool *pool, int threads, jl_team_fn fn, void *ctx, jl_error *err);
+
 /* The contiguous share [lo, hi) of n items for thread tid of nt. */
 static inline void jl_team_share(int n, int tid, int nt, int *lo, int *hi) {
   long long a = (long long)n * tid / nt, b = (long long)n * (tid + 1) / nt;

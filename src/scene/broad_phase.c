@@ -11,12 +11,17 @@
 #include "contact.h"
 #include "grid_pairs.h"
 #include "parallel.h"
+#include "team.h"
 
-/* Fewer threads than this many items each only cost thread start-up. */
-#define JL_BP_MIN_PER_THREAD 1024
+/* Bodies a member of the team should have at least: below that, the
+ * barriers between the stages cost more than the work. */
+#define JL_BP_MIN_PER_THREAD 256
 /* Digits of the radix sort. */
 #define JL_RADIX_BITS 8
 #define JL_RADIX_SIZE (1 << JL_RADIX_BITS)
+
+typedef struct jl_bp_job jl_bp_job;
+static void jl_bp_state_free(jl_bp_job *j);
 
 typedef struct jl_pair_buf {
   uint64_t *pairs;         /* a << 32 | b, in order */
@@ -106,6 +111,7 @@ void jl_broad_phase_free(jl_broad_phase *bp) {
       free(local[t].list);
     }
   free(local);
+  jl_bp_state_free(bp->state);
   jl_contacts *contacts = bp->contact_local;
   if (contacts)
     for (int t = 0; t < bp->contact_local_count; ++t) jl_contacts_free(&contacts[t]);
@@ -120,88 +126,32 @@ void jl_broad_phase_free(jl_broad_phase *bp) {
     (ptr) = q_;                                                                             \
   } while (0)
 
-/* ---- parallel LSD radix sort of 64-bit keys (with optional int values) ---- */
+/* ---- the grid, one stage after another on a thread team ---- */
 
-typedef struct jl_radix_job {
-  const uint64_t *key_in;
-  uint64_t *key_out;
-  const int *val_in;
-  int *val_out;
-  long n;
-  int shift;
-  long (*hist)[JL_RADIX_SIZE];
-} jl_radix_job;
-
-static void jl_radix_count(void *ctx, int t, int nt) {
-  jl_radix_job *j = ctx;
-  long lo, hi;
-  jl_parallel_chunk(j->n, t, nt, &lo, &hi);
-  long *h = j->hist[t];
-  memset(h, 0, sizeof(long) * JL_RADIX_SIZE);
-  for (long i = lo; i < hi; ++i) h[(j->key_in[i] >> j->shift) & (JL_RADIX_SIZE - 1)]++;
-}
-
-static void jl_radix_scatter(void *ctx, int t, int nt) {
-  jl_radix_job *j = ctx;
-  long lo, hi;
-  jl_parallel_chunk(j->n, t, nt, &lo, &hi);
-  long *h = j->hist[t];  /* now the output offsets of this chunk */
-  for (long i = lo; i < hi; ++i) {
-    long o = h[(j->key_in[i] >> j->shift) & (JL_RADIX_SIZE - 1)]++;
-    j->key_out[o] = j->key_in[i];
-    if (j->val_in) j->val_out[o] = j->val_in[i];
-  }
-}
-
-/* Stable sort of keys[0..n) (and vals beside them when not NULL) by their
- * low key_bits bits (the others are zero), using tmp buffers of the same
- * size; the result ends in *keys / *vals (the pointers may be swapped with
- * the tmp ones). */
-static int jl_radix_sort(uint64_t **keys, uint64_t **keys_tmp, int **vals, int **vals_tmp, long n,
-                         int key_bits, int nt, jl_error *err) {
-  if (n < 2) return JL_OK;
-  long(*hist)[JL_RADIX_SIZE] = malloc(sizeof(long) * JL_RADIX_SIZE * (size_t)nt);
-  if (!hist) return jl_error_set(err, JL_ERR_NOMEM, "radix sort: out of memory");
-  for (int shift = 0; shift < key_bits; shift += JL_RADIX_BITS) {
-    jl_radix_job j = {*keys, *keys_tmp, vals ? *vals : NULL, vals ? *vals_tmp : NULL, n, shift,
-                      hist};
-    jl_parallel_run(nt, jl_radix_count, &j);
-    /* Offsets digit-major, chunk-minor: the sort stays stable. */
-    long sum = 0;
-    for (int d = 0; d < JL_RADIX_SIZE; ++d)
-      for (int t = 0; t < nt; ++t) {
-        long c = hist[t][d];
-        hist[t][d] = sum;
-        sum += c;
-      }
-    jl_parallel_run(nt, jl_radix_scatter, &j);
-    uint64_t *tk = *keys;
-    *keys = *keys_tmp;
-    *keys_tmp = tk;
-    if (vals) {
-      int *tv = *vals;
-      *vals = *vals_tmp;
-      *vals_tmp = tv;
-    }
-  }
-  free(hist);
-  return JL_OK;
-}
-
-/* ---- the grid ---- */
-
-typedef struct jl_bp_job {
+/* What the members of the team share: the call's inputs, the grid, and the
+ * scans' per-member counts (bp->state). */
+struct jl_bp_job {
   const jl_bodies *bodies;
   jl_broad_phase *bp;
   double margin;
   jl_grid g;               /* cell edge, origin, key bits per axis */
+  int rc;                  /* tid 0's verdict, read by all after a barrier */
+  long dyn;                /* dynamic bodies in the grid or large */
+  int grid;                /* bodies in the grid */
+  long runs;
+  long (*hist)[JL_RADIX_SIZE]; /* per member: digit counts, then output offsets */
+  int hist_cap;
+  long run_base[JL_MAX_THREADS + 1]; /* per member: runs starting in its entries, then the first run */
+  long pair_base[JL_MAX_THREADS + 1];
   int bounds[JL_MAX_THREADS + 1]; /* body chunks of the pair pass, balanced by work */
-} jl_bp_job;
+};
 
-static void jl_bp_aabbs(void *ctx, int t, int nt) {
-  jl_bp_job *j = ctx;
-  long lo, hi;
-  jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
+static void jl_bp_state_free(jl_bp_job *j) {
+  if (j) free(j->hist);
+  free(j);
+}
+
+static void jl_bp_aabbs(jl_bp_job *j, long lo, long hi) {
   for (long i = lo; i < hi; ++i)
     if (j->bodies->shape[i] != JL_SHAPE_PLANE)
       jl_bm_aabb(j->bodies->shape, j->bodies->size, j->bodies->pos, j->bodies->quat, (int)i,
@@ -210,11 +160,8 @@ static void jl_bp_aabbs(void *ctx, int t, int nt) {
 
 /* Cells of each grid body's box (floor is monotone, so the cell of the low
  * corner of two boxes' intersection is the larger of their low cells). */
-static void jl_bp_count(void *ctx, int t, int nt) {
-  jl_bp_job *j = ctx;
+static void jl_bp_count(jl_bp_job *j, long lo, long hi) {
   jl_broad_phase *bp = j->bp;
-  long lo, hi;
-  jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
   for (long i = lo; i < hi; ++i) {
     long n = 0;
     if (bp->kind[i] == JL_GP_GRID) n = (long)jl_gp_cells(&j->g, bp->aabb + 6 * i, bp->cell_range + 6 * i);
@@ -222,11 +169,8 @@ static void jl_bp_count(void *ctx, int t, int nt) {
   }
 }
 
-static void jl_bp_fill(void *ctx, int t, int nt) {
-  jl_bp_job *j = ctx;
+static void jl_bp_fill(jl_bp_job *j, long lo, long hi) {
   jl_broad_phase *bp = j->bp;
-  long lo, hi;
-  jl_parallel_chunk(j->bodies->count, t, nt, &lo, &hi);
   for (long i = lo; i < hi; ++i) {
     if (bp->kind[i] != JL_GP_GRID) continue;
     jl_gp_fill(&j->g, bp->cell_range + 6 * i, (int)i, bp->entry_start[i], bp->keys, bp->vals,
@@ -234,9 +178,8 @@ static void jl_bp_fill(void *ctx, int t, int nt) {
   }
 }
 
-/* Pairs (u, v > u) for the bodies u of this chunk, in (u, v) order. */
-static void jl_bp_pairs(void *ctx, int t, int nt) {
-  jl_bp_job *j = ctx;
+/* Pairs (u, v > u) for the bodies u of member t's chunk, in (u, v) order. */
+static void jl_bp_pairs(jl_bp_job *j, int t) {
   jl_broad_phase *bp = j->bp;
   const jl_bodies *bodies = j->bodies;
   const uint8_t *st = bodies->is_static;
@@ -244,7 +187,6 @@ static void jl_bp_pairs(void *ctx, int t, int nt) {
   jl_pair_buf *out = (jl_pair_buf *)bp->pair_local + t;
   out->count = 0;
   out->failed = 0;
-  (void)nt;
   long lo = j->bounds[t], hi = j->bounds[t + 1];
   for (long ul = lo; ul < hi; ++ul) {
     int u = (int)ul;
@@ -297,72 +239,16 @@ static void jl_bp_pairs(void *ctx, int t, int nt) {
   }
 }
 
-typedef struct jl_runs_job {
-  jl_broad_phase *bp;
-  long entries;
-  long *run_base;          /* per chunk: runs starting in it, then the first run's index */
-} jl_runs_job;
-
-static void jl_runs_count(void *ctx, int t, int nt) {
-  jl_runs_job *j = ctx;
-  const uint64_t *k = j->bp->keys;
-  long lo, hi, c = 0;
-  jl_parallel_chunk(j->entries, t, nt, &lo, &hi);
-  for (long e = lo; e < hi; ++e)
-    if (e == 0 || k[e] != k[e - 1]) c++;
-  j->run_base[t] = c;
-}
-
-static void jl_runs_write(void *ctx, int t, int nt) {
-  jl_runs_job *j = ctx;
+/* tid 0: the kinds of the bodies (plane, large, grid), the cell edge (the
+ * mean box size of the dynamic bodies) and the grid's origin and extent. */
+static int jl_bp_classify(jl_bp_job *j, jl_error *err) {
   jl_broad_phase *bp = j->bp;
-  const uint64_t *k = bp->keys;
-  long lo, hi, run = j->run_base[t] - 1;
-  jl_parallel_chunk(j->entries, t, nt, &lo, &hi);
-  for (long e = lo; e < hi; ++e) {
-    if (e == 0 || k[e] != k[e - 1]) bp->cell_start[++run] = e;
-    int en = bp->vals[e];
-    bp->entry_run[en] = (int)run;
-    bp->sorted_body[e] = bp->entry_body[en];
-  }
-}
-
-static int jl_bp_reserve_bodies(jl_broad_phase *bp, int n, jl_error *err) {
-  if (n <= bp->body_cap) return JL_OK;
-  JL_BP_GROW(bp->aabb, 6 * (size_t)n);
-  JL_BP_GROW(bp->kind, n);
-  JL_BP_GROW(bp->cell_range, 6 * (size_t)n);
-  JL_BP_GROW(bp->entry_start, (size_t)n + 1);
-  JL_BP_GROW(bp->planes, n);
-  JL_BP_GROW(bp->large, n);
-  bp->body_cap = n;
-  return JL_OK;
-}
-
-int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_broad_phase *bp,
-                       jl_error *err) {
+  const jl_bodies *bodies = j->bodies;
   int n = bodies->count;
-  bp->pair_count = 0;
-  bp->cell = 0.0;
-  bp->entries = 0;
-  bp->large_count = 0;
-  bp->plane_count = 0;
-  if (!(margin >= 0.0) || !isfinite(margin))
-    return jl_error_set(err, JL_ERR_INPUT, "collision margin must be finite and >= 0 (got %g)", margin);
-  if (n < 0) return jl_error_set(err, JL_ERR_INTERNAL, "negative body count");
-  if (n == 0) return JL_OK;
-  if (jl_bp_reserve_bodies(bp, n, err)) return err ? err->code : JL_ERR_NOMEM;
-  if (!bp->pair_local) {
-    bp->pair_local = calloc(JL_MAX_THREADS, sizeof(jl_pair_buf));
-    if (!bp->pair_local) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: out of memory");
-  }
-  int nt = jl_parallel_threads(threads, n, JL_BP_MIN_PER_THREAD);
-  jl_bp_job job = {.bodies = bodies, .bp = bp, .margin = margin};
-  jl_parallel_run(nt, jl_bp_aabbs, &job);
-
-  /* Cell edge: the mean box size of the dynamic bodies. */
   double sum = 0.0;
   long dyn = 0;
+  j->dyn = 0;
+  j->grid = 0;
   for (int i = 0; i < n; ++i) {
     if (bodies->shape[i] == JL_SHAPE_PLANE) {
       bp->kind[i] = JL_GP_PLANE;
@@ -378,6 +264,7 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
       dyn++;
     }
   }
+  j->dyn = dyn;
   if (dyn == 0) return JL_OK;  /* only static bodies: nothing can touch */
   double cell = sum / (double)dyn;
   if (!(cell > 0.0)) cell = 1.0;
@@ -399,65 +286,143 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
       hi[k] = fmax(hi[k], b[3 + k]);
     }
   }
-  long entries = 0;
+  j->grid = grid;
   if (grid > 0) {
     /* Cell coordinates must fit 63 key bits and an int; coarsen the grid if not. */
-    jl_gp_grid_params(cell, lo, hi, &job.g);
-    bp->cell = job.g.cell;
-    jl_parallel_run(nt, jl_bp_count, &job);
-    bp->entry_start[0] = 0;
-    for (int i = 0; i < n; ++i) bp->entry_start[i + 1] += bp->entry_start[i];
-    entries = bp->entry_start[n];
-    if (entries > 0x7fffffffL)
-      return jl_error_set(err, JL_ERR_NOMEM, "broad phase: too many grid entries (%ld)", entries);
-    bp->entries = entries;
-    if (entries > bp->entry_cap) {
-      JL_BP_GROW(bp->keys, entries);
-      JL_BP_GROW(bp->keys_tmp, entries);
-      JL_BP_GROW(bp->vals, entries);
-      JL_BP_GROW(bp->vals_tmp, entries);
-      JL_BP_GROW(bp->entry_body, entries);
-      JL_BP_GROW(bp->entry_run, entries);
-      JL_BP_GROW(bp->sorted_body, entries);
-      JL_BP_GROW(bp->cell_start, entries + 1);
-      bp->entry_cap = entries;
-    }
-    jl_parallel_run(nt, jl_bp_fill, &job);
-    int snt = jl_parallel_threads(threads, entries, JL_BP_MIN_PER_THREAD);
-    int key_bits = job.g.bits[0] + job.g.bits[1] + job.g.bits[2];
-    if (jl_radix_sort(&bp->keys, &bp->keys_tmp, &bp->vals, &bp->vals_tmp, entries, key_bits, snt, err))
-      return err ? err->code : JL_ERR_NOMEM;
-    /* Runs of equal keys: count per chunk, scan, then write. */
-    long run_base[JL_MAX_THREADS + 1];
-    jl_runs_job rj = {bp, entries, run_base};
-    jl_parallel_run(snt, jl_runs_count, &rj);
-    long runs = 0;
-    for (int t = 0; t < snt; ++t) {
-      long c = run_base[t];
-      run_base[t] = runs;
-      runs += c;
-    }
-    jl_parallel_run(snt, jl_runs_write, &rj);
-    bp->cell_start[runs] = entries;
+    jl_gp_grid_params(cell, lo, hi, &j->g);
+    bp->cell = j->g.cell;
   }
+  return JL_OK;
+}
 
-  /* Planes and large bodies test every body after them: weigh them so in
-   * the chunks (the output order does not depend on the chunks). */
+/* tid 0: the entries from the counts (exclusive scan), room for them. */
+static int jl_bp_entries(jl_bp_job *j, jl_error *err) {
+  jl_broad_phase *bp = j->bp;
+  int n = j->bodies->count;
+  bp->entry_start[0] = 0;
+  for (int i = 0; i < n; ++i) bp->entry_start[i + 1] += bp->entry_start[i];
+  long entries = bp->entry_start[n];
+  if (entries > 0x7fffffffL)
+    return jl_error_set(err, JL_ERR_NOMEM, "broad phase: too many grid entries (%ld)", entries);
+  bp->entries = entries;
+  if (entries > bp->entry_cap) {
+    JL_BP_GROW(bp->keys, entries);
+    JL_BP_GROW(bp->keys_tmp, entries);
+    JL_BP_GROW(bp->vals, entries);
+    JL_BP_GROW(bp->vals_tmp, entries);
+    JL_BP_GROW(bp->entry_body, entries);
+    JL_BP_GROW(bp->entry_run, entries);
+    JL_BP_GROW(bp->sorted_body, entries);
+    JL_BP_GROW(bp->cell_start, entries + 1);
+    bp->entry_cap = entries;
+  }
+  return JL_OK;
+}
+
+/* Parallel LSD radix sort of the entries' cell keys (low key_bits bits; the
+ * others are zero) with the entry indices beside them, stable: each member
+ * counts the digits of its chunk, tid 0 turns the counts into offsets digit
+ * major, chunk minor, each member scatters its chunk. The sorted keys end in
+ * bp->keys / bp->vals (the buffers swap with the tmp ones). */
+static void jl_bp_sort(jl_bp_job *j, int tid, jl_team *team) {
+  jl_broad_phase *bp = j->bp;
+  int nt = team->size;
+  long n = bp->entries, lo, hi;
+  jl_parallel_chunk(n, tid, nt, &lo, &hi);
+  int key_bits = j->g.bits[0] + j->g.bits[1] + j->g.bits[2];
+  uint64_t *key = bp->keys, *key_tmp = bp->keys_tmp;
+  int *val = bp->vals, *val_tmp = bp->vals_tmp;
+  long *h = j->hist[tid];
+  if (n < 2) return;
+  for (int shift = 0; shift < key_bits; shift += JL_RADIX_BITS) {
+    memset(h, 0, sizeof(long) * JL_RADIX_SIZE);
+    for (long i = lo; i < hi; ++i) h[(key[i] >> shift) & (JL_RADIX_SIZE - 1)]++;
+    jl_team_sync(team);
+    if (tid == 0) {
+      long sum = 0;
+      for (int d = 0; d < JL_RADIX_SIZE; ++d)
+        for (int t = 0; t < nt; ++t) {
+          long c = j->hist[t][d];
+          j->hist[t][d] = sum;
+          sum += c;
+        }
+    }
+    jl_team_sync(team);
+    for (long i = lo; i < hi; ++i) {
+      long o = h[(key[i] >> shift) & (JL_RADIX_SIZE - 1)]++;
+      key_tmp[o] = key[i];
+      val_tmp[o] = val[i];
+    }
+    uint64_t *tk = key; key = key_tmp; key_tmp = tk;
+    int *tv = val; val = val_tmp; val_tmp = tv;
+    /* the next pass reads what the others wrote, and the counts are rewritten */
+    jl_team_sync(team);
+  }
+  if (tid == 0) {
+    bp->keys = key;
+    bp->keys_tmp = key_tmp;
+    bp->vals = val;
+    bp->vals_tmp = val_tmp;
+  }
+}
+
+/* Runs of equal keys: each member counts the runs starting in its chunk,
+ * tid 0 scans, each member writes its chunk's. */
+static void jl_bp_runs(jl_bp_job *j, int tid, jl_team *team) {
+  jl_broad_phase *bp = j->bp;
+  long lo, hi, c = 0;
+  jl_parallel_chunk(bp->entries, tid, team->size, &lo, &hi);
+  const uint64_t *k = bp->keys;
+  for (long e = lo; e < hi; ++e)
+    if (e == 0 || k[e] != k[e - 1]) c++;
+  j->run_base[tid] = c;
+  jl_team_sync(team);
+  if (tid == 0) {
+    long runs = 0;
+    for (int t = 0; t < team->size; ++t) {
+      long r = j->run_base[t];
+      j->run_base[t] = runs;
+      runs += r;
+    }
+    j->runs = runs;
+  }
+  jl_team_sync(team);
+  long run = j->run_base[tid] - 1;
+  for (long e = lo; e < hi; ++e) {
+    if (e == 0 || k[e] != k[e - 1]) bp->cell_start[++run] = e;
+    int en = bp->vals[e];
+    bp->entry_run[en] = (int)run;
+    bp->sorted_body[e] = bp->entry_body[en];
+  }
+  if (tid == 0) bp->cell_start[j->runs] = bp->entries;
+}
+
+/* tid 0: the pair pass's body chunks. Planes and large bodies test every
+ * body after them: weigh them so in the chunks (the output order does not
+ * depend on the chunks). */
+static void jl_bp_bounds(jl_bp_job *j, int nt) {
+  jl_broad_phase *bp = j->bp;
+  int n = j->bodies->count;
   double work = 0.0;
   for (int i = 0; i < n; ++i) work += bp->kind[i] == JL_GP_GRID ? 1.0 : (double)(n - i);
   double acc = 0.0;
   int t = 1;
-  job.bounds[0] = 0;
+  j->bounds[0] = 0;
   for (int i = 0; i < n && t < nt; ++i) {
     acc += bp->kind[i] == JL_GP_GRID ? 1.0 : (double)(n - i);
-    while (t < nt && acc >= work * t / nt) job.bounds[t++] = i + 1;
+    while (t < nt && acc >= work * t / nt) j->bounds[t++] = i + 1;
   }
-  while (t <= nt) job.bounds[t++] = n;
-  jl_parallel_run(nt, jl_bp_pairs, &job);
+  while (t <= nt) j->bounds[t++] = n;
+}
+
+/* tid 0: where each member's pairs go, room for them all. */
+static int jl_bp_pair_offsets(jl_bp_job *j, int nt, jl_error *err) {
+  jl_broad_phase *bp = j->bp;
   jl_pair_buf *local = bp->pair_local;
   long total = 0;
   for (int t = 0; t < nt; ++t) {
     if (local[t].failed) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: out of memory for pairs");
+    j->pair_base[t] = total;
     total += local[t].count;
   }
   if (total > 0x7fffffffL) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: too many pairs (%ld)", total);
@@ -466,12 +431,119 @@ int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_b
     JL_BP_GROW(bp->pair_b, total);
     bp->pair_cap = total;
   }
-  long o = 0;
-  for (int t = 0; t < nt; ++t)
-    for (long k = 0; k < local[t].count; ++k, ++o) {
-      bp->pair_a[o] = (int)(local[t].pairs[k] >> 32);
-      bp->pair_b[o] = (int)(uint32_t)local[t].pairs[k];
-    }
   bp->pair_count = (int)total;
   return JL_OK;
+}
+
+static int jl_bp_reserve_bodies(jl_broad_phase *bp, int n, jl_error *err) {
+  if (n <= bp->body_cap) return JL_OK;
+  JL_BP_GROW(bp->aabb, 6 * (size_t)n);
+  JL_BP_GROW(bp->kind, n);
+  JL_BP_GROW(bp->cell_range, 6 * (size_t)n);
+  JL_BP_GROW(bp->entry_start, (size_t)n + 1);
+  JL_BP_GROW(bp->planes, n);
+  JL_BP_GROW(bp->large, n);
+  bp->body_cap = n;
+  return JL_OK;
+}
+
+int jl_broad_phase_threads(int threads, int bodies) {
+  return jl_parallel_threads(threads, bodies, JL_BP_MIN_PER_THREAD);
+}
+
+int jl_broad_phase_prepare(const jl_bodies *bodies, double margin, int threads, jl_broad_phase *bp,
+                           jl_error *err) {
+  int n = bodies->count;
+  bp->pair_count = 0;
+  bp->cell = 0.0;
+  bp->entries = 0;
+  bp->large_count = 0;
+  bp->plane_count = 0;
+  if (!(margin >= 0.0) || !isfinite(margin))
+    return jl_error_set(err, JL_ERR_INPUT, "collision margin must be finite and >= 0 (got %g)", margin);
+  if (n < 0) return jl_error_set(err, JL_ERR_INTERNAL, "negative body count");
+  if (jl_bp_reserve_bodies(bp, n, err)) return err ? err->code : JL_ERR_NOMEM;
+  if (!bp->pair_local) {
+    bp->pair_local = calloc(JL_MAX_THREADS, sizeof(jl_pair_buf));
+    if (!bp->pair_local) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: out of memory");
+  }
+  if (!bp->state) {
+    bp->state = calloc(1, sizeof(jl_bp_job));
+    if (!bp->state) return jl_error_set(err, JL_ERR_NOMEM, "broad phase: out of memory");
+  }
+  jl_bp_job *j = bp->state;
+  if (threads < 1) threads = 1;
+  if (threads > JL_MAX_THREADS) threads = JL_MAX_THREADS;
+  if (j->hist_cap < threads) {
+    long(*h)[JL_RADIX_SIZE] = realloc(j->hist, sizeof(long) * JL_RADIX_SIZE * (size_t)threads);
+    if (!h) return jl_error_set(err, JL_ERR_NOMEM, "radix sort: out of memory");
+    j->hist = h;
+    j->hist_cap = threads;
+  }
+  j->bodies = bodies;
+  j->bp = bp;
+  j->margin = margin;
+  j->rc = JL_OK;
+  return JL_OK;
+}
+
+int jl_broad_phase_team(jl_broad_phase *bp, int tid, jl_team *team, jl_error *err) {
+  jl_bp_job *j = bp->state;
+  int nt = team->size, n = j->bodies->count;
+  if (n == 0) return JL_OK;
+  long lo, hi;
+  jl_parallel_chunk(n, tid, nt, &lo, &hi);
+  jl_bp_aabbs(j, lo, hi);
+  jl_team_sync(team);
+  if (tid == 0) j->rc = jl_bp_classify(j, err);
+  jl_team_sync(team);
+  if (j->rc || j->dyn == 0) return j->rc;
+  if (j->grid > 0) {
+    jl_bp_count(j, lo, hi);
+    jl_team_sync(team);
+    if (tid == 0) j->rc = jl_bp_entries(j, err);
+    jl_team_sync(team);
+    if (j->rc) return j->rc;
+    jl_bp_fill(j, lo, hi);
+    jl_team_sync(team);
+    jl_bp_sort(j, tid, team);
+    jl_team_sync(team);
+    jl_bp_runs(j, tid, team);
+  }
+  if (tid == 0) jl_bp_bounds(j, nt);
+  jl_team_sync(team);
+  jl_bp_pairs(j, tid);
+  jl_team_sync(team);
+  if (tid == 0) j->rc = jl_bp_pair_offsets(j, nt, err);
+  jl_team_sync(team);
+  if (j->rc) return j->rc;
+  const jl_pair_buf *mine = (const jl_pair_buf *)bp->pair_local + tid;
+  for (long k = 0, o = j->pair_base[tid]; k < mine->count; ++k, ++o) {
+    bp->pair_a[o] = (int)(mine->pairs[k] >> 32);
+    bp->pair_b[o] = (int)(uint32_t)mine->pairs[k];
+  }
+  jl_team_sync(team);
+  return JL_OK;
+}
+
+typedef struct jl_bp_run {
+  jl_broad_phase *bp;
+  jl_error *err;
+  int rc;
+} jl_bp_run;
+
+static void jl_bp_run_team(void *ctx, int tid, jl_team *team) {
+  jl_bp_run *r = ctx;
+  int rc = jl_broad_phase_team(r->bp, tid, team, tid == 0 ? r->err : NULL);
+  if (tid == 0) r->rc = rc;
+}
+
+int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_broad_phase *bp,
+                       jl_error *err) {
+  int nt = jl_broad_phase_threads(threads, bodies->count);
+  int rc = jl_broad_phase_prepare(bodies, margin, nt, bp, err);
+  if (rc) return rc;
+  jl_bp_run r = {bp, err, JL_OK};
+  if ((rc = jl_team_pool_run(bp->pool, nt, jl_bp_run_team, &r, err))) return rc;
+  return r.rc;
 }

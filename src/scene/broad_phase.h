@@ -7,7 +7,8 @@
  *      duplicates), plus planes and very large bodies (kept out of the grid
  *      and tested against every body), sorted: the pairs come out ordered
  *      by (a, b) without a global sort.
- * Parallel over pthreads; the result does not depend on the thread count. */
+ * The stages run on one thread team (team.h), a barrier between them;
+ * the result does not depend on the thread count. */
 #ifndef JL_BROAD_PHASE_H
 #define JL_BROAD_PHASE_H
 
@@ -19,6 +20,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct jl_team;            /* team.h: kept out of here, which nvcc's C++ also includes */
+struct jl_team_pool;
 
 /* Persistent buffers of the broad and narrow phase, grown as needed and
  * reused every step (no allocation in a steady state). The fields after the
@@ -50,6 +54,8 @@ typedef struct jl_broad_phase {
   int *planes;             /* indices of plane bodies */
   int *large;              /* indices of large bodies */
   void *pair_local;        /* per-thread pair buffers (broad_phase.c) */
+  void *state;             /* what a call's team shares (broad_phase.c) */
+  struct jl_team_pool *pool; /* the owner's: the teams run on it (NULL: threads per call) */
   void *contact_local;     /* per-thread jl_contacts of the narrow phase (collide.c) */
   int contact_local_count;
 } jl_broad_phase;
@@ -66,6 +72,16 @@ void jl_broad_phase_free(jl_broad_phase *bp);
  * threads <= 0: all cores. */
 int jl_broad_phase_run(const jl_bodies *bodies, double margin, int threads, jl_broad_phase *bp,
                        jl_error *err);
+
+/* The same on a team the caller runs (jl_collide: the broad and the narrow
+ * phase in one team): the team's size for `threads` (<= 0: all cores) and
+ * this many bodies; the call's checks and buffers for a team of at most
+ * `team_size`; then every member calls jl_broad_phase_team, which returns
+ * the same code on every member (err: tid 0's). */
+int jl_broad_phase_threads(int threads, int bodies);
+int jl_broad_phase_prepare(const jl_bodies *bodies, double margin, int team_size,
+                           jl_broad_phase *bp, jl_error *err);
+int jl_broad_phase_team(jl_broad_phase *bp, int tid, struct jl_team *team, jl_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
-/* Collision detection: broad phase, then the narrow phase over the sorted
- * candidate pairs, each thread on a contiguous run of pairs into its own
- * buffer; the buffers are joined in thread order, so the output is the
- * sequential one whatever the thread count. */
+/* Collision detection on one thread team: broad phase, then the narrow
+ * phase over the sorted candidate pairs, each member on a contiguous run of
+ * pairs into its own buffer; the buffers are joined in member order, so the
+ * output is the sequential one whatever the thread count. */
 #include "collide.h"
 
 #include <math.h>
@@ -10,20 +10,22 @@
 
 #include "narrow_phase.h"
 #include "parallel.h"
-
-/* Narrow-phase pairs per thread below which fewer threads are used. */
-#define JL_COLLIDE_MIN_PER_THREAD 512
+#include "team.h"
 
 typedef struct jl_collide_job {
   const jl_bodies *bodies;
-  const jl_broad_phase *bp;
-  jl_contacts *local;
+  jl_broad_phase *bp;
+  jl_contacts *local;      /* per member */
+  jl_contacts *out;
   double margin;
-  int *failed;
+  jl_error *err;
+  int rc;                  /* tid 0's verdict, read by all after a barrier */
+  int failed[JL_MAX_THREADS];
+  int base[JL_MAX_THREADS]; /* where each member's contacts go */
 } jl_collide_job;
 
-static void jl_collide_chunk(void *ctx, int t, int nt) {
-  jl_collide_job *j = ctx;
+/* The narrow phase over member t's run of the candidate pairs, into its own buffer. */
+static void jl_collide_chunk(jl_collide_job *j, int t, int nt) {
   const jl_bodies *bodies = j->bodies;
   jl_contacts *out = &j->local[t];
   out->count = 0;
@@ -65,16 +67,58 @@ static void jl_collide_chunk(void *ctx, int t, int nt) {
   }
 }
 
+/* tid 0: where each member's contacts go, room for them all. */
+static int jl_collide_offsets(jl_collide_job *j, int nt) {
+  long total = 0;
+  for (int t = 0; t < nt; ++t) {
+    if (j->failed[t]) return jl_error_set(j->err, JL_ERR_NOMEM, "collide: out of memory for contacts");
+    j->base[t] = (int)total;
+    total += j->local[t].count;
+    if (total > 0x7fffffffL) return jl_error_set(j->err, JL_ERR_NOMEM, "collide: too many contacts");
+  }
+  int rc = jl_contacts_reserve(j->out, (int)total, j->err);
+  if (rc != JL_OK) return rc;
+  j->out->count = (int)total;
+  return JL_OK;
+}
+
+/* Broad phase, narrow phase, and each member's contacts copied to their
+ * place: one team, barriers between. */
+static void jl_collide_team(void *ctx, int tid, jl_team *team) {
+  jl_collide_job *j = ctx;
+  int nt = team->size;
+  int rc = jl_broad_phase_team(j->bp, tid, team, tid == 0 ? j->err : NULL);
+  if (rc != JL_OK) {
+    if (tid == 0) j->rc = rc;
+    return;
+  }
+  if (j->bp->pair_count == 0) return;
+  jl_collide_chunk(j, tid, nt);
+  jl_team_sync(team);
+  if (tid == 0) j->rc = jl_collide_offsets(j, nt);
+  jl_team_sync(team);
+  if (j->rc != JL_OK) return;
+  const jl_contacts *l = &j->local[tid];
+  jl_contacts *out = j->out;
+  size_t c = (size_t)l->count, o = (size_t)j->base[tid];
+  if (c == 0) return;
+  memcpy(out->body_a + o, l->body_a, c * sizeof(int));
+  memcpy(out->body_b + o, l->body_b, c * sizeof(int));
+  memcpy(out->point + 3 * o, l->point, 3 * c * sizeof(double));
+  memcpy(out->normal + 3 * o, l->normal, 3 * c * sizeof(double));
+  memcpy(out->gap + o, l->gap, c * sizeof(double));
+  memcpy(out->key + o, l->key, c * sizeof(uint64_t));
+}
+
 int jl_collide(const jl_bodies *bodies, double margin, int threads, jl_broad_phase *bp,
                jl_contacts *out, jl_error *err) {
   out->count = 0;
   if (bodies->count > JL_MAX_BODIES_KEYED)
     return jl_error_set(err, JL_ERR_INPUT, "too many bodies for contact keys: %d (at most %d)",
                         bodies->count, JL_MAX_BODIES_KEYED);
-  int rc = jl_broad_phase_run(bodies, margin, threads, bp, err);
+  int nt = jl_broad_phase_threads(threads, bodies->count);
+  int rc = jl_broad_phase_prepare(bodies, margin, nt, bp, err);
   if (rc != JL_OK) return rc;
-  if (bp->pair_count == 0) return JL_OK;
-  int nt = jl_parallel_threads(threads, bp->pair_count, JL_COLLIDE_MIN_PER_THREAD);
   if (bp->contact_local_count < nt) {
     jl_contacts *q = realloc(bp->contact_local, (size_t)nt * sizeof *q);
     if (!q) return jl_error_set(err, JL_ERR_NOMEM, "collide: out of memory");
@@ -87,30 +131,10 @@ int jl_collide(const jl_bodies *bodies, double margin, int threads, jl_broad_pha
     }
     bp->contact_local_count = nt;
   }
-  int failed[JL_MAX_THREADS];
-  jl_collide_job job = {bodies, bp, bp->contact_local, margin, failed};
-  jl_parallel_run(nt, jl_collide_chunk, &job);
-  long total = 0;
-  for (int t = 0; t < nt; ++t) {
-    if (failed[t]) return jl_error_set(err, JL_ERR_NOMEM, "collide: out of memory for contacts");
-    total += job.local[t].count;
-  }
-  if (total > 0x7fffffffL) return jl_error_set(err, JL_ERR_NOMEM, "collide: too many contacts");
-  rc = jl_contacts_reserve(out, (int)total, err);
-  if (rc != JL_OK) return rc;
-  int o = 0;
-  for (int t = 0; t < nt; ++t) {
-    const jl_contacts *l = &job.local[t];
-    size_t c = (size_t)l->count;
-    if (c == 0) continue;
-    memcpy(out->body_a + o, l->body_a, c * sizeof(int));
-    memcpy(out->body_b + o, l->body_b, c * sizeof(int));
-    memcpy(out->point + 3 * (size_t)o, l->point, 3 * c * sizeof(double));
-    memcpy(out->normal + 3 * (size_t)o, l->normal, 3 * c * sizeof(double));
-    memcpy(out->gap + o, l->gap, c * sizeof(double));
-    memcpy(out->key + o, l->key, c * sizeof(uint64_t));
-    o += l->count;
-  }
-  out->count = o;
-  return JL_OK;
+  jl_collide_job job = {.bodies = bodies, .bp = bp, .local = bp->contact_local, .out = out,
+                        .margin = margin, .err = err, .rc = JL_OK};
+  rc = jl_team_pool_run(bp->pool, nt, jl_collide_team, &job, err);
+  if (rc == JL_OK) rc = job.rc;
+  if (rc != JL_OK) out->count = 0;
+  return rc;
 }

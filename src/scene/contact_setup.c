@@ -62,20 +62,22 @@ typedef struct jl_setup_job {
   int failed;
 } jl_setup_job;
 
-static void jl_setup_phase1(void *ctx, int tid, jl_team *team) {
-  jl_setup_job *j = ctx;
-  int lo, hi;
-  jl_team_share(j->p->n, tid, team->size, &lo, &hi);
-  const jl_bodies *b = j->b;
-  const jl_contacts *c = j->c;
-  jl_contact_problem *p = j->p;
+void jl_contact_setup_contacts(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *c,
+                               const jl_contact_law *law, const double *dv_free, int lo, int hi) {
   jl_sm_bodies sb = {b->is_static, b->pos, b->quat, b->vel, b->omega, b->inv_mass, b->inv_inertia};
   jl_sm_problem sp = {p->ka, p->kb, p->frame, p->rx, p->irx, p->im, p->c, p->mu, p->diag,
                      p->lever, p->iso};
   for (int i = lo; i < hi; ++i)
     jl_sm_contact(&sb, c->body_a[i], c->body_b[i], c->point + 3 * (size_t)i,
-                  c->normal + 3 * (size_t)i, j->law->mu[i], j->law->eps_n[i], j->law->eps_t[i],
-                  j->dv_free, i, &sp);
+                  c->normal + 3 * (size_t)i, law->mu[i], law->eps_n[i], law->eps_t[i], dv_free, i,
+                  &sp);
+}
+
+static void jl_setup_phase1(void *ctx, int tid, jl_team *team) {
+  jl_setup_job *j = ctx;
+  int lo, hi;
+  jl_team_share(j->p->n, tid, team->size, &lo, &hi);
+  jl_contact_setup_contacts(j->p, j->b, j->c, j->law, j->dv_free, lo, hi);
 }
 
 static void jl_setup_count(void *ctx, int tid, jl_team *team) {
@@ -101,19 +103,18 @@ static void jl_setup_fill(void *ctx, int tid, jl_team *team) {
   }
 }
 
-int jl_contact_setup(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *c,
-                     const jl_contact_law *law, const double *dv_free, int build_g,
-                     int threads, jl_error *err) {
-  int n = c->count, nb = b->count;
-  int rc = jl_contact_problem_reserve(p, n, nb, 0, err);
+int jl_contact_setup_begin(jl_contact_problem *p, int n, int nbodies, jl_error *err) {
+  int rc = jl_contact_problem_reserve(p, n, nbodies, 0, err);
   if (rc) return rc;
   p->n = n;
-  p->nbodies = nb;
+  p->nbodies = nbodies;
   p->has_g = 0;
   p->nnz = 0;
-  if (n < 256) threads = 1;  /* thread start-up costs more than the work */
-  jl_setup_job job = {p, b, c, law, dv_free, build_g, NULL, 0};
-  if ((rc = jl_team_run(threads, jl_setup_phase1, &job, err))) return rc;
+  return JL_OK;
+}
+
+int jl_contact_setup_bodies(jl_contact_problem *p, jl_error *err) {
+  int n = p->n, nb = p->nbodies;
   /* bodies -> contacts, ascending by construction */
   memset(p->body_ptr, 0, sizeof(int) * (size_t)(nb + 1));
   for (int i = 0; i < n; ++i) {
@@ -129,6 +130,19 @@ int jl_contact_setup(jl_contact_problem *p, const jl_bodies *b, const jl_contact
     if (p->kb[i] >= 0) p->body_contact[fill[p->kb[i]]++] = i;
   }
   free(fill);
+  return JL_OK;
+}
+
+int jl_contact_setup(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *c,
+                     const jl_contact_law *law, const double *dv_free, int build_g,
+                     int threads, jl_error *err) {
+  int n = c->count;
+  int rc = jl_contact_setup_begin(p, n, b->count, err);
+  if (rc) return rc;
+  if (n < 256) threads = 1;  /* thread start-up costs more than the work */
+  jl_setup_job job = {p, b, c, law, dv_free, build_g, NULL, 0};
+  if ((rc = jl_team_run(threads, jl_setup_phase1, &job, err))) return rc;
+  if ((rc = jl_contact_setup_bodies(p, err))) return rc;
   if (!build_g) return JL_OK;
   return jl_contact_build_g(p, threads, err);
 }

@@ -76,6 +76,15 @@ int jl_contact_setup(jl_contact_problem *p, const jl_bodies *b, const jl_contact
                      const jl_contact_law *law, const double *dv_free, int build_g,
                      int threads, jl_error *err);
 
+/* jl_contact_setup in parts, for a caller that runs the per-contact part on
+ * its own thread team (the stepper, with its warm start): room for n
+ * contacts and nbodies bodies; then contacts [lo, hi) (any split, the same
+ * bits); then, with every contact done, the bodies' contact lists. */
+int jl_contact_setup_begin(jl_contact_problem *p, int n, int nbodies, jl_error *err);
+void jl_contact_setup_contacts(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *c,
+                               const jl_contact_law *law, const double *dv_free, int lo, int hi);
+int jl_contact_setup_bodies(jl_contact_problem *p, jl_error *err);
+
 /* Assembles G of a problem set up without it. */
 int jl_contact_build_g(jl_contact_problem *p, int threads, jl_error *err);
 /* sum over dynamic bodies of (contacts of the body)^2: an upper bound of the

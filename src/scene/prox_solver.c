@@ -506,7 +506,7 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     int phase = o->kind == JL_SOLVER_SOR ? n / (ws->col.groups > 0 ? ws->col.groups : 1) : n;
     int per = o->min_per_thread > 0 ? o->min_per_thread : JL_PROX_MIN_PER_THREAD;
     if (phase / per < threads) threads = phase / per > 1 ? phase / per : 1;
-    if ((rc = jl_team_run(threads, jl_solve_team, &ts, err))) return rc;
+    if ((rc = jl_team_pool_run(o->pool, threads, jl_solve_team, &ts, err))) return rc;
   }
   s.st.iterations = s.pm.iterations;
   s.st.residual = s.pm.residual;

@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+struct jl_team_pool;       /* team.h */
+
 /* APGD: the JOR sweep with Nesterov's momentum (FISTA: Beck and Teboulle
  * 2009; for contact, Mazhar et al. 2015): each sweep starts from the
  * extrapolated point y = x_k + beta_k (x_k - x_{k-1}) instead of x_k, with
@@ -74,6 +76,7 @@ typedef struct jl_prox_opts {
                               than JL_MATRIX_FREE_BLOCKS blocks per contact */
   jl_sor_order sor_order;
   int threads;
+  struct jl_team_pool *pool; /* the caller's threads (team.h), or NULL: started per solve */
   int min_per_thread;      /* fewer threads when a phase between barriers (a colour,
                               or a JOR sweep) would give a thread fewer contacts */
   /* The CPU solve ends after the current iteration, not converged, once

@@ -35,9 +35,16 @@ typedef struct jl_step_stats {
   double kinetic, potential;
 } jl_step_stats;
 
+/* A contact's key and its index: the warm-start memory's sort. */
+typedef struct jl_key_index {
+  uint64_t key;
+  int i;
+} jl_key_index;
+
 typedef struct jl_stepper {
   jl_scene *scene;
   int threads;
+  struct jl_team_pool *pool; /* the step's teams run on these threads (NULL: one thread) */
   long step;
   double time;
   jl_broad_phase bp;
@@ -46,6 +53,7 @@ typedef struct jl_stepper {
   jl_prox_ws ws;
   double *lambda;          /* 3 per contact: the last step's impulses in the contact frame */
   double *law;             /* 3 per contact: mu, eps_n, eps_t */
+  jl_key_index *key_order; /* per contact: the keys sorted, for the warm-start memory */
   int contact_cap;
   double *dv_free;         /* 6 per body */
   int body_cap;
@@ -71,6 +79,9 @@ int jl_step_keep_closed(jl_contacts *c, const uint8_t *is_static, double contact
  * contacts' keys sorted, with their impulses (lambda, in the frames) turned
  * to world coordinates (jl_st_world_impulse), into *prev_key / *prev_imp
  * (grown as needed, capacity *prev_cap), *prev_n = n. */
+/* key[0..n) (unique) with their indices into out, ascending by key. */
+void jl_step_sort_keys(const uint64_t *key, int n, jl_key_index *out);
+
 int jl_step_remember(const uint64_t *key, const double *frame, const double *lambda, int n,
                      uint64_t **prev_key, double **prev_imp, int *prev_cap, int *prev_n,
                      jl_error *err);
