@@ -99,55 +99,46 @@ int jl_scene_sim_advance(jl_scene_sim *sim, jl_scene_step_stats *st, jl_error *e
   if (sim->finished) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_advance: the run is finished");
   memset(st, 0, sizeof *st);
   jl_scene_runner *run = &sim->run;
-  jl_scene_run_stats ss;
-  memset(&ss, 0, sizeof ss);
   const jl_contact_problem *prob = NULL;
   sim->prob = NULL;
+  /* the runner fills the step's figures (jl_scene_run_stats is this struct) */
   int rc = sim->rec.fclib && run->step + 1 == sim->fclib_step
-             ? jl_scene_runner_step_problem(run, &ss, &prob, err)
-             : jl_scene_runner_step(run, &ss, err);
+             ? jl_scene_runner_step_problem(run, st, &prob, err)
+             : jl_scene_runner_step(run, st, err);
   /* energies: on the device only for what shows them (a reduction, two numbers back) */
   double ke = NAN, pe = NAN;
   if (rc == JL_OK && (sim->rec.csv || !run->on_gpu)) rc = jl_scene_runner_energy(run, &ke, &pe, err);
   if (rc != JL_OK) return rc;
-  st->step = ss.step;
-  st->time = ss.time;
-  st->contacts = ss.contacts;
-  st->iterations = ss.iterations;
-  st->converged = ss.converged;
-  st->restarts = ss.restarts;
-  st->residual = ss.residual;
-  st->max_penetration = ss.max_penetration;
   st->kinetic = ke;
   st->potential = pe;
   jl_scene_summary *t = &sim->sum;
   /* said once, the run goes on (the steps were asked) */
   if (!sim->diverged_said && sim->body_extent > 0.0 &&
-      (!isfinite(ss.max_penetration) || ss.max_penetration > sim->body_extent)) {
+      (!isfinite(st->max_penetration) || st->max_penetration > sim->body_extent)) {
     st->diverged = 1;
     sim->diverged_said = 1;
-    t->diverged_step = ss.step;
+    t->diverged_step = st->step;
   }
   t->steps++;
-  sim->contacts_sum += ss.contacts;
-  sim->iterations_sum += ss.iterations;
-  if (ss.contacts > t->contacts_max) t->contacts_max = ss.contacts;
-  if (ss.iterations > t->iterations_max) t->iterations_max = ss.iterations;
-  t->not_converged += !ss.converged && ss.contacts > 0;
-  t->restarts += ss.restarts;
-  if (isnan(ss.residual) || isnan(t->residual_max)) t->residual_max = NAN;
-  else if (ss.residual > t->residual_max) t->residual_max = ss.residual;
-  if (ss.max_penetration > t->penetration_max) t->penetration_max = ss.max_penetration;
+  sim->contacts_sum += st->contacts;
+  sim->iterations_sum += st->iterations;
+  if (st->contacts > t->contacts_max) t->contacts_max = st->contacts;
+  if (st->iterations > t->iterations_max) t->iterations_max = st->iterations;
+  t->not_converged += !st->converged && st->contacts > 0;
+  t->restarts += st->restarts;
+  if (isnan(st->residual) || isnan(t->residual_max)) t->residual_max = NAN;
+  else if (st->residual > t->residual_max) t->residual_max = st->residual;
+  if (st->max_penetration > t->penetration_max) t->penetration_max = st->max_penetration;
   if (sim->rec.csv)
-    jl_csv_row(&sim->csv, ss.step, ss.time, ke, pe, ss.contacts, ss.iterations, ss.residual,
-               ss.max_penetration);
-  if (sim->have_traj && (ss.step % sim->glb_every == 0 || ss.step == sim->steps) &&
+    jl_csv_row(&sim->csv, st->step, st->time, ke, pe, st->contacts, st->iterations, st->residual,
+               st->max_penetration);
+  if (sim->have_traj && (st->step % sim->glb_every == 0 || st->step == sim->steps) &&
       ((rc = jl_scene_runner_fetch(run, err)) != JL_OK ||
-       (rc = jl_trajectory_add_frame(&sim->traj, &sim->scene.bodies, ss.time, err)) != JL_OK))
+       (rc = jl_trajectory_add_frame(&sim->traj, &sim->scene.bodies, st->time, err)) != JL_OK))
     return rc;
   if (prob) {
     sim->prob = prob;
-    sim->prob_step = ss.step;
+    sim->prob_step = st->step;
     st->fclib_ready = 1;
     t->fclib_kept = 1;
   }

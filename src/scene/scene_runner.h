@@ -19,6 +19,8 @@
 
 #include <stdint.h>
 
+#include <jostle/scene.h>
+
 #include "device.h"
 #include "error.h"
 #include "scene.h"
@@ -34,14 +36,10 @@ extern "C" {
 #define JL_RUNNER_CHECK_EVERY 8
 
 /* What one step reports, on either path. */
-typedef struct jl_scene_run_stats {
-  long step;               /* steps done after this one */
-  double time;             /* simulated time at the end of the step */
-  int contacts;            /* closed contacts solved */
-  int iterations, converged, restarts;
-  double residual;         /* the solve's last max |lambda change|, on either path */
-  double max_penetration;  /* max -gap over the closed contacts at the mid-point, >= 0 */
-} jl_scene_run_stats;
+/* A step's figures are the public API's (step, time, contacts, iterations,
+ * converged, restarts, residual on either path, max_penetration >= 0); the
+ * runner fills those and zeroes the rest, which jl_scene_sim_advance adds. */
+typedef jl_scene_step_stats jl_scene_run_stats;
 
 typedef struct jl_scene_runner {
   jl_scene *scene;         /* settings; bodies current after a fetch */
