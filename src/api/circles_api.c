@@ -12,6 +12,7 @@
 #include "device.h"
 #include "timer.h"
 #include "islands.h"
+#include "log.h"
 
 _Static_assert(JL_CIRCLES_MAX == JL_SEARCH_MAX_CIRCLES, "one limit on circles");
 
@@ -308,13 +309,10 @@ static void jl_api_log(const jl_circles_options *o, int level, const char *fmt, 
 #endif
   ;
 static void jl_api_log(const jl_circles_options *o, int level, const char *fmt, ...) {
-  if (!o->log) return;
-  char line[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
+  jl_log_vline(o->log, o->log_ctx, level, fmt, ap);
   va_end(ap);
-  o->log(o->log_ctx, level, line);
 }
 
 void jl_circles_run_free(jl_circles_run *run) {

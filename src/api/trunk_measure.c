@@ -13,6 +13,7 @@
 
 #include "device.h"
 #include "islands.h"
+#include "log.h"
 #include "mesh.h"
 #include "parallel.h"
 #include "timer.h"
@@ -109,13 +110,10 @@ static void jl_measure_log(const jl_trunk_config *c, int level, const char *fmt,
 #endif
   ;
 static void jl_measure_log(const jl_trunk_config *c, int level, const char *fmt, ...) {
-  if (!c->log) return;
-  char line[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
+  jl_log_vline(c->log, c->log_ctx, level, fmt, ap);
   va_end(ap);
-  c->log(c->log_ctx, level, line);
 }
 
 static int jl_ends_with(const char *s, const char *suffix) {

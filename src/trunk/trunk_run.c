@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "timer.h"
 #include "trunk_slabs.h"
 #include "trunk_tilt.h"
@@ -71,7 +72,6 @@ static int jl_trunk_check_size(const jl_trunk_run_config *cfg, const jl_mesh_rep
  * forced (a better packing): a terminal follows them, a log file keeps a few. */
 #define JL_RUN_PROGRESS_LIVE_S 0.2
 #define JL_RUN_PROGRESS_PLAIN_S 5.0
-#define JL_RUN_LINE_MAX 8192  /* two paths and words */
 
 /* What cut a phase short, for a message: "a signal" or "<share> --time". */
 static const char *jl_run_cut_by(const jl_trunk_run_config *cfg, const volatile sig_atomic_t *stop,
@@ -88,13 +88,10 @@ static void jl_run_log(const jl_trunk_run_config *cfg, int level, const char *fm
 #endif
   ;
 static void jl_run_log(const jl_trunk_run_config *cfg, int level, const char *fmt, ...) {
-  if (!cfg->log) return;
-  char line[JL_RUN_LINE_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
+  jl_log_vline(cfg->log, cfg->log_ctx, level, fmt, ap);
   va_end(ap);
-  cfg->log(cfg->log_ctx, level, line);
 }
 
 typedef struct jl_run_progress {
@@ -118,12 +115,10 @@ static void jl_run_progress_update(jl_run_progress *pr, double now, int force, c
 static void jl_run_progress_update(jl_run_progress *pr, double now, int force, const char *fmt, ...) {
   if (!pr->cfg->log || (!force && now - pr->last < pr->period)) return;
   pr->last = now;
-  char line[JL_RUN_LINE_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
+  jl_log_vline(pr->cfg->log, pr->cfg->log_ctx, JL_LOG_PROGRESS, fmt, ap);
   va_end(ap);
-  pr->cfg->log(pr->cfg->log_ctx, JL_LOG_PROGRESS, line);
   pr->drawn = pr->cfg->progress_live;
 }
 
@@ -205,13 +200,11 @@ static void jl_fill_note(jl_fill_run *r, int level, const char *fmt, ...)
 #endif
   ;
 static void jl_fill_note(jl_fill_run *r, int level, const char *fmt, ...) {
-  char msg[1024];
+  r->pr.drawn = 0;  /* the log's next line takes the progress line's place */
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  jl_log_vline(r->cfg->log, r->cfg->log_ctx, level, fmt, ap);
   va_end(ap);
-  r->pr.drawn = 0;  /* the log's next line takes the progress line's place */
-  jl_run_log(r->cfg, level, "%s", msg);
 }
 
 double jl_trunk_angle_deg(double rad) {
