@@ -173,13 +173,18 @@ static void test_box_slides(void **st) {
   jl_scene_sim_free(sim);
 }
 
+/* problems/scenes/demo-drop.json (JL_SCENE_DIR: the folder, as meson gives it). */
+static void demo_path(char *path, size_t cap) {
+  const char *dir = getenv("JL_SCENE_DIR");
+  snprintf(path, cap, "%s/demo-drop.json", dir ? dir : "problems/scenes");
+}
+
 /* problems/scenes/demo-drop.json through the API and through jl_scene_runner
  * on the same device: the same bits after 100 steps. */
 static void test_load_is_the_runner(void **st) {
   (void)st;
-  const char *dir = getenv("JL_SCENE_DIR");
   char path[1024];
-  snprintf(path, sizeof path, "%s/demo-drop.json", dir ? dir : "problems/scenes");
+  demo_path(path, sizeof path);
   jl_scene_options o;
   jl_scene_options_default(&o);
   o.threads = 2;
@@ -263,9 +268,8 @@ static char *slurp(const char *path) {
  * with the same settings: per-step stats, totals and the files. */
 static void test_run_for_files(void **st) {
   (void)st;
-  const char *dir = getenv("JL_SCENE_DIR");
   char path[1024];
-  snprintf(path, sizeof path, "%s/demo-drop.json", dir ? dir : "problems/scenes");
+  demo_path(path, sizeof path);
   jl_scene_options o;
   jl_scene_options_default(&o);
   o.device = "cpu";
@@ -389,9 +393,8 @@ static void test_run_for_files(void **st) {
 /* What stopped a run: the time limit (no step starts), the stop flag. */
 static void test_run_stopped(void **st) {
   (void)st;
-  const char *dir = getenv("JL_SCENE_DIR");
   char path[1024];
-  snprintf(path, sizeof path, "%s/demo-drop.json", dir ? dir : "problems/scenes");
+  demo_path(path, sizeof path);
   jl_scene_options o;
   jl_scene_options_default(&o);
   o.threads = 2;
