@@ -9,13 +9,6 @@ void jl_log_vline(jl_log_fn fn, void *ctx, int level, const char *fmt, va_list a
   fn(ctx, level, line);
 }
 
-void jl_log_line(jl_log_fn fn, void *ctx, int level, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  jl_log_vline(fn, ctx, level, fmt, ap);
-  va_end(ap);
-}
-
 void jl_log_printf(const jl_log *log, jl_log_level level, const char *fmt, ...) {
   if (!log || !log->out || level > log->level) return;
   va_list ap;

@@ -25,12 +25,8 @@ void jl_log_printf(const jl_log *log, jl_log_level level, const char *fmt, ...)
 #define JL_LOG_LINE_MAX 8192
 
 /* Formats one line and hands it to the caller's callback (the public API's
- * jl_log_fn); nothing when fn is NULL. */
-void jl_log_line(jl_log_fn fn, void *ctx, int level, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 4, 5)))
-#endif
-  ;
+ * jl_log_fn); nothing when fn is NULL. For the callers' own printf-like
+ * helpers, which keep their format checks. */
 void jl_log_vline(jl_log_fn fn, void *ctx, int level, const char *fmt, va_list ap);
 
 #endif
