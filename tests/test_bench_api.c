@@ -6,8 +6,10 @@
  *     contacts ran;
  *   - bench spread: no early stop, so every step asked for runs;
  *   - bench trunk: steps per candidate, no early exit, for 1 and batch;
- *   - bench scene: needs CUDA (JL_ERR_DEVICE without it), else a scene's
- *     bodies and the six stages;
+ *   - bench scene: on CUDA (JL_ERR_DEVICE without it) a scene's bodies and
+ *     the six stages; on the CPU the steps of a run of the same scene (the
+ *     contacts and iterations of its steps 2..N+1), stages that add up to
+ *     the wall time and no barrier waits on one thread;
  *   - bad options give JL_ERR_INPUT with a message naming the field.
  * Device "cpu" and one thread, so the figures are the CPU twin's. */
 #include <math.h>
@@ -108,6 +110,61 @@ static void test_scene_device(void **state) {
   for (int k = 0; k < JL_BENCH_SCENE_STAGES; ++k) assert_string_equal(r.stage_name[k], stages[k]);
 }
 
+static void scene_path(char *path, size_t len, const char *name) {
+  const char *dir = getenv("JL_SCENE_DIR");
+  snprintf(path, len, "%s/%s", dir ? dir : "problems/scenes", name);
+}
+
+static void test_scene_cpu(void **state) {
+  (void)state;
+  char path[4096];
+  scene_path(path, sizeof path, "poulsen-grid-8.json");
+  const long steps = 3;
+  for (int threads = 1; threads <= 2; ++threads) {
+    jl_bench_scene_options o;
+    jl_bench_scene_options_default(&o);
+    o.steps = steps;
+    o.device = "cpu";
+    o.threads = threads;
+    jl_bench_scene_result r;
+    jl_error err = {0};
+    assert_int_equal(jl_bench_scene(path, &o, &r, &err), JL_OK);
+    assert_string_equal(r.stage_name[4], "solve");
+    /* the same steps run as a scene: untimed step 1, then steps 2..4 */
+    jl_scene_options so;
+    jl_scene_options_default(&so);
+    so.device = "cpu";
+    so.threads = threads;
+    jl_scene_sim *sim = NULL;
+    assert_int_equal(jl_scene_sim_open(path, &so, &sim, &err), JL_OK);
+    assert_int_equal(jl_scene_sim_start(sim, NULL, &err), JL_OK);
+    double contacts = 0, iterations = 0;
+    for (long k = 0; k <= steps; ++k) {
+      jl_scene_step_stats st;
+      assert_int_equal(jl_scene_sim_advance(sim, &st, &err), JL_OK);
+      if (k == 0) continue;
+      contacts += st.contacts;
+      iterations += st.iterations;
+    }
+    jl_scene_sim_free(sim);
+    assert_true(contacts > 0);
+    assert_true(r.contacts == contacts / steps);
+    assert_true(r.iterations == iterations / steps);
+    assert_true(r.colours > 0); /* the scene's SOR colours its contacts */
+    /* the stages cover the step: their sum is the wall time less the loop's own */
+    double sum = 0;
+    for (int k = 0; k < JL_BENCH_SCENE_STAGES; ++k) {
+      assert_true(r.stage_ms_per_step[k] >= 0);
+      sum += r.stage_ms_per_step[k];
+    }
+    assert_true(sum <= r.ms_per_step * (1 + 1e-9));
+    assert_true(sum >= 0.9 * r.ms_per_step);
+    assert_true(r.stage_ms_per_step[4] > 0);
+    if (threads == 1) assert_true(r.solve_wait_ms_per_step == 0);
+    assert_true(r.solve_wait_ms_per_step <= r.stage_ms_per_step[4]);
+  }
+}
+
 static void expect_input(int rc, const jl_error *err, const char *field) {
   assert_int_equal(rc, JL_ERR_INPUT);
   assert_non_null(strstr(err->msg, field));
@@ -154,13 +211,16 @@ static void test_bad_options(void **state) {
   jl_bench_scene_options_default(&co);
   co.check_every = 0;
   expect_input(jl_bench_scene("x.json", &co, &cr, &err), &err, "check_every");
+  jl_bench_scene_options_default(&co);
+  co.device = "gpu";
+  expect_input(jl_bench_scene("x.json", &co, &cr, &err), &err, "'gpu'");
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_relax_work),   cmocka_unit_test(test_spread_work),
     cmocka_unit_test(test_trunk_work),   cmocka_unit_test(test_scene_device),
-    cmocka_unit_test(test_bad_options),
+    cmocka_unit_test(test_scene_cpu),    cmocka_unit_test(test_bad_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,9 +116,9 @@ JL_API int jl_bench_trunk(const jl_bench_trunk_options *o, jl_bench_trunk_result
 
 /* ---- scenes: where a device time step spends its time ---- */
 
-/* Runs 1 + steps steps of a scene file on the CUDA device with stage timing
- * on (the device synchronised at each stage's end); the first step (arena
- * growth, graph instantiation) is not timed. */
+/* Runs 1 + steps steps of a scene file with stage timing on: on the CUDA
+ * device (synchronised at each stage's end) or the CPU path; the first step
+ * (arena growth, graph instantiation, the thread pool's start) is not timed. */
 typedef struct jl_bench_scene_options {
   long steps;              /* timed steps, 1..1000000 (default 10) */
   const char *solver;      /* "jor", "sor" or "apgd" (NULL: the scene's) */
@@ -128,6 +128,8 @@ typedef struct jl_bench_scene_options {
   int streamed;            /* larger JOR and APGD solves by the streamed kernels: 1 always,
                             * 0 never, -1 by size (default) */
   const char *body_order;  /* "auto" (default), "spatial" or "given" */
+  const char *device;      /* "cuda" (default), "cpu" or "auto" */
+  int threads;             /* CPU path: threads (default 0: all cores) */
 } jl_bench_scene_options;
 
 typedef struct jl_bench_scene_result {
@@ -141,7 +143,9 @@ typedef struct jl_bench_scene_result {
   char stage_name[JL_BENCH_SCENE_STAGES][16];  /* integrate, collide, setup, colour, solve, finish */
   double stage_ms_per_step[JL_BENCH_SCENE_STAGES];
   double contacts, iterations, colours;  /* means per timed step */
-  long persistent_solves;  /* solves that ran in one cooperative launch */
+  long persistent_solves;  /* CUDA: solves that ran in one cooperative launch */
+  double solve_wait_ms_per_step; /* CPU: of the solve, the mean time a thread of the
+                            * team waited at its barriers (0 on one thread) */
 } jl_bench_scene_result;
 
 JL_API void jl_bench_scene_options_default(jl_bench_scene_options *o);

@@ -87,7 +87,7 @@ struct jl_scene_gpu {
   long persistent_solves = 0;
   // stage timing (jl_scene_gpu_set_timing): a device sync at each stage end
   int timing = 0;
-  double stage_s[JL_GPU_STAGES] = {0};
+  double stage_s[JL_STEP_STAGES] = {0};
   double stage_t0 = 0;
   cudaStream_t stream = nullptr;
   cudaEvent_t ready = nullptr;      // the legacy stream's work before a solve

@@ -170,11 +170,11 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   JL_STAGE(-1);
   if (jl_cuda_scene_half_step(g, 0.5 * dt, msg, msg_len)) return -1;
   if (jl_cuda_scene_free_velocity(g, gravity, dt, nullptr, msg, msg_len)) return -1;
-  JL_STAGE(JL_GPU_STAGE_INTEGRATE);
+  JL_STAGE(JL_STEP_STAGE_INTEGRATE);
   double margin = contact_tol > 0 ? 2.0 * contact_tol : 1e-12;
   jl_gpu_collide_stats cs;
   if (jl_cuda_scene_collide(g, margin, &cs, msg, msg_len)) return -1;
-  JL_STAGE(JL_GPU_STAGE_COLLIDE);
+  JL_STAGE(JL_STEP_STAGE_COLLIDE);
   // closed contacts, in order
   int m = g->contacts, n = 0;
   if (m > 0) {
@@ -226,7 +226,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     JL_CUDA_TRY(cudaGetLastError());
   }
   if (jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, msg, msg_len)) return -1;
-  JL_STAGE(JL_GPU_STAGE_SETUP);
+  JL_STAGE(JL_STEP_STAGE_SETUP);
   const double *lam = nullptr;
   if (n > 0) {
     if (jl_scene_jor_reserve(g, kind == JL_SOLVER_APGD, msg, msg_len)) return -1;
@@ -238,7 +238,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     jl_pm_state fin;
     if (kind == JL_SOLVER_SOR) {
       if (jl_scene_colour(g, msg, msg_len)) return -1;
-      JL_STAGE(JL_GPU_STAGE_COLOUR);
+      JL_STAGE(JL_STEP_STAGE_COLOUR);
       if (jl_scene_sor_core(g, alpha, tol_abs, tol_rel, max_iter, check_every, &fin, msg,
                             msg_len))
         return -1;
@@ -253,7 +253,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     *converged = fin.converged;
     *restarts = fin.restarts;
     *residual = fin.residual;
-    JL_STAGE(JL_GPU_STAGE_SOLVE);
+    JL_STAGE(JL_STEP_STAGE_SOLVE);
   }
   if (nb > 0) {
     jl_step_end_velocity_kernel<<<jl_scene_blocks(6LL * nb), JL_SCENE_BLOCK>>>(
@@ -292,15 +292,15 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     g->prev_n = n;
     JL_CUDA_TRY(cudaMemcpy(max_pen, g->summary.p, sizeof(double), cudaMemcpyDeviceToHost));
   }
-  JL_STAGE(JL_GPU_STAGE_FINISH);
+  JL_STAGE(JL_STEP_STAGE_FINISH);
   return 0;
 }
 
 extern "C" void jl_cuda_scene_set_timing(jl_scene_gpu *g, int on) {
   g->timing = on;
-  for (int k = 0; k < JL_GPU_STAGES; ++k) g->stage_s[k] = 0.0;
+  for (int k = 0; k < JL_STEP_STAGES; ++k) g->stage_s[k] = 0.0;
 }
 
 extern "C" void jl_cuda_scene_stage_times(const jl_scene_gpu *g, double *s) {
-  for (int k = 0; k < JL_GPU_STAGES; ++k) s[k] = g->stage_s[k];
+  for (int k = 0; k < JL_STEP_STAGES; ++k) s[k] = g->stage_s[k];
 }

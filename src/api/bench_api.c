@@ -17,10 +17,11 @@
 #include "error.h"
 #include "scene.h"
 #include "scene_gpu.h"
+#include "scene_step.h"
 #include "surface_grid.h"
 #include "timer.h"
 
-_Static_assert(JL_BENCH_SCENE_STAGES == JL_GPU_STAGES, "one figure per device stage");
+_Static_assert(JL_BENCH_SCENE_STAGES == JL_STEP_STAGES, "one figure per device stage");
 
 /* The defaults the options' comments give. */
 #define JL_BENCH_RELAX_N 50
@@ -38,6 +39,7 @@ _Static_assert(JL_BENCH_SCENE_STAGES == JL_GPU_STAGES, "one figure per device st
 #define JL_BENCH_SCENE_STEPS_MAX 1000000
 #define JL_BENCH_CHECK_EVERY 8
 #define JL_BENCH_CHECK_EVERY_MAX 100000
+#define JL_BENCH_THREADS_MAX 256
 /* The trunk set-up's shifts and turns (the seed's Table 5.1). */
 #define JL_BENCH_TRUNK_SHIFT_MM 8.0
 #define JL_BENCH_TRUNK_TURN 0.06
@@ -87,7 +89,7 @@ int jl_bench_circles_relax(const jl_bench_relax_options *o, jl_bench_relax_resul
       (rc = jl_bench_range(what, "steps", o->steps, 1, JL_BENCH_STEPS_MAX, err)) ||
       (rc = jl_bench_range(what, "repeat", o->repeat, 1, JL_BENCH_REPEAT_MAX, err)) ||
       (rc = jl_bench_range(what, "nbr", o->nbr, -1, 1, err)) ||
-      (rc = jl_bench_range(what, "threads", o->threads, 0, 256, err)))
+      (rc = jl_bench_range(what, "threads", o->threads, 0, JL_BENCH_THREADS_MAX, err)))
     return rc;
   if (!o->relax || strcmp(o->relax, "fire") == 0) relax = JL_RELAX_FIRE;
   else if (strcmp(o->relax, "jacobi") == 0) relax = JL_RELAX_JACOBI;
@@ -273,7 +275,7 @@ int jl_bench_trunk(const jl_bench_trunk_options *o, jl_bench_trunk_result *res, 
                            JL_BENCH_TRUNK_POINTS_MAX, err)) ||
       (rc = jl_bench_range(what, "batch", o->batch, 0, JL_BENCH_BATCH_MAX, err)) ||
       (rc = jl_bench_range(what, "steps", o->steps, 1, JL_BENCH_STEPS_MAX, err)) ||
-      (rc = jl_bench_range(what, "threads", o->threads, 0, 256, err)))
+      (rc = jl_bench_range(what, "threads", o->threads, 0, JL_BENCH_THREADS_MAX, err)))
     return rc;
   jl_device dev;
   if ((rc = jl_device_select(&dev, o->device ? o->device : "auto", o->threads, NULL, err)))
@@ -350,6 +352,61 @@ void jl_bench_scene_options_default(jl_bench_scene_options *o) {
   o->body_order = "auto";
 }
 
+/* The device step, timed by stage (a sync at each stage's end) after one
+ * untimed step (arena growth, graph instantiation). */
+static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, const jl_device *dev,
+                              double *stage, double *contacts, double *iterations,
+                              double *colours, double *wall, long *persistent, jl_error *err) {
+  jl_scene_gpu *g = NULL;
+  int rc;
+  if ((rc = jl_scene_gpu_create(&g, dev, err)) ||
+      (rc = jl_scene_gpu_set_bodies(g, &s->bodies, err))) {
+    jl_scene_gpu_destroy(g);
+    return rc;
+  }
+  jl_scene_gpu_set_persistent(g, o->persistent);
+  jl_scene_gpu_set_streamed(g, o->streamed);
+  jl_gpu_step_stats st;
+  rc = jl_scene_gpu_step(g, s, o->check_every, &st, err);
+  jl_scene_gpu_set_timing(g, 1);
+  double t0 = jl_time_now();
+  for (long k = 0; rc == JL_OK && k < o->steps; ++k) {
+    rc = jl_scene_gpu_step(g, s, o->check_every, &st, err);
+    *contacts += st.contacts;
+    *iterations += st.iterations;
+    *colours += st.colours;
+  }
+  *wall = jl_time_now() - t0;
+  jl_scene_gpu_stage_times(g, stage);
+  *persistent = jl_scene_gpu_persistent_solves(g);
+  jl_scene_gpu_destroy(g);
+  return rc;
+}
+
+/* The CPU stepper on dev's threads, timed by stage (scene_step.h) after one
+ * untimed step (the workspaces' growth, the thread pool's start). */
+static int jl_bench_scene_cpu(jl_scene *s, const jl_bench_scene_options *o, const jl_device *dev,
+                              double *stage, double *contacts, double *iterations,
+                              double *colours, double *wall, double *wait, jl_error *err) {
+  jl_stepper st;
+  int rc = jl_stepper_init(&st, s, dev->threads, err);
+  jl_step_stats ss;
+  if (rc == JL_OK) rc = jl_stepper_step(&st, &ss, err);
+  st.timing = 1;
+  double t0 = jl_time_now();
+  for (long k = 0; rc == JL_OK && k < o->steps; ++k) {
+    rc = jl_stepper_step(&st, &ss, err);
+    *contacts += ss.contacts;
+    *iterations += ss.iterations;
+    *colours += st.colours;
+  }
+  *wall = jl_time_now() - t0;
+  for (int k = 0; k < JL_STEP_STAGES; ++k) stage[k] = st.stage_s[k];
+  *wait = st.solve_wait_s;
+  jl_stepper_free(&st);
+  return rc;
+}
+
 int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_scene_result *res,
                    jl_error *err) {
   static const char *what = "bench scene";
@@ -369,6 +426,11 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
     return jl_error_set(err, JL_ERR_INPUT,
                         "%s: body_order: expected auto, spatial or given, got '%s'", what,
                         o->body_order);
+  if (o->device && strcmp(o->device, "cuda") != 0 && strcmp(o->device, "cpu") != 0 &&
+      strcmp(o->device, "auto") != 0)
+    return jl_error_set(err, JL_ERR_INPUT, "%s: device: expected cuda, cpu or auto, got '%s'",
+                        what, o->device);
+  if ((rc = jl_bench_range(what, "threads", o->threads, 0, JL_BENCH_THREADS_MAX, err))) return rc;
   if (!path) return jl_error_set(err, JL_ERR_INPUT, "%s: no scene file", what);
   const long steps = o->steps;
 
@@ -393,32 +455,18 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
     free(perm);
   }
   jl_device dev;
-  jl_scene_gpu *g = NULL;
-  if ((rc = jl_device_select(&dev, "cuda", 0, NULL, err)) ||
-      (rc = jl_scene_gpu_create(&g, &dev, err)) ||
-      (rc = jl_scene_gpu_set_bodies(g, &s.bodies, err))) {
-    jl_scene_gpu_destroy(g);
+  if ((rc = jl_device_select(&dev, o->device ? o->device : "cuda", o->threads, NULL, err))) {
     jl_scene_free(&s);
     return rc;
   }
-  jl_scene_gpu_set_persistent(g, o->persistent);
-  jl_scene_gpu_set_streamed(g, o->streamed);
-  jl_gpu_step_stats st;
-  rc = jl_scene_gpu_step(g, &s, o->check_every, &st, err);  /* untimed: growth, graphs */
-  jl_scene_gpu_set_timing(g, 1);
-  double contacts = 0, iterations = 0, colours = 0;
-  double t0 = jl_time_now();
-  for (long k = 0; rc == JL_OK && k < steps; ++k) {
-    rc = jl_scene_gpu_step(g, &s, o->check_every, &st, err);
-    contacts += st.contacts;
-    iterations += st.iterations;
-    colours += st.colours;
-  }
-  double wall = jl_time_now() - t0;
-  double stage[JL_GPU_STAGES];
-  jl_scene_gpu_stage_times(g, stage);
-  res->persistent_solves = jl_scene_gpu_persistent_solves(g);
-  jl_scene_gpu_destroy(g);
+  double stage[JL_STEP_STAGES] = {0};
+  double contacts = 0, iterations = 0, colours = 0, wall = 0;
+  if (dev.kind == JL_DEVICE_CUDA)
+    rc = jl_bench_scene_gpu(&s, o, &dev, stage, &contacts, &iterations, &colours, &wall,
+                            &res->persistent_solves, err);
+  else
+    rc = jl_bench_scene_cpu(&s, o, &dev, stage, &contacts, &iterations, &colours, &wall,
+                            &res->solve_wait_ms_per_step, err);
   if (rc == JL_OK) {
     snprintf(res->name, sizeof res->name, "%s", s.name);
     snprintf(res->device_name, sizeof res->device_name, "%s", dev.name);
@@ -427,10 +475,11 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
     snprintf(res->solver, sizeof res->solver, "%s", jl_solver_kind_name(s.solver.kind));
     res->max_iterations = s.solver.max_iter;
     res->ms_per_step = 1e3 * wall / (double)steps;
-    for (int k = 0; k < JL_GPU_STAGES; ++k) {
-      snprintf(res->stage_name[k], sizeof res->stage_name[k], "%s", jl_gpu_stage_name(k));
+    for (int k = 0; k < JL_STEP_STAGES; ++k) {
+      snprintf(res->stage_name[k], sizeof res->stage_name[k], "%s", jl_step_stage_name(k));
       res->stage_ms_per_step[k] = 1e3 * stage[k] / (double)steps;
     }
+    res->solve_wait_ms_per_step *= 1e3 / (double)steps;
     res->contacts = contacts / (double)steps;
     res->iterations = iterations / (double)steps;
     res->colours = colours / (double)steps;

@@ -1,6 +1,6 @@
-/* jostle bench scene: where a device time step spends its time. Runs a
- * scene's first steps on CUDA with stage timing on (a device sync at the
- * end of each stage) and prints one JSON line: ms per step in total and per
+/* jostle bench scene: where a time step spends its time. Runs a scene's
+ * first steps on CUDA (a device sync at the end of each stage) or on the
+ * CPU path with stage timing on and prints one JSON line: ms per step in total and per
  * stage (integrate, collide, setup, colour, solve, finish), contacts and
  * iterations per step. The untimed first step (arena growth, graph
  * instantiation) is left out. The measuring is the library's
@@ -16,12 +16,16 @@ int jl_cli_bench_scene(int argc, char **argv);
 static const char *const jl_bench_scene_help =
   "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
   "                          [--check-every C] [--no-persistent] [--streamed | --no-streamed]\n"
-  "                          [--body-order auto|spatial|given]\n"
+  "                          [--body-order auto|spatial|given] [--device cuda|cpu|auto]\n"
+  "                          [--threads T]\n"
   "\n"
-  "Runs 1 + N steps (default N = 10) of the scene on the CUDA device and prints\n"
-  "one JSON line: ms per step (the last N), and per stage of the device step\n"
-  "(integrate, collide, setup, colour, solve, finish; the device is\n"
-  "synchronised at each stage's end), mean contacts and iterations.\n"
+  "Runs 1 + N steps (default N = 10) of the scene on the CUDA device (the\n"
+  "default) or the CPU path and prints one JSON line: ms per step (the last N),\n"
+  "and per stage of the step (integrate, collide, setup, colour, solve, finish;\n"
+  "the device is synchronised at each stage's end), mean contacts and\n"
+  "iterations. On the CPU (--threads T, default all cores) solve_wait is the\n"
+  "part of the solve a thread spent waiting at the team's barriers (the mean\n"
+  "over the team).\n"
   "--no-persistent: JOR and APGD solves by the per-iteration kernels even\n"
   "when the problem fits one cooperative launch (persistent_solves says how\n"
   "many solves ran in one launch). --streamed / --no-streamed: larger JOR and\n"
@@ -35,14 +39,15 @@ int jl_cli_bench_scene(int argc, char **argv) {
     {"max-iter", required_argument, NULL, 'k'}, {"check-every", required_argument, NULL, 'c'},
     {"no-persistent", no_argument, NULL, 'P'}, {"streamed", no_argument, NULL, 'T'},
     {"no-streamed", no_argument, NULL, 'N'},    {"body-order", required_argument, NULL, 'o'},
+    {"device", required_argument, NULL, 'd'},   {"threads", required_argument, NULL, 't'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
   jl_bench_scene_options bo;
   jl_bench_scene_options_default(&bo);
-  long steps = bo.steps, max_iter = 0, check_every = bo.check_every;
-  const char *solver = NULL, *order = "auto";
+  long steps = bo.steps, max_iter = 0, check_every = bo.check_every, threads = 0;
+  const char *solver = NULL, *order = "auto", *device = "cuda";
   int c, rc = JL_OK, persistent = 1, streamed = -1;
   optind = 2;
   c = -1;
@@ -72,6 +77,13 @@ int jl_cli_bench_scene(int argc, char **argv) {
                               "--body-order: expected auto, spatial or given, got '%s'", optarg);
       order = optarg;
       break;
+    case 'd':
+      if (strcmp(optarg, "cuda") != 0 && strcmp(optarg, "cpu") != 0 && strcmp(optarg, "auto") != 0)
+        rc = jl_cli_error_set(&err, JL_ERR_INPUT, "--device: expected cuda, cpu or auto, got '%s'",
+                              optarg);
+      device = optarg;
+      break;
+    case 't': rc = jl_cli_int("--threads", optarg, 1, 4096, &threads, &err); break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
     default: break;
     }
@@ -88,6 +100,8 @@ int jl_cli_bench_scene(int argc, char **argv) {
   bo.persistent = persistent;
   bo.streamed = streamed;
   bo.body_order = order;
+  bo.device = device;
+  bo.threads = (int)threads;
   jl_bench_scene_result r;
   if (jl_bench_scene(path, &bo, &r, &err) != JL_OK) return jl_cli_fail(&err);
   printf("{\"bench\": \"scene\", \"scene\": \"%s\", \"device_name\": \"%s\", \"bodies\": %d, "
@@ -98,8 +112,8 @@ int jl_cli_bench_scene(int argc, char **argv) {
          r.max_iterations, steps, r.ms_per_step);
   for (int k = 0; k < JL_BENCH_SCENE_STAGES; ++k)
     printf("%s\"%s\": %.4g", k ? ", " : "", r.stage_name[k], r.stage_ms_per_step[k]);
-  printf("}, \"contacts\": %.1f, \"iterations\": %.1f, \"colours\": %.1f, "
-         "\"persistent_solves\": %ld}\n",
-         r.contacts, r.iterations, r.colours, r.persistent_solves);
+  printf("}, \"solve_wait_ms_per_step\": %.4g, \"contacts\": %.1f, \"iterations\": %.1f, "
+         "\"colours\": %.1f, \"persistent_solves\": %ld}\n",
+         r.solve_wait_ms_per_step, r.contacts, r.iterations, r.colours, r.persistent_solves);
   return 0;
 }

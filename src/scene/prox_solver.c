@@ -141,6 +141,8 @@ typedef struct jl_solve {
   double t_res[2][JL_PROX_MAX_THREADS];
   int t_ok[2][JL_PROX_MAX_THREADS];
   int t_stop[2];
+  double t_wait[JL_PROX_MAX_THREADS]; /* timing: each thread's seconds at barriers */
+  int team_size;
   jl_pm_state pm;          /* iterations, residual, alpha, stop test (prox_math.h) */
   jl_prox_stats st;
 } jl_solve;
@@ -303,6 +305,17 @@ static void jl_post(jl_solve *s, int par, int tid, double res, int ok) {
   if (tid == 0) s->t_stop[par] = jl_stop_asked(s->o);
 }
 
+/* The team's barrier; with timing, the thread's wait added to *wait. */
+static void jl_solve_sync(const jl_solve *s, jl_team *team, double *wait) {
+  if (!s->o->timing) {
+    jl_team_sync(team);
+    return;
+  }
+  double t0 = jl_time_now();
+  jl_team_sync(team);
+  *wait += jl_time_now() - t0;
+}
+
 typedef struct jl_team_solve {
   jl_solve *s;
   const jl_colouring *col;
@@ -313,6 +326,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
   jl_solve *s = ts->s;
   const jl_contact_problem *p = s->p;
   int nt = team->size, n = p->n;
+  double wait = 0.0;
   int clo, chi, blo, bhi;
   jl_team_share(n, tid, nt, &clo, &chi);
   jl_team_share(p->nbodies, tid, nt, &blo, &bhi);
@@ -336,7 +350,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       }
   }
   if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
-  jl_team_sync(team);
+  jl_solve_sync(s, team, &wait);
   /* the state, one copy per thread (jl_decide) */
   jl_pm_state pm = s->pm;
   int mf = s->o->matrix_free;
@@ -349,10 +363,10 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       const double *from = apgd ? ysrc : src;
       for (int i = clo; i < chi; ++i)
         jl_update_row(s, i, from, dst, src, apgd ? ydst : NULL, beta, &res, &ok);
-      jl_team_sync(team);
+      jl_solve_sync(s, team, &wait);
       jl_du_from_terms(s, blo, bhi);
       jl_post(s, par, tid, res, ok);
-      jl_team_sync(team);
+      jl_solve_sync(s, team, &wait);
     } else if (apgd) {
       double beta = jl_pm_beta(&pm);
       for (int i = clo; i < chi; ++i) {
@@ -360,19 +374,19 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
         jl_pm_extrapolate(dst + 3 * (size_t)i, src + 3 * (size_t)i, beta, ydst + 3 * (size_t)i);
       }
       if (mf) {
-        jl_team_sync(team);
+        jl_solve_sync(s, team, &wait);
         jl_du_rebuild(s, ydst, blo, bhi);
       }
       jl_post(s, par, tid, res, ok);
-      jl_team_sync(team);
+      jl_solve_sync(s, team, &wait);
     } else if (jor) {
       for (int i = clo; i < chi; ++i) jl_update(s, i, pm.alpha, src, dst, &res, &ok);
       if (mf) {
-        jl_team_sync(team);
+        jl_solve_sync(s, team, &wait);
         jl_du_rebuild(s, dst, blo, bhi);
       }
       jl_post(s, par, tid, res, ok);
-      jl_team_sync(team);
+      jl_solve_sync(s, team, &wait);
     } else {
       const jl_colouring *col = ts->col;
       int back = pm.iterations & 1;
@@ -397,7 +411,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
               jl_update(s, col->order[e], pm.alpha, src, dst, &res, &ok);
         }
         if (gg == col->groups - 1) jl_post(s, par, tid, res, ok);
-        jl_team_sync(team);
+        jl_solve_sync(s, team, &wait);
       }
     }
     jl_decide(s, &pm, par, nt);
@@ -413,12 +427,14 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
         memcpy(ysrc + 3 * (size_t)clo, s->init + 3 * (size_t)clo, 3 * sizeof(double) * (size_t)(chi - clo));
       if (s->rows) jl_prox_rows_set_alpha(p, order, pm.alpha, clo, chi, s->rows);
       if (order) jl_to_sweep(order, s->init, s->lam_sweep, clo, chi);
-      jl_team_sync(team);
+      jl_solve_sync(s, team, &wait);
       if (s->o->matrix_free) jl_du_rebuild(s, apgd ? ysrc : src, blo, bhi);
-      jl_team_sync(team);
+      jl_solve_sync(s, team, &wait);
     }
   }
   if (tid == 0) s->pm = pm;
+  s->t_wait[tid] = wait;
+  if (tid == 0) s->team_size = nt;
   /* the latest iterate is in src (SOR on rows: in sweep order) */
   if (order) {
     jl_from_sweep(order, s->lam_sweep, s->lam, clo, chi);
@@ -497,7 +513,9 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
   } else {
     jl_team_solve ts = {&s, NULL};
     if (o->kind == JL_SOLVER_SOR) {
+      double t0 = o->timing ? jl_time_now() : 0.0;
       if ((rc = jl_contact_colour(p, JL_COLOUR_MIN_SIZE, &ws->col, err))) return rc;
+      if (o->timing) s.st.colour_s = jl_time_now() - t0;
       ts.col = &ws->col;
       s.st.colours = ws->col.colours;
       s.st.groups = ws->col.groups;
@@ -507,6 +525,10 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
     int per = o->min_per_thread > 0 ? o->min_per_thread : JL_PROX_MIN_PER_THREAD;
     if (phase / per < threads) threads = phase / per > 1 ? phase / per : 1;
     if ((rc = jl_team_pool_run(o->pool, threads, jl_solve_team, &ts, err))) return rc;
+    if (o->timing && s.team_size > 1) {
+      for (int t = 0; t < s.team_size; ++t) s.st.wait_s += s.t_wait[t];
+      s.st.wait_s /= s.team_size;
+    }
   }
   s.st.iterations = s.pm.iterations;
   s.st.residual = s.pm.residual;

@@ -84,6 +84,8 @@ typedef struct jl_prox_opts {
    * step can take 1e8 iterations. NULL and 0: never. */
   const volatile sig_atomic_t *stop;
   double deadline;
+  int timing;              /* time the colouring and the waits at the team's barriers
+                              (jl_prox_stats colour_s, wait_s) */
 } jl_prox_opts;
 
 /* Seed values: SOR alpha 1.0, tolerances 1e-7 (ERRATA), colouring on. */
@@ -109,6 +111,9 @@ typedef struct jl_prox_stats {
   double alpha;            /* alpha of the last attempt */
   int colours;             /* SOR coloured: greedy colours (0 otherwise) */
   int groups;              /* SOR coloured: groups after merging */
+  double colour_s;         /* timing: seconds spent colouring */
+  double wait_s;           /* timing: seconds a thread of the team waited at its
+                              barriers, the mean over the team (0 on one thread) */
 } jl_prox_stats;
 
 struct jl_prox_row;

@@ -215,7 +215,7 @@ long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
 void jl_scene_gpu_set_timing(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds) {
   (void)g;
-  for (int k = 0; k < JL_GPU_STAGES; ++k) seconds[k] = 0.0;
+  for (int k = 0; k < JL_STEP_STAGES; ++k) seconds[k] = 0.0;
 }
 #define JL_NO_CUDA(err) jl_error_set(err, JL_ERR_DEVICE, "jostle was built without CUDA")
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
@@ -279,9 +279,3 @@ int jl_scene_gpu_get_colours(jl_scene_gpu *g, int *colour, int *colours, jl_erro
   return JL_NO_CUDA(err);
 }
 #endif
-
-const char *jl_gpu_stage_name(int stage) {
-  static const char *const names[JL_GPU_STAGES] = {"integrate", "collide", "setup",
-                                                   "colour", "solve", "finish"};
-  return stage >= 0 && stage < JL_GPU_STAGES ? names[stage] : "?";
-}

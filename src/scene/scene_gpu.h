@@ -32,6 +32,7 @@
 #include "rigid_body.h"
 #include "scene.h"
 #include "setup_math.h"
+#include "step_stages.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,21 +114,10 @@ int jl_scene_gpu_get_problem(jl_scene_gpu *g, jl_contact_problem *p, jl_error *e
 int jl_scene_gpu_jor(jl_scene_gpu *g, const jl_contact_problem *p, const jl_prox_opts *o,
                      int check_every, double *lambda, jl_prox_stats *st, jl_error *err);
 
-/* Stages of the device step, for jl_scene_gpu_set_timing. */
-enum {
-  JL_GPU_STAGE_INTEGRATE = 0, /* half step, free velocities */
-  JL_GPU_STAGE_COLLIDE,       /* broad + narrow phase, closed contacts, max penetration */
-  JL_GPU_STAGE_SETUP,         /* contact frames, W, c, body CSR */
-  JL_GPU_STAGE_COLOUR,        /* SOR: contact graph colouring and launch plan */
-  JL_GPU_STAGE_SOLVE,         /* warm start, prox iterations */
-  JL_GPU_STAGE_FINISH,        /* end velocities, half step, warm-start memory */
-  JL_GPU_STAGES
-};
-const char *jl_gpu_stage_name(int stage);
 /* on: synchronise the device at the end of each stage of jl_scene_gpu_step
- * and add its wall time to that stage (costs a little; resets the sums). */
+ * and add its wall time to that stage (step_stages.h; costs a little; resets the sums). */
 void jl_scene_gpu_set_timing(jl_scene_gpu *g, int on);
-/* Seconds per stage summed since timing was turned on (JL_GPU_STAGES values). */
+/* Seconds per stage summed since timing was turned on (JL_STEP_STAGES values). */
 void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds);
 
 /* Summary of one device step. */

@@ -13,6 +13,7 @@
 #include "parallel.h"
 #include "step_math.h"
 #include "team.h"
+#include "timer.h"
 
 int jl_stepper_init(jl_stepper *st, jl_scene *scene, int threads, jl_error *err) {
   memset(st, 0, sizeof *st);
@@ -210,22 +211,33 @@ static void jl_step_end_team(void *ctx, int tid, jl_team *team) {
   jl_step_remember_slots(st->key_order, p->frame, st->lambda, lo, hi, st->prev_key, st->prev_imp);
 }
 
+/* With timing on: the seconds since *t0 added to stage k; *t0 moves on. */
+static void jl_step_lap(jl_stepper *st, int k, double *t0) {
+  if (!st->timing) return;
+  double t = jl_time_now();
+  st->stage_s[k] += t - *t0;
+  *t0 = t;
+}
+
 int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   jl_scene *s = st->scene;
   jl_bodies *b = &s->bodies;
   double dt = s->dt;
   int nb = b->count, rc;
+  double lap = st->timing ? jl_time_now() : 0.0;
   if ((rc = jl_step_reserve(st, 0, nb, err))) return rc;
   /* 1. mid-point positions */
   jl_integrate_half_step(b, 0.5 * dt);
   /* 2. h at the mid-point, with u_S */
   jl_integrate_free_velocity(b, s->gravity, dt, st->dv_free);
+  jl_step_lap(st, JL_STEP_STAGE_INTEGRATE, &lap);
   /* 3. contacts at the mid-point; keep the closed ones */
   double margin = s->contact_tol > 0 ? 2.0 * s->contact_tol : 1e-12;
   if ((rc = jl_collide(b, margin, st->threads, &st->bp, &st->contacts, err))) return rc;
   jl_contacts *c = &st->contacts;
   double max_pen;
   int n = jl_step_keep_closed(c, b->is_static, s->contact_tol, &max_pen);
+  jl_step_lap(st, JL_STEP_STAGE_COLLIDE, &lap);
   if ((rc = jl_step_reserve(st, n, nb, err))) return rc;
   /* 4. setup with per-pair laws; 5. the warm start */
   jl_step_job job = {st, n, 0.5 * dt, st->law, st->law + st->contact_cap,
@@ -240,13 +252,22 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
     mf = jl_contact_g_estimate(&st->prob) > (long long)JL_MATRIX_FREE_BLOCKS * n;
   if ((!mf || st->keep_g) && (rc = jl_contact_build_g(&st->prob, st->threads, err))) return rc;
   st->matrix_free_used = mf;
+  jl_step_lap(st, JL_STEP_STAGE_SETUP, &lap);
   /* 5. the solve */
   jl_prox_opts o = s->solver;
   o.threads = st->threads;
   o.pool = st->pool;
   o.matrix_free = mf;
+  o.timing = st->timing;
   jl_prox_stats ps;
   if ((rc = jl_prox_solve(&st->prob, &o, st->lambda, &st->ws, &ps, err))) return rc;
+  st->colours = ps.colours;
+  if (st->timing) {
+    st->stage_s[JL_STEP_STAGE_COLOUR] += ps.colour_s;
+    st->stage_s[JL_STEP_STAGE_SOLVE] -= ps.colour_s;
+    st->solve_wait_s += ps.wait_s;
+  }
+  jl_step_lap(st, JL_STEP_STAGE_SOLVE, &lap);
   /* 6. end velocities: u_S + dv_free + sum over the body's contacts of M^-1 W Lambda;
    * 7. end positions; the warm-start memory (jl_step_remember's) */
   if ((rc = jl_step_remember_reserve(n, &st->prev_key, &st->prev_imp, &st->prev_cap, err))) return rc;
@@ -270,5 +291,12 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
     stats->max_penetration = max_pen;
     jl_scene_energy(s, &stats->kinetic, &stats->potential);
   }
+  jl_step_lap(st, JL_STEP_STAGE_FINISH, &lap);
   return JL_OK;
+}
+
+const char *jl_step_stage_name(int stage) {
+  static const char *const names[JL_STEP_STAGES] = {"integrate", "collide", "setup",
+                                                   "colour", "solve", "finish"};
+  return stage >= 0 && stage < JL_STEP_STAGES ? names[stage] : "?";
 }

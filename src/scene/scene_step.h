@@ -18,6 +18,7 @@
 #include "error.h"
 #include "prox_solver.h"
 #include "scene.h"
+#include "step_stages.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +64,13 @@ typedef struct jl_stepper {
   int prev_n, prev_cap;
   int keep_g;              /* build G even for the matrix-free solver (export) */
   int matrix_free_used;    /* the last step solved matrix-free */
+  int colours;             /* the last step's SOR colours (0: not coloured) */
+  /* timing (jostle bench scene): seconds per stage (step_stages.h) summed
+   * over the steps since it was turned on, and of the solve's the mean
+   * time a thread waited at the team's barriers */
+  int timing;
+  double stage_s[JL_STEP_STAGES];
+  double solve_wait_s;
 } jl_stepper;
 
 int jl_stepper_init(jl_stepper *st, jl_scene *scene, int threads, jl_error *err);

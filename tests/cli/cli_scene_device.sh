@@ -41,11 +41,18 @@ expect_rc 0
 
 echo "PASS: cli_scene_device"
 
-# jostle bench scene: the device step's stage times; CUDA only
+# jostle bench scene: the step's stage times; CUDA by default, or the CPU path
 jrun benchnocuda bench scene "$SC/demo-drop.json"
 expect_rc 4
 expect_err '^jostle: --device cuda: (no CUDA device is present|this jostle was built without CUDA)' \
   "that bench scene needs a CUDA device"
+jrun benchcpu bench scene "$SC/demo-drop.json" --device cpu --threads 1 --steps 2
+expect_rc 0
+grep -q '"device_name": "CPU, 1 thread".*"solve_wait_ms_per_step": 0,' "$W/benchcpu.out" \
+  || fail "bench scene --device cpu: expected one thread's line, got: $(cat "$W/benchcpu.out")"
+jrun benchdev bench scene "$SC/demo-drop.json" --device gpu
+expect_rc 2
+expect_err "^jostle: --device: expected cuda, cpu or auto, got 'gpu'" "the bad device"
 jrun benchbad bench scene "$o/missing.json"
 expect_rc 2
 expect_err 'missing\.json: cannot open' "the scene file and why"
