@@ -20,11 +20,16 @@
 //   threads);
 // - otherwise 256 threads, 2 blocks: 128 registers without spills (at 132,
 //   measured after the record-to-record trial went in, an SM held one block
-//   fewer at n = 50 and n = 128 and launches took an extra wave).
+//   fewer at n = 50 and n = 128 and launches took an extra wave);
+// - from the size where an SM's shared memory holds only one candidate's
+//   workspace (about 750 circles on an H100), 512 threads, 1 block: the
+//   same 128 registers a thread, so the SM runs twice the threads of the
+//   256-thread block that would be its only one, each with half the circles.
 #define JL_CIRCLE_MAX_THREADS 256
 #define JL_CIRCLE_MIN_BLOCKS 2
 #define JL_CIRCLE_SMALL_THREADS 64
 #define JL_CIRCLE_SMALL_BLOCKS 10
+#define JL_CIRCLE_WIDE_THREADS 512
 
 template <int MAX_THREADS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
@@ -36,16 +41,36 @@ jl_circle_relax_kernel(jl_relax_params p, jl_circle_batch b, double *nbr) {
   jl_relax_candidate(&ws, jl_mem, nbmem, &p, b, (int)blockIdx.x);
 }
 
-static int jl_circle_threads(int n) {
-  int t = (n + 31) / 32 * 32;
-  return t > JL_CIRCLE_MAX_THREADS ? JL_CIRCLE_MAX_THREADS : t;
-}
-
 typedef void (*jl_circle_kernel_fn)(jl_relax_params, jl_circle_batch, double *);
 
+// Whether an SM of this device holds at most one 256-thread block of n
+// circles (its shared memory); then the 512-thread build runs. A failed
+// query keeps the 256-thread one.
+static int jl_circle_wide(int n) {
+  jl_circle_kernel_fn k = jl_circle_relax_kernel<JL_CIRCLE_MAX_THREADS, JL_CIRCLE_MIN_BLOCKS>;
+  size_t smem = sizeof(double) * JL_RELAX_WS_DOUBLES(n);
+  int per_sm = 0;
+  if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+          cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, JL_CIRCLE_MAX_THREADS, smem) !=
+          cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return per_sm == 1;
+}
+
+static int jl_circle_threads(int n) {
+  int t = (n + 31) / 32 * 32;
+  if (t <= JL_CIRCLE_MAX_THREADS) return t;
+  return jl_circle_wide(n) ? JL_CIRCLE_WIDE_THREADS : JL_CIRCLE_MAX_THREADS;
+}
+
 static jl_circle_kernel_fn jl_circle_kernel_for(int n) {
-  if (jl_circle_threads(n) <= JL_CIRCLE_SMALL_THREADS)
+  int t = jl_circle_threads(n);
+  if (t <= JL_CIRCLE_SMALL_THREADS)
     return jl_circle_relax_kernel<JL_CIRCLE_SMALL_THREADS, JL_CIRCLE_SMALL_BLOCKS>;
+  if (t == JL_CIRCLE_WIDE_THREADS) return jl_circle_relax_kernel<JL_CIRCLE_WIDE_THREADS, 1>;
   return jl_circle_relax_kernel<JL_CIRCLE_MAX_THREADS, JL_CIRCLE_MIN_BLOCKS>;
 }
 
