@@ -142,6 +142,8 @@ typedef struct jl_bench_scene_result {
   double stage_ms_per_step[JL_BENCH_SCENE_STAGES];
   double contacts, iterations, colours;  /* means per timed step */
   long persistent_solves;  /* solves that ran in one cooperative launch */
+  char persistent_cache[16];  /* what the last of them kept on chip ("contacts+du2" ...
+                               * "none"; "" when none ran) */
 } jl_bench_scene_result;
 
 JL_API void jl_bench_scene_options_default(jl_bench_scene_options *o);

@@ -418,6 +418,8 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
   double stage[JL_GPU_STAGES];
   jl_scene_gpu_stage_times(g, stage);
   res->persistent_solves = jl_scene_gpu_persistent_solves(g);
+  snprintf(res->persistent_cache, sizeof res->persistent_cache, "%s",
+           jl_scene_gpu_persistent_cache(g));
   jl_scene_gpu_destroy(g);
   if (rc == JL_OK) {
     snprintf(res->name, sizeof res->name, "%s", s.name);

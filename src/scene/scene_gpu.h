@@ -64,6 +64,15 @@ void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on);
  * the tests that compare the two). The count: solves that ran that way. */
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on);
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g);
+/* What a persistent solve keeps in shared memory: mode -1 (the default): the
+ * most of its plans that lets one wave hold the solve (the contacts'
+ * constants and du rows, fewer for larger problems); 0: nothing, every
+ * constant read from the problem's arrays each iteration (for the tests that
+ * compare that path with the twin). The same bits either way. The answer:
+ * the last persistent solve's plan ("contacts+du2", "contacts+du1", "du2",
+ * "contacts", "du1" or "none"; "" before any). */
+void jl_scene_gpu_set_persistent_cache(jl_scene_gpu *g, int mode);
+const char *jl_scene_gpu_persistent_cache(const jl_scene_gpu *g);
 /* Matrix-free JOR and APGD solves too large for one launch: by the streamed
  * kernels (constants by field, du from the update's terms) or by the two
  * per-iteration kernels. mode -1 (the default): streamed from
