@@ -28,10 +28,6 @@ struct jl_dbuf {
 // write partials that one block of JL_SCENE_REDUCE_THREADS then joins.
 #define JL_SCENE_REDUCE_PARTIALS 1024
 
-// Plans of the persistent JOR / APGD solve: what it keeps in shared memory
-// (jl_persist_plans, kernels/scene/scene_prox.cu).
-#define JL_PERSIST_PLANS 6
-
 static inline int jl_scene_blocks(long long n) {
   long long b = (n + JL_SCENE_BLOCK - 1) / JL_SCENE_BLOCK;
   return (int)(b > 0 ? b : 1);
@@ -87,10 +83,11 @@ struct jl_scene_gpu {
   // large matrix-free JOR / APGD solves by the streamed kernels: -1 by size
   // (JL_JOR_STREAMED_MIN contacts), 0 never, 1 always
   int use_streamed = -1;
-  // what it keeps in shared memory: -1 the most that fits one wave, 0 nothing
+  // what it keeps in shared memory (jl_persist_plans in scene_prox.cu): -1
+  // the first plan that fits one wave, k: plan k only
   int persist_cache = -1;
   int persist_asked = 0;   // persist_fit holds the device's answers
-  int persist_fit[JL_PERSIST_PLANS] = {0};  // blocks of each plan the device holds at once
+  int persist_fit[JL_SCENE_GPU_PERSIST_PLANS] = {0};  // blocks of each plan the device holds at once
   long persistent_solves = 0;
   const char *persist_last = "";  // the plan of the last persistent solve
   // stage timing (jl_scene_gpu_set_timing): a device sync at each stage end

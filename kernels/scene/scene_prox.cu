@@ -471,7 +471,7 @@ struct jl_jor_bufs {
 // from the most bytes per thread to none; a solve takes the first whose
 // blocks all fit one wave (jl_jor_persistent_blocks): each cached byte is
 // one fewer read per iteration, and once the wave holds the grid more
-// resident blocks buy nothing. Plan JL_PERSIST_PLAN_NONE caches nothing.
+// resident blocks buy nothing. The names and order are scene_gpu.h's.
 struct jl_persist_plan {
   bool contacts;
   int rounds;
@@ -480,9 +480,9 @@ struct jl_persist_plan {
 static const jl_persist_plan jl_persist_plans[] = {
     {true, 2, "contacts+du2"}, {true, 1, "contacts+du1"}, {false, 2, "du2"},
     {true, 0, "contacts"},     {false, 1, "du1"},         {false, 0, "none"}};
-static_assert(sizeof jl_persist_plans / sizeof jl_persist_plans[0] == JL_PERSIST_PLANS,
-              "the arena's count of plans");
-#define JL_PERSIST_PLAN_NONE (JL_PERSIST_PLANS - 1)
+static_assert(sizeof jl_persist_plans / sizeof jl_persist_plans[0] ==
+                  JL_SCENE_GPU_PERSIST_PLANS,
+              "scene_gpu.h's count of plans");
 static inline size_t jl_persist_smem(const jl_persist_plan &pl) {
   return (size_t)JL_PERSIST_BLOCK *
          ((pl.contacts ? JL_PERSIST_CONTACT_DOUBLES * sizeof(double) : 0) +
@@ -663,7 +663,7 @@ static const void *jl_persist_kernel(const jl_persist_plan &pl) {
 static int jl_jor_persistent_blocks(jl_scene_gpu *g, long long n, long long nb, int *plan) {
   if (!g->persist_asked) {
     g->persist_asked = 1;
-    for (int k = 0; k < JL_PERSIST_PLANS; ++k) g->persist_fit[k] = 0;
+    for (int k = 0; k < JL_SCENE_GPU_PERSIST_PLANS; ++k) g->persist_fit[k] = 0;
     int dev = 0, sms = 0, coop = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop ||
@@ -684,7 +684,7 @@ static int jl_jor_persistent_blocks(jl_scene_gpu *g, long long n, long long nb, 
         return 0;
       }
     }
-    for (int k = 0; k < JL_PERSIST_PLANS; ++k) {
+    for (int k = 0; k < JL_SCENE_GPU_PERSIST_PLANS; ++k) {
       const jl_persist_plan &pl = jl_persist_plans[k];
       int per_sm = 0;
       if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_persist_kernel(pl),
@@ -699,7 +699,9 @@ static int jl_jor_persistent_blocks(jl_scene_gpu *g, long long n, long long nb, 
   long long work = n > JL_DU_LANES * nb ? n : JL_DU_LANES * nb;
   long long want = (work + JL_PERSIST_BLOCK - 1) / JL_PERSIST_BLOCK;
   if (want > jl_prox_partials(n)) return 0;
-  for (int k = g->persist_cache < 0 ? 0 : JL_PERSIST_PLAN_NONE; k < JL_PERSIST_PLANS; ++k) {
+  int forced = g->persist_cache;
+  for (int k = forced < 0 ? 0 : forced; k < (forced < 0 ? JL_SCENE_GPU_PERSIST_PLANS : forced + 1);
+       ++k) {
     if (want <= g->persist_fit[k]) {
       *plan = k;
       return (int)want;
