@@ -3,8 +3,9 @@
  * arithmetic, prox_math.h), matrix-free and on G: the same impulses bit for bit (the
  * stated tolerance is zero: the arithmetic is shared and IEEE, no FMA, no
  * atomics), the same iterations, restarts and residual, whatever the host's
- * check interval; two device runs (CUDA graphs, then one launch per kernel)
- * give identical bytes. The problem comes
+ * check interval; the other device paths (the per-iteration kernels as CUDA
+ * graphs and one launch per kernel, the streamed kernels, the persistent
+ * solve with each plan of what it keeps on chip) give identical bytes. The problem comes
  * from contacts found on the device, so this is the pipeline
  * collide (GPU) -> setup (CPU) -> JOR (GPU). Exit 77 without a device. */
 #include <setjmp.h>
@@ -67,9 +68,11 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   double *l_cpu = malloc(3 * sizeof(double) * (size_t)n), *l_gpu = malloc(3 * sizeof(double) * (size_t)n);
   double *l_again = malloc(3 * sizeof(double) * (size_t)n), *l_multi = malloc(3 * sizeof(double) * (size_t)n);
   double *l_stream = malloc(3 * sizeof(double) * (size_t)n);
-  assert_true(l_cpu && l_gpu && l_again && l_multi && l_stream);
+  double *l_bare = malloc(3 * sizeof(double) * (size_t)n);
+  assert_true(l_cpu && l_gpu && l_again && l_multi && l_stream && l_bare);
   for (int i = 0; i < 3 * n; ++i)
-    l_cpu[i] = l_gpu[i] = l_again[i] = l_multi[i] = l_stream[i] = (i % 3 == 0) ? 1e-3 * (i % 5) : 0.0;
+    l_cpu[i] = l_gpu[i] = l_again[i] = l_multi[i] = l_stream[i] = l_bare[i] =
+        (i % 3 == 0) ? 1e-3 * (i % 5) : 0.0;
   jl_prox_opts o;
   jl_prox_opts_default(&o);
   o.kind = kind;
@@ -79,7 +82,7 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   o.tol_rel = tol;
   o.max_iter = max_iter;
   jl_prox_ws ws = {0};
-  jl_prox_stats sc, sg, sa, sm, ss;
+  jl_prox_stats sc, sg, sa, sm, ss, sb;
   assert_int_equal(jl_prox_solve(&k->p, &o, l_cpu, &ws, &sc, &err), JL_OK);
   int rc = jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_gpu, &sg, &err);
   if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
@@ -100,6 +103,26 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   jl_scene_gpu_set_persistent(k->g, 1);
   assert_int_equal(jl_scene_gpu_persistent_solves(k->g), persistent);
   assert_true(persistent > 0);
+  /* a problem this small keeps everything on chip; every other plan of the
+   * persistent solve (those of problems too large for the whole cache, down
+   * to none: every constant read from the problem's arrays) gives the same
+   * bits */
+  assert_string_equal(jl_scene_gpu_persistent_cache(k->g), "contacts+du2");
+  static const char *const plans[JL_SCENE_GPU_PERSIST_PLANS] = {
+      "contacts+du2", "contacts+du1", "du2", "contacts", "du1", "none"};
+  for (int pl = 1; pl < JL_SCENE_GPU_PERSIST_PLANS; ++pl) {
+    for (int i = 0; i < 3 * n; ++i) l_bare[i] = (i % 3 == 0) ? 1e-3 * (i % 5) : 0.0;
+    jl_scene_gpu_set_persistent_cache(k->g, pl);
+    assert_int_equal(jl_scene_gpu_jor(k->g, &k->p, &o, check_every, l_bare, &sb, &err), JL_OK);
+    jl_scene_gpu_set_persistent_cache(k->g, -1);
+    assert_int_equal(jl_scene_gpu_persistent_solves(k->g), persistent + pl);
+    assert_string_equal(jl_scene_gpu_persistent_cache(k->g), plans[pl]);
+    assert_memory_equal(l_gpu, l_bare, 3 * sizeof(double) * (size_t)n);
+    assert_int_equal(sg.iterations, sb.iterations);
+    assert_int_equal(sg.converged, sb.converged);
+    assert_int_equal(sg.restarts, sb.restarts);
+    assert_true(sg.residual == sb.residual && sg.alpha == sb.alpha);
+  }
   assert_int_equal(sc.iterations, sg.iterations);
   assert_int_equal(sc.converged, sg.converged);
   assert_int_equal(sc.restarts, sg.restarts);
@@ -130,6 +153,7 @@ static void compare_kind(jor_case *k, jl_solver_kind kind, double alpha, double 
   free(l_again);
   free(l_multi);
   free(l_stream);
+  free(l_bare);
 }
 
 static void compare(jor_case *k, double alpha, double tol, int max_iter, int check_every,

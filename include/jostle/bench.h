@@ -146,6 +146,8 @@ typedef struct jl_bench_scene_result {
   long persistent_solves;  /* CUDA: solves that ran in one cooperative launch */
   double solve_wait_ms_per_step; /* CPU: of the solve, the mean time a thread of the
                             * team waited at its barriers (0 on one thread) */
+  char persistent_cache[16];  /* CUDA: what the last of them kept on chip ("contacts+du2"
+                               * ... "none"; "" when none ran) */
 } jl_bench_scene_result;
 
 JL_API void jl_bench_scene_options_default(jl_bench_scene_options *o);

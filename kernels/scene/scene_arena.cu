@@ -62,6 +62,12 @@ extern "C" void jl_cuda_scene_set_streamed(jl_scene_gpu *g, int mode) {
 extern "C" long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g) {
   return g->persistent_solves;
 }
+extern "C" void jl_cuda_scene_set_persistent_cache(jl_scene_gpu *g, int mode) {
+  g->persist_cache = mode < 0 || mode >= JL_SCENE_GPU_PERSIST_PLANS ? -1 : mode;
+}
+extern "C" const char *jl_cuda_scene_persistent_cache(const jl_scene_gpu *g) {
+  return g->persist_last;
+}
 
 extern "C" int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg,
                                         int msg_len) {

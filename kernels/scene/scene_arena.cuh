@@ -83,8 +83,13 @@ struct jl_scene_gpu {
   // large matrix-free JOR / APGD solves by the streamed kernels: -1 by size
   // (JL_JOR_STREAMED_MIN contacts), 0 never, 1 always
   int use_streamed = -1;
-  int persist_fit = -1;    // blocks of it the device holds at once (-1: not asked yet)
+  // what it keeps in shared memory (jl_persist_plans in scene_prox.cu): -1
+  // the first plan that fits one wave, k: plan k only
+  int persist_cache = -1;
+  int persist_asked = 0;   // persist_fit holds the device's answers
+  int persist_fit[JL_SCENE_GPU_PERSIST_PLANS] = {0};  // blocks of each plan the device holds at once
   long persistent_solves = 0;
+  const char *persist_last = "";  // the plan of the last persistent solve
   // stage timing (jl_scene_gpu_set_timing): a device sync at each stage end
   int timing = 0;
   double stage_s[JL_STEP_STAGES] = {0};

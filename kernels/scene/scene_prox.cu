@@ -443,18 +443,20 @@ struct jl_jor_bufs {
 // the two kernels of an iteration does a few microseconds of work (the
 // 5050-box pyramid: 40,000 contacts) the launches, their gaps and the
 // strided loads of the contacts' constants cost more than the work. What
-// stays the same from iteration to iteration stays on chip: each thread's
-// contact bodies in registers, its contact's frame, lever rows, c, diag and
-// mu, and the frame, inertia lever rows and inverse mass of its du lane's
-// first JL_PERSIST_ROUNDS contacts in shared memory; per iteration only the
-// impulses and du move through memory. The arithmetic is the per-iteration
-// kernels', in the same order (so the same bits as the twin): the updates
-// and each block's max and AND, a grid barrier, then every block joins all
-// partials and applies the stop rule to its own copy of the solver state
-// (the same decision everywhere, so no block waits for another's) while
-// rebuilding du from the new iterate, and a barrier. A restart (rare)
-// resets the next iterate to the start between two more barriers. Block 0
-// writes the final state for the host.
+// stays the same from iteration to iteration can stay on chip: each
+// thread's contact bodies in registers and, as the solve's plan says
+// (jl_persist_plan), in shared memory its contact's frame, lever rows, c,
+// diag and mu (CACHE) and the frame, inertia lever rows and inverse mass of
+// its du lane's first `rounds` contacts; what is not cached is read from the
+// problem's arrays every iteration (from L2: the grid barriers' acquire
+// drops L1), as the per-iteration kernels read it. The arithmetic is the
+// per-iteration kernels', in the same order whatever the plan (so the same
+// bits as the twin): the updates and each block's max and AND, a grid
+// barrier, then every block joins all partials and applies the stop rule to
+// its own copy of the solver state (the same decision everywhere, so no
+// block waits for another's) while rebuilding du from the new iterate, and a
+// barrier. A restart (rare) resets the next iterate to the start between two
+// more barriers. Block 0 writes the final state for the host.
 #define JL_PERSIST_BLOCK 128
 #define JL_PERSIST_ROUNDS 2
 #define JL_PERSIST_WARPS (JL_PERSIST_BLOCK / 32)
@@ -463,9 +465,28 @@ struct jl_jor_bufs {
 // contact index and side packed in one int.
 #define JL_PERSIST_CONTACT_DOUBLES 33
 #define JL_PERSIST_SLOT_BYTES (19 * sizeof(double) + sizeof(int))
-static inline size_t jl_persist_smem() {
+
+// What a persistent solve keeps in shared memory: the contacts' constants
+// or not, and how many du rounds (0 to JL_PERSIST_ROUNDS). The plans go
+// from the most bytes per thread to none; a solve takes the first whose
+// blocks all fit one wave (jl_jor_persistent_blocks): each cached byte is
+// one fewer read per iteration, and once the wave holds the grid more
+// resident blocks buy nothing. The names and order are scene_gpu.h's.
+struct jl_persist_plan {
+  bool contacts;
+  int rounds;
+  const char *name;  // jl_scene_gpu_persistent_cache's answer
+};
+static const jl_persist_plan jl_persist_plans[] = {
+    {true, 2, "contacts+du2"}, {true, 1, "contacts+du1"}, {false, 2, "du2"},
+    {true, 0, "contacts"},     {false, 1, "du1"},         {false, 0, "none"}};
+static_assert(sizeof jl_persist_plans / sizeof jl_persist_plans[0] ==
+                  JL_SCENE_GPU_PERSIST_PLANS,
+              "scene_gpu.h's count of plans");
+static inline size_t jl_persist_smem(const jl_persist_plan &pl) {
   return (size_t)JL_PERSIST_BLOCK *
-         (JL_PERSIST_CONTACT_DOUBLES * sizeof(double) + JL_PERSIST_ROUNDS * JL_PERSIST_SLOT_BYTES);
+         ((pl.contacts ? JL_PERSIST_CONTACT_DOUBLES * sizeof(double) : 0) +
+          (size_t)pl.rounds * JL_PERSIST_SLOT_BYTES);
 }
 
 // Max of r and AND of good over the block, by warp shuffles (exact in any
@@ -491,40 +512,59 @@ static __device__ void jl_persist_max_and(double *w_res, int *w_ok, double &r, i
   }
 }
 
-__global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
-    jl_jor_problem p, jl_jor_bufs b, int apgd, double *part_res, int *part_ok,
-    jl_state_and_buf *sb) {
+// Resident blocks an SM must hold by registers (launch bounds). The cached
+// instance: 4 (it needs 124 registers unbounded; its 74 KB plan holds 3
+// blocks an SM by shared memory, its 54 KB one 4). The uncached one: 6 (80
+// registers, a 4-byte spill; unbounded it took 128), so its 20 KB plan and
+// the empty one hold 6 blocks an SM, its 40 KB one 5.
+#define JL_PERSIST_MIN_CACHED 4
+#define JL_PERSIST_MIN_UNCACHED 6
+
+// CACHE: the contacts' constants in shared memory; nr: cached du rounds
+// (the plan's), their slots after the constants (or from the start).
+template <bool CACHE>
+__global__ void __launch_bounds__(JL_PERSIST_BLOCK,
+                                  CACHE ? JL_PERSIST_MIN_CACHED : JL_PERSIST_MIN_UNCACHED)
+    jl_jor_persistent_kernel(jl_jor_problem p, jl_jor_bufs b, int apgd, int nr, double *part_res,
+                             int *part_ok, jl_state_and_buf *sb) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
   __shared__ double w_res[JL_PERSIST_WARPS];
   __shared__ int w_ok[JL_PERSIST_WARPS];
   extern __shared__ double jl_pcache[];
-  const int B = JL_PERSIST_BLOCK, nslot = JL_PERSIST_ROUNDS * JL_PERSIST_BLOCK, t = threadIdx.x;
-  // the block's contacts (index t): frame, rx, c, diag, mu
-  double *k_frame = jl_pcache, *k_rx = k_frame + 9 * B, *k_c = k_rx + 18 * B;
-  double *k_diag = k_c + 3 * B, *k_mu = k_diag + 2 * B;
-  const jl_jor_consts kc = {k_c, k_frame, k_rx, k_diag, k_mu};
-  // the du lanes' cached rounds (slot q B + t)
-  double *c_e = k_mu + B, *c_ir = c_e + 9 * nslot, *c_im = c_ir + 9 * nslot;
-  int *c_cs = (int *)(c_im + nslot);
+  const int B = JL_PERSIST_BLOCK, nslot = nr * JL_PERSIST_BLOCK, t = threadIdx.x;
   const long long g0 = (long long)blockIdx.x * blockDim.x + t;
   const int mine = g0 < p.n;
   const int ka = mine ? p.ka[g0] : -1, kb = mine ? p.kb[g0] : -1;
-  if (mine) {
-    for (int m = 0; m < 9; ++m) k_frame[9 * t + m] = p.frame[9 * g0 + m];
-    for (int m = 0; m < 18; ++m) k_rx[18 * t + m] = p.rx[18 * g0 + m];
-    for (int m = 0; m < 3; ++m) k_c[3 * t + m] = p.c[3 * g0 + m];
-    k_diag[2 * t] = p.diag[2 * g0];
-    k_diag[2 * t + 1] = p.diag[2 * g0 + 1];
-    k_mu[t] = p.mu[g0];
+  // the contact's constants: the block's copies (index t) or the problem's (index g0)
+  jl_jor_consts kc = {p.c, p.frame, p.rx, p.diag, p.mu};
+  int li = (int)g0;
+  double *c_e = jl_pcache;
+  if (CACHE) {
+    double *k_frame = jl_pcache, *k_rx = k_frame + 9 * B, *k_c = k_rx + 18 * B;
+    double *k_diag = k_c + 3 * B, *k_mu = k_diag + 2 * B;
+    kc = {k_c, k_frame, k_rx, k_diag, k_mu};
+    li = t;
+    c_e = k_mu + B;
+    if (mine) {
+      for (int m = 0; m < 9; ++m) k_frame[9 * t + m] = p.frame[9 * g0 + m];
+      for (int m = 0; m < 18; ++m) k_rx[18 * t + m] = p.rx[18 * g0 + m];
+      for (int m = 0; m < 3; ++m) k_c[3 * t + m] = p.c[3 * g0 + m];
+      k_diag[2 * t] = p.diag[2 * g0];
+      k_diag[2 * t + 1] = p.diag[2 * g0 + 1];
+      k_mu[t] = p.mu[g0];
+    }
   }
+  // the du lanes' cached rounds (slot q B + t)
+  double *c_ir = c_e + 9 * nslot, *c_im = c_ir + 9 * nslot;
+  int *c_cs = (int *)(c_im + nslot);
   // this thread's du lane (jl_jor_du_lanes' layout) and its cached contacts
   const int lane = (int)(t & 31), l = lane % JL_DU_LANES, base = lane - l;
   const long long kk = g0 / JL_DU_LANES;
   const int live = !p.on_g && kk < p.nb, k = live ? (int)kk : 0;
   const int e0 = live ? p.body_ptr[k] : 0, e1 = live ? p.body_ptr[k + 1] : 0;
   const int rounds = __reduce_max_sync(0xffffffffu, (e1 - e0 + JL_DU_LANES - 1) / JL_DU_LANES);
-  for (int q = 0; q < JL_PERSIST_ROUNDS; ++q) {
+  for (int q = 0; q < nr; ++q) {
     int e = e0 + q * JL_DU_LANES + l, slot = q * B + t;
     if (e < e1) {
       int i = p.body_contact[e], side = p.ka[i] == k ? 0 : 1;
@@ -547,7 +587,7 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
     double r = 0.0;
     int good = 1;
     if (mine)
-      r = jl_jor_update_one(p, kc, t, (int)g0, ka, kb, xc, xn, yc, apgd ? yn : nullptr, b.du,
+      r = jl_jor_update_one(p, kc, li, (int)g0, ka, kb, xc, xn, yc, apgd ? yn : nullptr, b.du,
                             st.alpha, apgd ? jl_pm_beta(&st) : 0.0, &good);
     jl_persist_max_and(w_res, w_ok, r, good);
     if (t == 0) {
@@ -572,12 +612,12 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
         int e = e0 + q * JL_DU_LANES + l;
         double v[6] = {0, 0, 0, 0, 0, 0};
         if (e < e1) {
-          if (q < JL_PERSIST_ROUNDS) {
+          if (q < nr) {
             int slot = q * B + t, cs = c_cs[slot];
-            const double *li = lam + 3 * (size_t)(cs >> 1);
+            const double *lc = lam + 3 * (size_t)(cs >> 1);
 #pragma unroll
             for (int c = 0; c < 6; ++c)
-              v[c] = jl_sm_mw_comp_rows(c_e + 9 * slot, c_ir + 9 * slot, c_im[slot], cs & 1, li, c);
+              v[c] = jl_sm_mw_comp_rows(c_e + 9 * slot, c_ir + 9 * slot, c_im[slot], cs & 1, lc, c);
           } else {
             int i = p.body_contact[e], side = p.ka[i] == k ? 0 : 1;
 #pragma unroll
@@ -609,32 +649,65 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK, 1) jl_jor_persistent_kernel(
   }
 }
 
+static const void *jl_persist_kernel(const jl_persist_plan &pl) {
+  return pl.contacts ? (const void *)jl_jor_persistent_kernel<true>
+                     : (const void *)jl_jor_persistent_kernel<false>;
+}
+
 // Blocks of a persistent solve of n contacts and nb bodies (a thread per
-// contact and per du lane, all resident at once), or 0 when it does not fit
-// (or the device cannot launch it): then the per-iteration kernels run. The
-// device's capacity is asked once per arena.
-static int jl_jor_persistent_blocks(jl_scene_gpu *g, long long n, long long nb) {
-  if (g->persist_fit < 0) {
-    g->persist_fit = 0;
-    int dev = 0, sms = 0, coop = 0, per_sm = 0;
+// contact and per du lane, all resident at once) and its plan (*plan: an
+// index of jl_persist_plans: the first that fits, or the one the arena
+// forces), or 0 when none fits (or the device cannot launch it): then the
+// per-iteration kernels run. The device's capacity per plan is asked once
+// per arena.
+static int jl_jor_persistent_blocks(jl_scene_gpu *g, long long n, long long nb, int *plan) {
+  if (!g->persist_asked) {
+    g->persist_asked = 1;
+    for (int k = 0; k < JL_SCENE_GPU_PERSIST_PLANS; ++k) g->persist_fit[k] = 0;
+    int dev = 0, sms = 0, coop = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaFuncSetAttribute(jl_jor_persistent_kernel,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)jl_persist_smem()) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_jor_persistent_kernel,
-                                                      JL_PERSIST_BLOCK, jl_persist_smem()) !=
-            cudaSuccess) {
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
       (void)cudaGetLastError();  // not available: the per-iteration kernels
       return 0;
     }
-    g->persist_fit = sms * per_sm;
+    // each instance may take its largest plan's bytes, so every smaller one launches too
+    for (int cache = 0; cache < 2; ++cache) {
+      size_t most = 0;
+      for (const jl_persist_plan &pl : jl_persist_plans)
+        if (pl.contacts == (cache != 0) && jl_persist_smem(pl) > most) most = jl_persist_smem(pl);
+      if (cudaFuncSetAttribute(cache ? (const void *)jl_jor_persistent_kernel<true>
+                                     : (const void *)jl_jor_persistent_kernel<false>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)most) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+      }
+    }
+    for (int k = 0; k < JL_SCENE_GPU_PERSIST_PLANS; ++k) {
+      const jl_persist_plan &pl = jl_persist_plans[k];
+      int per_sm = 0;
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jl_persist_kernel(pl),
+                                                        JL_PERSIST_BLOCK,
+                                                        jl_persist_smem(pl)) != cudaSuccess) {
+        (void)cudaGetLastError();  // this plan cannot launch here
+        per_sm = 0;
+      }
+      g->persist_fit[k] = sms * per_sm;
+    }
   }
   long long work = n > JL_DU_LANES * nb ? n : JL_DU_LANES * nb;
   long long want = (work + JL_PERSIST_BLOCK - 1) / JL_PERSIST_BLOCK;
-  if (want > g->persist_fit || want > jl_prox_partials(n)) return 0;
-  return (int)want;
+  if (want > jl_prox_partials(n)) return 0;
+  int forced = g->persist_cache;
+  for (int k = forced < 0 ? 0 : forced; k < (forced < 0 ? JL_SCENE_GPU_PERSIST_PLANS : forced + 1);
+       ++k) {
+    if (want <= g->persist_fit[k]) {
+      *plan = k;
+      return (int)want;
+    }
+  }
+  return 0;
 }
 
 // SOR sweeps on the contacts in colour order (jl_sor_gather below): the
@@ -976,14 +1049,18 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
   JL_CUDA_TRY(cudaGetLastError());
   jl_state_and_buf host;
   double *lam_init = jl_dp<double>(g->lam_init);
-  int pb = g->use_persistent ? jl_jor_persistent_blocks(g, n, nb) : 0;
+  int plan = 0;
+  int pb = g->use_persistent ? jl_jor_persistent_blocks(g, n, nb, &plan) : 0;
   if (pb > 0) {
+    const jl_persist_plan &pl = jl_persist_plans[plan];
     jl_jor_bufs jb = {{buf[0], buf[1]}, {ybuf[0], ybuf[1]}, du, lam_init};
-    void *args[] = {&q, &jb, &apgd, &part_res, &part_ok, &sb};
-    JL_CUDA_TRY(cudaLaunchCooperativeKernel((const void *)jl_jor_persistent_kernel, dim3(pb),
-                                            dim3(JL_PERSIST_BLOCK), args, jl_persist_smem(), 0));
+    int nr = pl.rounds;
+    void *args[] = {&q, &jb, &apgd, &nr, &part_res, &part_ok, &sb};
+    JL_CUDA_TRY(cudaLaunchCooperativeKernel(jl_persist_kernel(pl), dim3(pb),
+                                            dim3(JL_PERSIST_BLOCK), args, jl_persist_smem(pl), 0));
     JL_CUDA_TRY(cudaMemcpy(&host, sb, sizeof host, cudaMemcpyDeviceToHost));
     g->persistent_solves++;
+    g->persist_last = pl.name;
   } else {
     // iteration it: from buf[it & 1] into buf[1 - (it & 1)] (APGD: and from
     // ybuf[it & 1] into ybuf[1 - (it & 1)]; du follows y). A restart resets

@@ -356,7 +356,8 @@ void jl_bench_scene_options_default(jl_bench_scene_options *o) {
  * untimed step (arena growth, graph instantiation). */
 static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, const jl_device *dev,
                               double *stage, double *contacts, double *iterations,
-                              double *colours, double *wall, long *persistent, jl_error *err) {
+                              double *colours, double *wall, jl_bench_scene_result *res,
+                              jl_error *err) {
   jl_scene_gpu *g = NULL;
   int rc;
   if ((rc = jl_scene_gpu_create(&g, dev, err)) ||
@@ -378,7 +379,9 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
   }
   *wall = jl_time_now() - t0;
   jl_scene_gpu_stage_times(g, stage);
-  *persistent = jl_scene_gpu_persistent_solves(g);
+  res->persistent_solves = jl_scene_gpu_persistent_solves(g);
+  snprintf(res->persistent_cache, sizeof res->persistent_cache, "%s",
+           jl_scene_gpu_persistent_cache(g));
   jl_scene_gpu_destroy(g);
   return rc;
 }
@@ -463,7 +466,7 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
   double contacts = 0, iterations = 0, colours = 0, wall = 0;
   if (dev.kind == JL_DEVICE_CUDA)
     rc = jl_bench_scene_gpu(&s, o, &dev, stage, &contacts, &iterations, &colours, &wall,
-                            &res->persistent_solves, err);
+                            res, err);
   else
     rc = jl_bench_scene_cpu(&s, o, &dev, stage, &contacts, &iterations, &colours, &wall,
                             &res->solve_wait_ms_per_step, err);

@@ -28,7 +28,9 @@ static const char *const jl_bench_scene_help =
   "over the team).\n"
   "--no-persistent: JOR and APGD solves by the per-iteration kernels even\n"
   "when the problem fits one cooperative launch (persistent_solves says how\n"
-  "many solves ran in one launch). --streamed / --no-streamed: larger JOR and\n"
+  "many solves ran in one launch, persistent_cache what the last kept in\n"
+  "shared memory: contacts+du2, contacts+du1, du2, contacts, du1 or none).\n"
+  "--streamed / --no-streamed: larger JOR and\n"
   "APGD solves always / never by the streamed kernels (constants by field, du\n"
   "from the update's terms; by default from 200,000 contacts up).\n"
   "--body-order: as jostle scene (auto: spatial from 4096 bodies up).\n";
@@ -113,7 +115,8 @@ int jl_cli_bench_scene(int argc, char **argv) {
   for (int k = 0; k < JL_BENCH_SCENE_STAGES; ++k)
     printf("%s\"%s\": %.4g", k ? ", " : "", r.stage_name[k], r.stage_ms_per_step[k]);
   printf("}, \"solve_wait_ms_per_step\": %.4g, \"contacts\": %.1f, \"iterations\": %.1f, "
-         "\"colours\": %.1f, \"persistent_solves\": %ld}\n",
-         r.solve_wait_ms_per_step, r.contacts, r.iterations, r.colours, r.persistent_solves);
+         "\"colours\": %.1f, \"persistent_solves\": %ld, \"persistent_cache\": \"%s\"}\n",
+         r.solve_wait_ms_per_step, r.contacts, r.iterations, r.colours, r.persistent_solves,
+         r.persistent_cache);
   return 0;
 }

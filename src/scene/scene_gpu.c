@@ -15,6 +15,8 @@ void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_streamed(jl_scene_gpu *g, int mode);
 long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g);
+void jl_cuda_scene_set_persistent_cache(jl_scene_gpu *g, int mode);
+const char *jl_cuda_scene_persistent_cache(const jl_scene_gpu *g);
 int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, char *msg, int msg_len);
 int jl_cuda_scene_get_bodies(jl_scene_gpu *g, jl_bodies *b, char *msg, int msg_len);
 int jl_cuda_scene_half_step(jl_scene_gpu *g, double half_dt, char *msg, int msg_len);
@@ -76,6 +78,12 @@ void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { jl_cuda_scene_set_pe
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { jl_cuda_scene_set_streamed(g, mode); }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   return jl_cuda_scene_persistent_solves(g);
+}
+void jl_scene_gpu_set_persistent_cache(jl_scene_gpu *g, int mode) {
+  jl_cuda_scene_set_persistent_cache(g, mode);
+}
+const char *jl_scene_gpu_persistent_cache(const jl_scene_gpu *g) {
+  return jl_cuda_scene_persistent_cache(g);
 }
 
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
@@ -211,6 +219,11 @@ void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { (void)g, (void)mode;
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   (void)g;
   return 0;
+}
+void jl_scene_gpu_set_persistent_cache(jl_scene_gpu *g, int mode) { (void)g, (void)mode; }
+const char *jl_scene_gpu_persistent_cache(const jl_scene_gpu *g) {
+  (void)g;
+  return "";
 }
 void jl_scene_gpu_set_timing(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds) {

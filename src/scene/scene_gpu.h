@@ -65,6 +65,17 @@ void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on);
  * the tests that compare the two). The count: solves that ran that way. */
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on);
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g);
+/* What a persistent solve keeps in shared memory, by plan: 0 "contacts+du2"
+ * (each thread's contact constants and its du lane's first two contacts'
+ * rows), 1 "contacts+du1", 2 "du2", 3 "contacts", 4 "du1", 5 "none" (every
+ * constant read from the problem's arrays each iteration). mode -1 (the
+ * default): the first plan that lets one wave hold the solve; k: plan k
+ * only, when it fits (for the tests that compare each with the twin). The
+ * same bits either way. The answer: the last persistent solve's plan's name
+ * ("" before any). */
+#define JL_SCENE_GPU_PERSIST_PLANS 6
+void jl_scene_gpu_set_persistent_cache(jl_scene_gpu *g, int mode);
+const char *jl_scene_gpu_persistent_cache(const jl_scene_gpu *g);
 /* Matrix-free JOR and APGD solves too large for one launch: by the streamed
  * kernels (constants by field, du from the update's terms) or by the two
  * per-iteration kernels. mode -1 (the default): streamed from
