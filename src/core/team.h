@@ -13,7 +13,9 @@
 typedef struct jl_team {
   int size;
   atomic_int arrived;
-  atomic_int generation;
+  /* its own cache line: the waiting threads read it while the arriving
+   * ones write arrived */
+  _Alignas(64) atomic_int generation;
 } jl_team;
 
 typedef void (*jl_team_fn)(void *ctx, int tid, jl_team *team);

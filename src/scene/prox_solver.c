@@ -4,6 +4,7 @@
 #include "prox_solver.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,7 @@ void jl_prox_ws_free(jl_prox_ws *ws) {
   free(ws->y);
   free(ws->y2);
   free(ws->du);
+  free(ws->body_threads);
   jl_colouring_free(&ws->col);
   memset(ws, 0, sizeof *ws);
 }
@@ -119,12 +121,19 @@ int jl_prox_ws_reserve(jl_prox_ws *ws, int n, int nbodies, jl_error *err) {
   }
   if (nbodies > ws->body_cap) {
     double *d = realloc(ws->du, 6 * sizeof(double) * (size_t)nbodies);
-    if (!d) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d bodies", nbodies);
-    ws->du = d;
+    if (d) ws->du = d;
+    uint64_t *t = realloc(ws->body_threads, sizeof(uint64_t) * (size_t)nbodies);
+    if (t) ws->body_threads = t;
+    if (!d || !t) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for %d bodies", nbodies);
     ws->body_cap = nbodies;
   }
   return JL_OK;
 }
+
+/* Coloured SOR waits on its neighbours instead of the team between colours
+ * up to this many threads (jl_phase_wait); spins before a sched_yield. */
+#define JL_PROX_NBR_THREADS 64
+#define JL_PROX_PHASE_SPINS 4000
 
 typedef struct jl_solve {
   const jl_contact_problem *p;
@@ -143,6 +152,12 @@ typedef struct jl_solve {
   int t_stop[2];
   double t_wait[JL_PROX_MAX_THREADS]; /* timing: each thread's seconds at barriers */
   int team_size;
+  /* coloured SOR on up to 64 threads: each thread's colours (phases) done,
+   * a cache line each, and per body the threads that touch it */
+  struct {
+    _Alignas(64) int done;
+  } t_phase[JL_PROX_NBR_THREADS];
+  uint64_t *body_threads;
   jl_pm_state pm;          /* iterations, residual, alpha, stop test (prox_math.h) */
   jl_prox_stats st;
 } jl_solve;
@@ -316,6 +331,81 @@ static void jl_solve_sync(const jl_solve *s, jl_team *team, double *wait) {
   *wait += jl_time_now() - t0;
 }
 
+/* Coloured SOR between two colours of one iteration needs no barrier of the
+ * whole team: a thread's share of the next colour may begin once every
+ * thread that touches one of its bodies, in any colour, has finished the
+ * last one (its neighbours: contacts are numbered by body pair and the
+ * shares are contiguous, so with bodies in spatial order a thread has a few).
+ * A thread that waits on its neighbours at every colour is never a colour
+ * ahead of one and never behind one, so no du row is read or written by two
+ * threads at once, and the sweep's order and bits are the barrier's; the
+ * iteration's end keeps the barrier (the stop test). Up to 64 threads (the
+ * neighbour set is a word). */
+static void jl_phase_done(jl_solve *s, int tid, int phase) {
+  __atomic_store_n(&s->t_phase[tid].done, phase, __ATOMIC_RELEASE);
+}
+
+static void jl_phase_wait(const jl_solve *s, uint64_t nbrs, int phase, double *wait) {
+  double t0 = s->o->timing ? jl_time_now() : 0.0;
+  for (uint64_t m = nbrs; m; m &= m - 1) {
+    int u = __builtin_ctzll(m);
+    for (int spins = 0; __atomic_load_n(&s->t_phase[u].done, __ATOMIC_ACQUIRE) < phase; ++spins)
+      if (spins >= JL_PROX_PHASE_SPINS) {
+        sched_yield();
+        spins = 0;
+      }
+  }
+  if (s->o->timing) *wait += jl_time_now() - t0;
+}
+
+/* Thread tid's share of colour group g: [*lo, *hi) of the sweep order (the
+ * merged group of small colours is thread 0's alone). */
+static void jl_group_share(const jl_colouring *col, int g, int tid, int nt, int *lo, int *hi) {
+  int a = col->group_ptr[g], b = col->group_ptr[g + 1];
+  if (col->merged && g == col->groups - 1) {
+    *lo = a;
+    *hi = tid == 0 ? b : a;
+    return;
+  }
+  jl_team_share(b - a, tid, nt, lo, hi);
+  *lo += a;
+  *hi += a;
+}
+
+/* Thread tid's neighbours (jl_phase_wait): body_threads cleared over the
+ * thread's bodies [blo, bhi), a barrier, every thread marks the bodies of
+ * its shares, a barrier, then the union over its shares' bodies. */
+static uint64_t jl_phase_neighbours(jl_solve *s, const jl_colouring *col, int tid, int nt,
+                                    int blo, int bhi, jl_team *team, double *wait) {
+  const jl_contact_problem *p = s->p;
+  const int *order = col->order;
+  for (int k = blo; k < bhi; ++k) s->body_threads[k] = 0;
+  jl_solve_sync(s, team, wait);
+  uint64_t bit = 1ull << tid;
+  for (int g = 0; g < col->groups; ++g) {
+    int lo, hi;
+    jl_group_share(col, g, tid, nt, &lo, &hi);
+    for (int e = lo; e < hi; ++e) {
+      int body[2] = {p->ka[order[e]], p->kb[order[e]]};
+      for (int q = 0; q < 2; ++q)
+        if (body[q] >= 0 && !(__atomic_load_n(&s->body_threads[body[q]], __ATOMIC_RELAXED) & bit))
+          __atomic_fetch_or(&s->body_threads[body[q]], bit, __ATOMIC_RELAXED);
+    }
+  }
+  jl_solve_sync(s, team, wait);
+  uint64_t nbrs = 0;
+  for (int g = 0; g < col->groups; ++g) {
+    int lo, hi;
+    jl_group_share(col, g, tid, nt, &lo, &hi);
+    for (int e = lo; e < hi; ++e) {
+      int a = p->ka[order[e]], b = p->kb[order[e]];
+      if (a >= 0) nbrs |= s->body_threads[a];
+      if (b >= 0) nbrs |= s->body_threads[b];
+    }
+  }
+  return nbrs & ~bit;
+}
+
 typedef struct jl_team_solve {
   jl_solve *s;
   const jl_colouring *col;
@@ -338,9 +428,17 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
   /* matrix-free: the rows; coloured SOR: in colour order with the impulses
    * in sweep order; JOR, APGD: in contact order, with each body's terms */
   const int *order = s->rows && !jor ? ts->col->order : NULL;
+  /* coloured SOR on several threads: colour to colour by neighbours */
+  int p2p = order && nt > 1 && nt <= JL_PROX_NBR_THREADS;
+  uint64_t nbrs = p2p ? jl_phase_neighbours(s, ts->col, tid, nt, blo, bhi, team, &wait) : 0;
   if (order) {
-    jl_prox_rows_pack(p, order, s->pm.alpha, clo, chi, s->rows);
-    jl_to_sweep(order, s->lam, s->lam_sweep, clo, chi);
+    /* each thread packs the rows it sweeps, so they start in its cache */
+    for (int g = 0; g < ts->col->groups; ++g) {
+      int lo, hi;
+      jl_group_share(ts->col, g, tid, nt, &lo, &hi);
+      jl_prox_rows_pack(p, order, s->pm.alpha, lo, hi, s->rows);
+      jl_to_sweep(order, s->lam, s->lam_sweep, lo, hi);
+    }
   } else if (s->rows) {
     jl_prox_rows_pack(p, NULL, s->pm.alpha, clo, chi, s->rows);
     for (int k = blo; k < bhi; ++k)
@@ -353,6 +451,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
   jl_solve_sync(s, team, &wait);
   /* the state, one copy per thread (jl_decide) */
   jl_pm_state pm = s->pm;
+  int phase = 0; /* colours swept so far (jl_phase_wait) */
   int mf = s->o->matrix_free;
   for (int par = 0;; par ^= 1) {
     double res = 0.0;
@@ -393,6 +492,7 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       for (int gg = 0; gg < col->groups; ++gg) {
         int g = back ? col->groups - 1 - gg : gg;
         int a = col->group_ptr[g], b = col->group_ptr[g + 1];
+        if (p2p && gg > 0) jl_phase_wait(s, nbrs, phase, &wait);
         if (col->merged && g == col->groups - 1) {
           if (tid == 0) {
             if (order)
@@ -410,8 +510,10 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
             for (int e = a + lo; e < a + hi; ++e)
               jl_update(s, col->order[e], pm.alpha, src, dst, &res, &ok);
         }
+        ++phase;
+        if (p2p) jl_phase_done(s, tid, phase);
         if (gg == col->groups - 1) jl_post(s, par, tid, res, ok);
-        jl_solve_sync(s, team, &wait);
+        if (!p2p || gg == col->groups - 1) jl_solve_sync(s, team, &wait);
       }
     }
     jl_decide(s, &pm, par, nt);
@@ -497,6 +599,7 @@ int jl_prox_solve(const jl_contact_problem *p, const jl_prox_opts *o, double *la
   s.lam2 = ws->lam2;
   s.init = ws->init;
   s.du = ws->du;
+  s.body_threads = ws->body_threads;
   s.y = ws->y;
   s.y2 = ws->y2;
   int sequential = o->kind == JL_SOLVER_SOR && o->sor_order == JL_SOR_SEQUENTIAL;

@@ -17,6 +17,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 
 #include "contact_graph.h"
 #include "contact_setup.h"
@@ -126,6 +127,8 @@ typedef struct jl_prox_ws {
   int *body_term;          /* 2 n: per body CSR entry, 2 contact + side */
   double *y, *y2;          /* 3 y_cap, APGD's extrapolated points (an APGD solve grows them) */
   double *du;              /* 6 per body (matrix-free) */
+  uint64_t *body_threads;  /* per body, coloured SOR on threads: the threads whose
+                              share of a colour touches it (one bit each) */
   int cap, body_cap, y_cap, row_cap, term_cap;
   jl_colouring col;
 } jl_prox_ws;
