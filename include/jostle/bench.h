@@ -125,6 +125,9 @@ typedef struct jl_bench_scene_options {
   int max_iter;            /* solver iterations per step at most (0: the scene's) */
   int check_every;         /* iterations between convergence checks (default 8) */
   int persistent;          /* JOR and APGD in one cooperative launch when they fit (default 1) */
+  int persistent_plan;     /* what that launch keeps on chip: -1 (default) the first plan
+                            * whose grid fits one wave, 0 "contacts+du2" ... 5 "none" that
+                            * plan only (docs/design.md) */
   int streamed;            /* larger JOR and APGD solves by the streamed kernels: 1 always,
                             * 0 never, -1 by size (default) */
   const char *body_order;  /* "auto" (default), "spatial" or "given" */

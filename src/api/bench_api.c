@@ -348,6 +348,7 @@ void jl_bench_scene_options_default(jl_bench_scene_options *o) {
   o->steps = JL_BENCH_SCENE_STEPS;
   o->check_every = JL_BENCH_CHECK_EVERY;
   o->persistent = 1;
+  o->persistent_plan = -1;
   o->streamed = -1;
   o->body_order = "auto";
 }
@@ -366,6 +367,7 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
     return rc;
   }
   jl_scene_gpu_set_persistent(g, o->persistent);
+  jl_scene_gpu_set_persistent_cache(g, o->persistent_plan);
   jl_scene_gpu_set_streamed(g, o->streamed);
   jl_gpu_step_stats st;
   rc = jl_scene_gpu_step(g, s, o->check_every, &st, err);
@@ -420,7 +422,9 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
   if ((rc = jl_bench_range(what, "steps", o->steps, 1, JL_BENCH_SCENE_STEPS_MAX, err)) ||
       (rc = jl_bench_range(what, "max_iter", o->max_iter, 0, JL_BENCH_STEPS_MAX, err)) ||
       (rc = jl_bench_range(what, "check_every", o->check_every, 1, JL_BENCH_CHECK_EVERY_MAX, err)) ||
-      (rc = jl_bench_range(what, "streamed", o->streamed, -1, 1, err)))
+      (rc = jl_bench_range(what, "streamed", o->streamed, -1, 1, err)) ||
+      (rc = jl_bench_range(what, "persistent_plan", o->persistent_plan, -1,
+                           JL_SCENE_GPU_PERSIST_PLANS - 1, err)))
     return rc;
   if (o->solver && jl_solver_kind_parse(o->solver, &kind))
     return jl_error_set(err, JL_ERR_INPUT, "%s: solver: expected jor, sor or apgd, got '%s'", what,

@@ -15,7 +15,8 @@ int jl_cli_bench_scene(int argc, char **argv);
 
 static const char *const jl_bench_scene_help =
   "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
-  "                          [--check-every C] [--no-persistent] [--streamed | --no-streamed]\n"
+  "                          [--check-every C] [--no-persistent] [--persistent-plan K]\n"
+  "                          [--streamed | --no-streamed]\n"
   "                          [--body-order auto|spatial|given] [--device cuda|cpu|auto]\n"
   "                          [--threads T]\n"
   "\n"
@@ -30,9 +31,12 @@ static const char *const jl_bench_scene_help =
   "when the problem fits one cooperative launch (persistent_solves says how\n"
   "many solves ran in one launch, persistent_cache what the last kept in\n"
   "shared memory: contacts+du2, contacts+du1, du2, contacts, du1 or none).\n"
-  "--streamed / --no-streamed: larger JOR and\n"
-  "APGD solves always / never by the streamed kernels (constants by field, du\n"
-  "from the update's terms; by default from 200,000 contacts up).\n"
+  "--persistent-plan K: keep plan K of that list (0 to 5) or, when its grid\n"
+  "does not fit one wave, run the per-iteration kernels (default: the first\n"
+  "plan that fits).\n"
+  "--streamed / --no-streamed: larger JOR and APGD solves always / never by\n"
+  "the streamed kernels (constants by field, du from the update's terms; by\n"
+  "default from 200,000 contacts up).\n"
   "--body-order: as jostle scene (auto: spatial from 4096 bodies up).\n";
 
 int jl_cli_bench_scene(int argc, char **argv) {
@@ -40,6 +44,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     {"steps", required_argument, NULL, 'S'},    {"solver", required_argument, NULL, 'v'},
     {"max-iter", required_argument, NULL, 'k'}, {"check-every", required_argument, NULL, 'c'},
     {"no-persistent", no_argument, NULL, 'P'}, {"streamed", no_argument, NULL, 'T'},
+    {"persistent-plan", required_argument, NULL, 'L'},
     {"no-streamed", no_argument, NULL, 'N'},    {"body-order", required_argument, NULL, 'o'},
     {"device", required_argument, NULL, 'd'},   {"threads", required_argument, NULL, 't'},
     {"help", no_argument, NULL, 'h'},
@@ -48,7 +53,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   jl_error err = {0};
   jl_bench_scene_options bo;
   jl_bench_scene_options_default(&bo);
-  long steps = bo.steps, max_iter = 0, check_every = bo.check_every, threads = 0;
+  long steps = bo.steps, max_iter = 0, check_every = bo.check_every, threads = 0, plan = -1;
   const char *solver = NULL, *order = "auto", *device = "cuda";
   int c, rc = JL_OK, persistent = 1, streamed = -1;
   optind = 2;
@@ -66,6 +71,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
       solver = optarg;
       break;
     case 'P': persistent = 0; break;
+    case 'L': rc = jl_cli_int("--persistent-plan", optarg, 0, 5, &plan, &err); break;
     case 'T':
     case 'N':
       if (streamed >= 0)
@@ -100,6 +106,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   bo.max_iter = (int)max_iter;
   bo.check_every = (int)check_every;
   bo.persistent = persistent;
+  bo.persistent_plan = (int)plan;
   bo.streamed = streamed;
   bo.body_order = order;
   bo.device = device;
