@@ -147,10 +147,17 @@ static inline void jl_pr_xi(const jl_prox_row *r0, const jl_prox_row *r1, __m128
 }
 
 /* The du rows of both rows' sides, zero on a static side (mask h*). */
+/* A static side's du row: zeros, so its lane reads nothing another thread
+ * of the colour may be writing (body 0's row would be a data race, though
+ * masked off). */
+static const double jl_pr_no_du[6] = {0, 0, 0, 0, 0, 0};
+
 static inline void jl_pr_load_du(const double *du, int a0, int a1, int b0, int b1, __m128d *ha,
                                  __m128d ua[6], __m128d *hb, __m128d ub[6]) {
-  const double *ua0 = du + 6 * (size_t)(a0 >= 0 ? a0 : 0), *ua1 = du + 6 * (size_t)(a1 >= 0 ? a1 : 0);
-  const double *ub0 = du + 6 * (size_t)(b0 >= 0 ? b0 : 0), *ub1 = du + 6 * (size_t)(b1 >= 0 ? b1 : 0);
+  const double *ua0 = a0 >= 0 ? du + 6 * (size_t)a0 : jl_pr_no_du;
+  const double *ua1 = a1 >= 0 ? du + 6 * (size_t)a1 : jl_pr_no_du;
+  const double *ub0 = b0 >= 0 ? du + 6 * (size_t)b0 : jl_pr_no_du;
+  const double *ub1 = b1 >= 0 ? du + 6 * (size_t)b1 : jl_pr_no_du;
   *ha = jl_pr_mask(a0 >= 0, a1 >= 0);
   *hb = jl_pr_mask(b0 >= 0, b1 >= 0);
   for (int m = 0; m < 6; ++m) {
