@@ -13,6 +13,7 @@
 #include "scene.h"
 #include "scene_runner.h"
 #include "scene_sim.h"
+#include "stop_flag.h"
 #include "timer.h"
 
 _Static_assert(JL_SCENE_MAX_STEPS == JL_SCENE_STEPS_MAX, "one bound for a run's steps");
@@ -328,7 +329,7 @@ int jl_scene_sim_step(jl_scene_sim *sim, long steps, jl_error *err) {
   if (!sim) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_step: no scene");
   if (steps < 0) return jl_error_set(err, JL_ERR_INPUT, "steps: must be >= 0, got %ld", steps);
   const volatile sig_atomic_t *stop = sim->scene.solver.stop;
-  for (long i = 0; i < steps && !(stop && *stop) && !jl_scene_sim_out_of_time(sim); ++i) {
+  for (long i = 0; i < steps && !jl_stop_requested(stop) && !jl_scene_sim_out_of_time(sim); ++i) {
     jl_scene_step_stats st;
     int rc = jl_scene_sim_advance(sim, &st, err);
     if (rc != JL_OK) return rc;

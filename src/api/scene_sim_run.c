@@ -8,6 +8,7 @@
 
 #include "fclib_export.h"
 #include "scene_sim.h"
+#include "stop_flag.h"
 #include "timer.h"
 
 /* glTF frames per simulated second when the caller gives no spacing. */
@@ -178,7 +179,7 @@ int jl_scene_sim_finish(jl_scene_sim *sim, jl_scene_summary *out, jl_error *err)
     memcpy(t->energy_initial, sim->e0, sizeof t->energy_initial);
     jl_scene_energy(&sim->scene, &t->energy_final[0], &t->energy_final[1]);
     const volatile sig_atomic_t *stop = sim->scene.solver.stop;
-    t->stopped_by = stop && *stop ? "signal" : sim->by_time ? "time" : "steps";
+    t->stopped_by = jl_stop_requested(stop) ? "signal" : sim->by_time ? "time" : "steps";
     sim->finished = 1;
   }
   if (out) *out = *t;

@@ -16,6 +16,7 @@
 #include "mesh.h"
 #include "mesh_scan.h"
 #include "parallel.h"
+#include "stop_flag.h"
 #include "timer.h"
 #include "trunk_check.h"
 #include "trunk_io.h"
@@ -61,13 +62,13 @@ typedef struct jl_api_run {
 /* The caller's flag and callback (on the calling thread): either sets the run's flag. */
 static void jl_api_watch(jl_api_run *a, double now) {
   const jl_trunk_options *o = a->o;
-  if (o->stop && *o->stop) a->stop = 1;
+  if (jl_stop_requested(o->stop)) jl_stop_request(&a->stop);
   if (!o->progress || now < a->next_progress) return;
   a->next_progress = now + JL_TRUNK_API_PROGRESS_S;
   pthread_mutex_lock(&a->mu);
   jl_progress_info info = {now - a->cfg.t0, a->best, a->moves};
   pthread_mutex_unlock(&a->mu);
-  if (o->progress(o->progress_ctx, &info)) a->stop = 1;
+  if (o->progress(o->progress_ctx, &info)) jl_stop_request(&a->stop);
 }
 
 /* The run's progress (each fill's end, each launch): kept for the watcher. */
@@ -95,7 +96,7 @@ static void *jl_api_run_main(void *arg) {
 
 /* Runs a->cfg; the caller's stop flag and progress callback watched from here. */
 static void jl_api_run_watched(jl_api_run *a) {
-  a->stop = a->o->stop && *a->o->stop;
+  a->stop = jl_stop_requested(a->o->stop);
   a->next_progress = a->cfg.t0 + JL_TRUNK_API_PROGRESS_S;
   atomic_init(&a->done, 0);
   pthread_mutex_init(&a->mu, NULL);

@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stop_flag.h"
 #include "timer.h"
 
 int jl_circle_cut_check(jl_circle_cut *c) {
   if (__atomic_load_n(&c->flag, __ATOMIC_RELAXED)) return 1;
-  if ((c->stop && *c->stop) || (c->at > 0.0 && jl_time_now() >= c->at)) {
+  if (jl_stop_requested(c->stop) || (c->at > 0.0 && jl_time_now() >= c->at)) {
     __atomic_store_n(&c->flag, 1, __ATOMIC_RELAXED);
     return 1;
   }

@@ -9,6 +9,7 @@
 #include "circle_batch.h"
 #include "circle_elite.h"
 #include "progress.h"
+#include "stop_flag.h"
 #include "timer.h"
 
 /* Restarts that keep a candidate near the best would all fall into the same
@@ -514,7 +515,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
                        st.elite.count);
     int want = 0;  /* JL_STOP_* + 1 */
     if (o->target_R > 0 && st.best.R > 0 && st.best.R <= o->target_R) want = JL_STOP_TARGET + 1;
-    else if (o->stop && *o->stop) want = JL_STOP_SIGNAL + 1;
+    else if (jl_stop_requested(o->stop)) want = JL_STOP_SIGNAL + 1;
     else if (o->on_progress &&
              o->on_progress(o->on_progress_ctx,
                             &(jl_progress_info){now, st.best.R, trials}) != 0)

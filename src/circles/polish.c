@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stop_flag.h"
 #include "timer.h"
 
 /* SLSQP is dense: one step costs about (pairs + 5n) (2n)^2 flops, some
@@ -162,7 +163,7 @@ static int jl_nlp_on_edge(const jl_nlp *p, const double *v) {
 static double jl_nlp_objective(unsigned nv, const double *v, double *grad, void *data) {
   jl_nlp *p = data;
   memcpy(p->last, v, nv * sizeof *v);
-  if (p->stop && *p->stop && p->opt) nlopt_force_stop(p->opt);
+  if (jl_stop_requested(p->stop) && p->opt) nlopt_force_stop(p->opt);
   /* NLopt's maxtime is checked between evaluations, and an SLSQP iteration
    * of a few hundred circles takes a few tenths of a second (equal 200 on
    * 2 CPU threads: 0.5 s, which --time overran): stop when the next one, as
@@ -240,7 +241,7 @@ typedef struct jl_budget {
 
 static int jl_budget_spent(const jl_budget *b) {
   return b->evals_left <= 0 || (b->deadline > 0 && jl_time_now() >= b->deadline) ||
-         (b->stop && *b->stop);
+         jl_stop_requested(b->stop);
 }
 
 static int jl_nlp_configure(nlopt_opt opt, jl_nlp *p, const jl_budget *b) {

@@ -10,6 +10,7 @@
 
 #include "prox_math.h"
 #include "prox_rows.h"
+#include "stop_flag.h"
 #include "team.h"
 #include "timer.h"
 
@@ -293,7 +294,7 @@ static void jl_from_sweep(const int *order, const double *sweep, double *lam, in
 
 /* A signal or the deadline asks the solve to stop. */
 static int jl_stop_asked(const jl_prox_opts *o) {
-  return (o->stop && *o->stop) || (o->deadline > 0.0 && jl_time_now() >= o->deadline);
+  return jl_stop_requested(o->stop) || (o->deadline > 0.0 && jl_time_now() >= o->deadline);
 }
 
 /* Every thread after each iteration, on its own copy of the state: the

@@ -120,6 +120,7 @@ extern pthread_barrier_t jl_emu_barrier;
 #define JL_BLEADER (jl_emu_tid == 0)
 #define JL_LDG(p) (*(p))
 #else
+#include "stop_flag.h"
 #include "timer.h"
 #define JL_BR_FN static inline
 #define JL_BFOR(i, n) for (int i = 0; i < (n); ++i)
@@ -582,7 +583,7 @@ JL_BR_FN int jl_br_near_active(const jl_br_ws *w, const jl_block_params *p, int 
  * legal) and the launch ends. */
 #define JL_BR_POLL 16
 static inline int jl_br_cpu_stopped(const jl_block_params *p) {
-  return (p->stop && *p->stop) || (p->deadline > 0.0 && jl_time_now() >= p->deadline);
+  return jl_stop_requested(p->stop) || (p->deadline > 0.0 && jl_time_now() >= p->deadline);
 }
 #endif
 
@@ -1022,7 +1023,7 @@ JL_BR_FN void jl_block_candidate(jl_br_ws *w, double *mem, const jl_block_params
     const double T = b.temp[c];
     for (int it = 0; it < p->iters; ++it) {
 #if !defined(__CUDACC__) && !defined(JL_BR_EMULATE)
-      if ((p->stop && *p->stop) || (p->deadline > 0.0 && jl_time_now() >= p->deadline)) break;
+      if (jl_stop_requested(p->stop) || (p->deadline > 0.0 && jl_time_now() >= p->deadline)) break;
 #endif
       if (legal && isfinite(e) && w->n > best_n) {
         best_n = w->n;

@@ -1,3 +1,4 @@
+#include "stop_flag.h"
 #include "trunk_check.h"
 
 #include <float.h>
@@ -28,10 +29,10 @@ static void jl_cross(const double *a, const double *b, double *o) {
 }
 
 int jl_trunk_limits_hit(const jl_trunk_limits *lim, double since) {
-  if (!lim || !((lim->stop && *lim->stop) || lim->deadline > 0.0)) return 0;
+  if (!lim || !(jl_stop_requested(lim->stop) || lim->deadline > 0.0)) return 0;
   double now = jl_time_now();
   if (now < since + lim->grace) return 0;
-  return (lim->stop && *lim->stop) || (lim->deadline > 0.0 && now >= lim->deadline);
+  return jl_stop_requested(lim->stop) || (lim->deadline > 0.0 && now >= lim->deadline);
 }
 
 int jl_trunk_geom_init(jl_trunk_geom *g, const jl_mesh *m, jl_block_size block, jl_error *err) {

@@ -1,3 +1,4 @@
+#include "stop_flag.h"
 #include "trunk_reach.h"
 
 #include <math.h>
@@ -283,7 +284,7 @@ typedef struct jl_reach_limits {
 } jl_reach_limits;
 
 static int jl_reach_out_of_time(const jl_reach_limits *l) {
-  return (l->stop && *l->stop) || (l->deadline > 0.0 && jl_time_now() >= l->deadline);
+  return jl_stop_requested(l->stop) || (l->deadline > 0.0 && jl_time_now() >= l->deadline);
 }
 
 static void jl_reach_job_grid(jl_reach_job *jb, const jl_reach_grid *g) {

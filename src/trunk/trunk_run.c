@@ -1,5 +1,6 @@
 /* The trunk run (trunk_run.h): what `jostle trunk` and jl_trunk_volume do
  * between reading their options and writing their outputs. */
+#include "stop_flag.h"
 #include "trunk_run.h"
 
 #include <math.h>
@@ -76,7 +77,7 @@ static int jl_trunk_check_size(const jl_trunk_run_config *cfg, const jl_mesh_rep
 /* What cut a phase short, for a message: "a signal" or "<share> --time". */
 static const char *jl_run_cut_by(const jl_trunk_run_config *cfg, const volatile sig_atomic_t *stop,
                                  const char *share, char *buf, size_t cap) {
-  if (*stop) return "a signal";
+  if (jl_stop_requested(stop)) return "a signal";
   snprintf(buf, cap, "%s %s", share, cfg->time_name);
   return buf;
 }
@@ -221,7 +222,7 @@ static double jl_frame_fills_time(const jl_frame_fills *f) {
 static void jl_trunk_report_progress(const jl_trunk_run_config *cfg, double time_s, int best, uint64_t moves) {
   if (!cfg->progress) return;
   jl_progress_info info = {time_s, (double)best, moves};
-  if (cfg->progress(cfg->progress_ctx, &info)) *cfg->stop = 1;
+  if (cfg->progress(cfg->progress_ctx, &info)) jl_stop_request(cfg->stop);
 }
 
 /* The progress line: each frame's fill counts so far and the best. */
@@ -308,7 +309,7 @@ static int jl_fills_aligned(jl_fill_run *r, int k, const jl_trunk_geom *g, doubl
   r->done[k] |= 2;
   jl_fill_progress(r);
   for (int ax = 1; ax >= 0 && best->count < r->bound; --ax) {
-    if (jl_time_now() >= deadline || *stop) {
+    if (jl_time_now() >= deadline || jl_stop_requested(stop)) {
       ff->complete = 0;
       break;
     }
@@ -441,7 +442,7 @@ static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double 
     }
   }
   /* (also at the bound: the mesh's frame gives the reported grid baseline) */
-  if (frames == 1 || (!*stop && jl_time_now() < aligned_end)) {
+  if (frames == 1 || (!jl_stop_requested(stop) && jl_time_now() < aligned_end)) {
     if ((rc = jl_fills_aligned(r, 0, geom, aligned_end, stop, &inframe, err)) != JL_OK) goto done;
     if (inframe.count > best->count) {
       if ((rc = jl_block_packing_copy(best, &inframe, err)) != JL_OK) goto done;
@@ -451,7 +452,7 @@ static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double 
     }
   }
   /* the tilted fill in the winning frame, with what is left */
-  if (best->count < r->bound && !*stop && jl_time_now() < fill_end) {
+  if (best->count < r->bound && !jl_stop_requested(stop) && jl_time_now() < fill_end) {
     int k = rep->winner;
     if ((rc = jl_fills_tilt(r, k, k ? &tg : geom, best->count, fill_end, stop, &r->found, err)) != JL_OK) goto done;
     if (r->found.count > best->count) {
@@ -671,7 +672,7 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
   sc.p_push = cfg->moves[2];
   sc.target_count = (int)bound;  /* nothing can beat the volume bound */
   /* at the volume bound nothing can be added */
-  int at_bound = best->count >= bound, out_of_time = sc.time_s <= 0.0 || *stop;
+  int at_bound = best->count >= bound, out_of_time = sc.time_s <= 0.0 || jl_stop_requested(stop);
   int ran_search = !at_bound && !out_of_time && can_search;
   if (size > 1) {
     long cap = bound > best->count ? bound : best->count;
@@ -754,7 +755,7 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
   if (at_bound)
     stopped_by = "target";
   else if (!ran_search)
-    stopped_by = *stop ? "signal" : jl_time_now() >= deadline ? "time" : "rounds";
+    stopped_by = jl_stop_requested(stop) ? "signal" : jl_time_now() >= deadline ? "time" : "rounds";
   else
     stopped_by = (si->stopped_by >= 0 && si->stopped_by <= 3) ? stop_names[si->stopped_by] : "time";
 

@@ -1,3 +1,4 @@
+#include "stop_flag.h"
 #include "trunk_search.h"
 
 #include <math.h>
@@ -101,7 +102,7 @@ static double jl_signed_volume(const jl_mesh *m) {
 }
 
 static int jl_out_of_time(double deadline, const volatile sig_atomic_t *stop) {
-  return (stop && *stop) || (deadline > 0.0 && jl_time_now() >= deadline);
+  return jl_stop_requested(stop) || (deadline > 0.0 && jl_time_now() >= deadline);
 }
 
 /* Legalizes pk (more blocks than best) against the exact triangles
@@ -557,7 +558,7 @@ static int jl_search_pockets(const jl_trunk_search_config *cfg, const jl_trunk_g
                              jl_trunk_run_info *info, int *got, jl_error *err) {
   *got = 0;
   double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
-  if ((deadline > 0.0 && left <= 0.0) || (stop && *stop) || best->count >= cap) return JL_OK;
+  if ((deadline > 0.0 && left <= 0.0) || jl_stop_requested(stop) || best->count >= cap) return JL_OK;
   jl_pocket_info pi;
   int rc = jl_trunk_pocket_insert(geom, 0.0, best, cap - best->count, JL_POCKET_SHARE * left, stop,
                                   check, check_ctx, &pi, err);
@@ -567,7 +568,7 @@ static int jl_search_pockets(const jl_trunk_search_config *cfg, const jl_trunk_g
   *got = pi.added;
   if (rc || pi.added == 0 || cfg->no_gap_fill || best->count >= cap) return rc;
   left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
-  if ((deadline > 0.0 && left <= 0.0) || (stop && *stop)) return JL_OK;
+  if ((deadline > 0.0 && left <= 0.0) || jl_stop_requested(stop)) return JL_OK;
   int added = 0;
   rc = jl_trunk_gap_fill(geom->mesh, geom->block, 0.0, best, cap - best->count, left, stop, check,
                          check_ctx, &added, err);
@@ -700,7 +701,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
        ++r) {
     int added = 0;
     double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
-    if ((deadline > 0.0 && left <= 0.0) || (stop && *stop)) break;
+    if ((deadline > 0.0 && left <= 0.0) || jl_stop_requested(stop)) break;
     if ((rc = jl_trunk_gap_fill(mesh, size, 0.0, best, (int)cap - best->count, left, stop, check,
                                 check_ctx, &added, err)))
       goto done;
@@ -724,7 +725,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   int stopped_by = JL_TRUNK_STOP_ROUNDS;
   int migrate_stop = 0;  /* the last migration's verdict */
   double next_migration = jl_time_now() + cfg->migrate_s;
-  if (stop && *stop) { stopped_by = JL_TRUNK_STOP_SIGNAL; goto finish; }
+  if (jl_stop_requested(stop)) { stopped_by = JL_TRUNK_STOP_SIGNAL; goto finish; }
   if (deadline > 0.0 && jl_time_now() >= deadline) { stopped_by = JL_TRUNK_STOP_TIME; goto finish; }
   if (cfg->target_count > 0 && best->count >= cfg->target_count) { stopped_by = JL_TRUNK_STOP_TARGET; goto finish; }
   if ((rc = jl_surface_sample(mesh, spacing, &pts, &npts, err))) goto done;
@@ -769,7 +770,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
   p.deadline = deadline;
   p.stop = stop;
   for (;;) {
-    if (stop && *stop) { stopped_by = JL_TRUNK_STOP_SIGNAL; break; }
+    if (jl_stop_requested(stop)) { stopped_by = JL_TRUNK_STOP_SIGNAL; break; }
     if (deadline > 0.0 && jl_time_now() >= deadline) { stopped_by = JL_TRUNK_STOP_TIME; break; }
     if (cfg->target_count > 0 && best->count >= cfg->target_count) { stopped_by = JL_TRUNK_STOP_TARGET; break; }
     double now = jl_time_now() - t0;
@@ -807,7 +808,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
 
     double left = deadline > 0.0 ? deadline - jl_time_now() : 0.0;
     if (improved && !cfg->no_gap_fill && best->count < cap && (deadline <= 0.0 || left > 0.0) &&
-        !(stop && *stop)) {
+        !jl_stop_requested(stop)) {
       /* a new best may leave room a gap fill finds at once (timed runs: in
        * the time left) */
       int added = 0;
@@ -838,7 +839,7 @@ int jl_trunk_search_run(const jl_trunk_search_config *cfg, const jl_mesh *mesh,
     if (progress) progress(progress_ctx, &pr);
     int want = 0;  /* JL_TRUNK_STOP_* + 1 */
     if (cfg->target_count > 0 && best->count >= cfg->target_count) want = JL_TRUNK_STOP_TARGET + 1;
-    else if (stop && *stop) want = JL_TRUNK_STOP_SIGNAL + 1;
+    else if (jl_stop_requested(stop)) want = JL_TRUNK_STOP_SIGNAL + 1;
     else if (cfg->rounds > 0 && round >= cfg->rounds) want = JL_TRUNK_STOP_ROUNDS + 1;
     else if (deadline > 0.0 && jl_time_now() >= deadline) want = JL_TRUNK_STOP_TIME + 1;
     if (cfg->migrate) {
