@@ -95,7 +95,8 @@ JL_API int jl_scene_sim_create(const jl_scene_settings *s, const jl_scene_body *
 
 /* Advances steps (>= 0) time steps. With the stop flag set, or past the
  * time limit, it returns JL_OK after the step under way (its solve cut
- * short): see jl_scene_sim_steps_done. */
+ * short), and after a step that left a body's state not finite (a diverged
+ * solve; jl_scene_step_stats.not_finite): see jl_scene_sim_steps_done. */
 JL_API int jl_scene_sim_step(jl_scene_sim *sim, long steps, jl_error *err);
 
 JL_API int jl_scene_sim_body_count(const jl_scene_sim *sim);
@@ -175,6 +176,10 @@ typedef struct jl_scene_step_stats {
                             * jl_scene_sim_write_fclib */
   double wall_s;           /* seconds since the start (the first step's device queue
                             * drained, later ones not) */
+  int not_finite;          /* after this step a dynamic body's state is not finite (a
+                            * diverged solve blew up): the run ends here, stopped_by
+                            * "diverged"; checked every step on the CPU, on a device
+                            * from the diverged step on */
 } jl_scene_step_stats;
 
 /* One step of a started run, which records what was asked for. */
@@ -198,7 +203,8 @@ typedef struct jl_scene_summary {
   double displacement_max; /* farthest any dynamic body ended from where it started */
   long diverged_step;      /* the first diverged step, 0: none */
   double energy_initial[2], energy_final[2]; /* kinetic, potential */
-  const char *stopped_by;  /* "steps", "time" (time_limit) or "signal" (the stop flag) */
+  const char *stopped_by;  /* "steps", "time" (time_limit), "signal" (the stop flag) or
+                            * "diverged" (a body's state stopped being finite) */
   int fclib_kept;          /* the FCLib step was reached */
   long fclib_step;         /* the step asked for (record.fclib_step or the last) */
 } jl_scene_summary;

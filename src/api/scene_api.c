@@ -333,6 +333,7 @@ int jl_scene_sim_step(jl_scene_sim *sim, long steps, jl_error *err) {
     jl_scene_step_stats st;
     int rc = jl_scene_sim_advance(sim, &st, err);
     if (rc != JL_OK) return rc;
+    if (st.not_finite) break;
   }
   return JL_OK;
 }

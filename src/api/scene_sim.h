@@ -36,6 +36,7 @@ struct jl_scene_sim {
   jl_scene_summary sum;    /* totals so far; complete once finished */
   double contacts_sum, iterations_sum;
   int diverged_said, finished;
+  int not_finite;          /* a step left a body's state not finite: the run is over */
 };
 
 /* Makes the run (runner, records, start state); scene_sim_run.c. */

@@ -94,10 +94,28 @@ int jl_scene_sim_out_of_time(jl_scene_sim *sim) {
   return 1;
 }
 
+/* Whether every dynamic body's position, orientation and velocities are finite. */
+static int jl_bodies_finite(const jl_bodies *b) {
+  for (int k = 0; k < b->count; ++k) {
+    if (b->is_static[k]) continue;
+    for (int d = 0; d < 3; ++d)
+      if (!isfinite(b->pos[3 * (size_t)k + d]) || !isfinite(b->vel[3 * (size_t)k + d]) ||
+          !isfinite(b->omega[3 * (size_t)k + d]))
+        return 0;
+    for (int d = 0; d < 4; ++d)
+      if (!isfinite(b->quat[4 * (size_t)k + d])) return 0;
+  }
+  return 1;
+}
+
 int jl_scene_sim_advance(jl_scene_sim *sim, jl_scene_step_stats *st, jl_error *err) {
   if (!sim || !st) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_advance: no scene or no stats");
   if (!sim->have_run) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_advance: not started");
   if (sim->finished) return jl_error_set(err, JL_ERR_INPUT, "jl_scene_sim_advance: the run is finished");
+  if (sim->not_finite)
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "jl_scene_sim_advance: the run ended at step %ld: a body's state is not finite",
+                        sim->run.step);
   memset(st, 0, sizeof *st);
   jl_scene_runner *run = &sim->run;
   const jl_contact_problem *prob = NULL;
@@ -106,6 +124,16 @@ int jl_scene_sim_advance(jl_scene_sim *sim, jl_scene_step_stats *st, jl_error *e
   int rc = sim->rec.fclib && run->step + 1 == sim->fclib_step
              ? jl_scene_runner_step_problem(run, st, &prob, err)
              : jl_scene_runner_step(run, st, err);
+  if (rc != JL_OK && !jl_bodies_finite(&run->run->bodies)) {
+    /* the state stopped being finite inside the step (a diverged solve: the
+     * broad phase refuses it): the run ends with the steps done before */
+    memset(st, 0, sizeof *st);
+    st->step = run->step + 1;
+    st->time = st->step * sim->scene.dt;
+    st->not_finite = 1;
+    sim->not_finite = 1;
+    return JL_OK;
+  }
   /* energies: on the device only for what shows them (a reduction, two numbers back) */
   double ke = NAN, pe = NAN;
   if (rc == JL_OK && (sim->rec.csv || !run->on_gpu)) rc = jl_scene_runner_energy(run, &ke, &pe, err);
@@ -120,6 +148,20 @@ int jl_scene_sim_advance(jl_scene_sim *sim, jl_scene_step_stats *st, jl_error *e
     sim->diverged_said = 1;
     t->diverged_step = st->step;
   }
+  /* a state that stopped being finite ends the run: the next step would fail
+   * on it (the broad phase refuses it) and lose what the run recorded. On a
+   * device the check needs the bodies back, so it starts at the diverged step */
+  if (!run->on_gpu || sim->diverged_said) {
+    const jl_bodies *b = &run->run->bodies;
+    if (run->on_gpu) {
+      if ((rc = jl_scene_runner_fetch(run, err)) != JL_OK) return rc;
+      b = &sim->scene.bodies;
+    }
+    if (!jl_bodies_finite(b)) {
+      st->not_finite = 1;
+      sim->not_finite = 1;
+    }
+  }
   t->steps++;
   sim->contacts_sum += st->contacts;
   sim->iterations_sum += st->iterations;
@@ -133,7 +175,7 @@ int jl_scene_sim_advance(jl_scene_sim *sim, jl_scene_step_stats *st, jl_error *e
   if (sim->rec.csv)
     jl_csv_row(&sim->csv, st->step, st->time, ke, pe, st->contacts, st->iterations, st->residual,
                st->max_penetration);
-  if (sim->have_traj && (st->step % sim->glb_every == 0 || st->step == sim->steps) &&
+  if (sim->have_traj && !sim->not_finite && (st->step % sim->glb_every == 0 || st->step == sim->steps) &&
       ((rc = jl_scene_runner_fetch(run, err)) != JL_OK ||
        (rc = jl_trajectory_add_frame(&sim->traj, &sim->scene.bodies, st->time, err)) != JL_OK))
     return rc;
@@ -179,7 +221,10 @@ int jl_scene_sim_finish(jl_scene_sim *sim, jl_scene_summary *out, jl_error *err)
     memcpy(t->energy_initial, sim->e0, sizeof t->energy_initial);
     jl_scene_energy(&sim->scene, &t->energy_final[0], &t->energy_final[1]);
     const volatile sig_atomic_t *stop = sim->scene.solver.stop;
-    t->stopped_by = jl_stop_requested(stop) ? "signal" : sim->by_time ? "time" : "steps";
+    t->stopped_by = sim->not_finite         ? "diverged"
+                    : jl_stop_requested(stop) ? "signal"
+                    : sim->by_time            ? "time"
+                                              : "steps";
     sim->finished = 1;
   }
   if (out) *out = *t;

@@ -59,7 +59,9 @@ static const char *const jl_scene_help =
   "  --quiet            no first line, no progress line\n"
   "\n"
   "Ctrl-C (SIGINT) or SIGTERM ends the current step's solve early, stops after\n"
-  "that step and writes what was computed so far. Exit status 2 on bad input\n"
+  "that step and writes what was computed so far. A solve that diverges until\n"
+  "a body's state is no longer finite ends the run there, its outputs written\n"
+  "(stopped_by \"diverged\", exit status 1). Exit status 2 on bad input\n"
   "(nothing is written).\n";
 
 static volatile sig_atomic_t jl_scene_stop = 0;
@@ -324,6 +326,8 @@ int jl_cli_scene(int argc, char **argv) {
   jl_scene_progress pr;
   jl_scene_progress_init(&pr, !a.quiet);
   jl_scene_step_stats st;
+  long diverged_at = 0;
+  int failed_run = 0;
   for (long i = 0; i < steps && !jl_scene_stop; ++i) {
     if (jl_scene_sim_out_of_time(sim)) break;
     if (jl_scene_sim_advance(sim, &st, &err) != JL_OK) {
@@ -332,6 +336,7 @@ int jl_cli_scene(int argc, char **argv) {
       goto done;
     }
     if (st.diverged) {
+      diverged_at = st.step;
       /* said once, the run goes on (the steps were asked) */
       jl_scene_progress_end(&pr);
       jl_scene_say("warning: step %ld: max penetration %.3g m, more than the largest moving body "
@@ -340,6 +345,15 @@ int jl_cli_scene(int argc, char **argv) {
                    "solver.alpha, now %g) or more iterations (--max-iter)",
                    st.step, st.max_penetration, in.body_extent, method, st.iterations, st.residual,
                    strcmp(in.solver, "sor") == 0 ? "" : "--solver sor, ", in.alpha);
+    }
+    if (st.not_finite) {
+      /* the run ends here with what it recorded; the exit status says it failed */
+      jl_scene_progress_end(&pr);
+      jl_scene_say("step %ld: a body's position or velocity is no longer finite (the solve "
+                   "diverged at step %ld): the run stops here, its outputs hold the steps done",
+                   st.step, diverged_at);
+      failed_run = 1;
+      break;
     }
     if (st.fclib_ready) {
       const char *t_fc = jl_cli_outputs_stage(&outs, slot[OUT_FCLIB], &err);
@@ -392,6 +406,7 @@ int jl_cli_scene(int argc, char **argv) {
   printf("\n");
   if (a.fclib && !sum.fclib_kept)
     fprintf(stderr, "jostle: --fclib: step %ld was not reached, nothing exported\n", sum.fclib_step);
+  if (failed_run) status = 1;
 done:
   jl_cli_outputs_discard(&outs);  /* the staged files of a run that failed */
   jl_scene_sim_free(sim);

@@ -212,4 +212,22 @@ jrun time_zero scene "$in/long.json" --time 0 --out "$o/t0.json"
 expect_rc 2
 expect_err '--time: must be > 0' "the option --time"
 
+# A solve that diverges until the bodies' state is not finite (JOR at 100
+# iterations on the 1000-brick wall, from step 64): the run ends there with
+# its outputs written, stopped_by "diverged", exit status 1.
+jrun blowup scene "$SC/tasora-wall-1000.json" --device cpu --threads 2 --solver jor \
+  --steps 200 --out "$o/blowup.json" --csv "$o/blowup.csv" --quiet
+expect_rc 1
+expect_err 'is no longer finite \(the solve diverged at step [0-9]+\): the run stops here' \
+  "the end of a run that blew up"
+jpy '
+d = load(sys.argv[1])
+r = d["run"]
+if r["stopped_by"] != "diverged" or not 10 <= r["steps"] < 200:
+    fail("expected stopped_by diverged within 200 steps, got %r" % r)
+rows = open(sys.argv[2]).read().split("\n")
+if len([x for x in rows if x.strip()]) != r["steps"] + 2:
+    fail("expected the CSV header, step 0 and %d steps, got %d lines" % (r["steps"], len(rows)))
+' "$o/blowup.json" "$o/blowup.csv"
+
 echo "PASS: cli_scene"
