@@ -464,6 +464,48 @@ static void expect_bad(const jl_scene_settings *s, const jl_scene_body *b, int n
   assert_null(sim);
 }
 
+/* JOR at 100 iterations on the 1000-brick wall diverges (step 64) until
+ * the bodies' state is not finite: jl_scene_sim_step returns with the steps
+ * done, the run ends as "diverged", and a further step is refused. */
+static void test_blow_up_ends_the_run(void **st) {
+  (void)st;
+  char path[1024];
+  const char *dir = getenv("JL_SCENE_DIR");
+  snprintf(path, sizeof path, "%s/tasora-wall-1000.json", dir ? dir : "problems/scenes");
+  jl_scene_options o;
+  jl_scene_options_default(&o);
+  o.device = "cpu";
+  o.threads = 2;
+  o.solver = "jor";
+  o.steps = 200;
+  jl_scene_sim *sim = NULL;
+  jl_error err = {0};
+  assert_int_equal(jl_scene_sim_load(path, &o, &sim, &err), JL_OK);
+  assert_int_equal(jl_scene_sim_step(sim, 200, &err), JL_OK);
+  long done = jl_scene_sim_steps_done(sim);
+  assert_true(done >= 64 && done < 200);
+  int n = jl_scene_sim_body_count(sim), finite = 1;
+  double *x = malloc(4 * sizeof(double) * (size_t)n);
+  assert_non_null(x);
+  int (*get[4])(jl_scene_sim *, double *, jl_error *) = {
+    jl_scene_sim_positions, jl_scene_sim_velocities, jl_scene_sim_angular_velocities,
+    jl_scene_sim_orientations};
+  for (int g = 0; g < 4; ++g) {
+    assert_int_equal(get[g](sim, x, &err), JL_OK);
+    for (int k = 0; k < (g == 3 ? 4 : 3) * n; ++k) finite &= isfinite(x[k]) != 0;
+  }
+  assert_false(finite);
+  jl_scene_step_stats ss;
+  assert_int_equal(jl_scene_sim_advance(sim, &ss, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "not finite"));
+  jl_scene_summary sum;
+  assert_int_equal(jl_scene_sim_finish(sim, &sum, &err), JL_OK);
+  assert_string_equal(sum.stopped_by, "diverged");
+  assert_true(sum.diverged_step >= 1 && sum.diverged_step <= done);
+  free(x);
+  jl_scene_sim_free(sim);
+}
+
 static void test_bad_input(void **st) {
   (void)st;
   jl_scene_settings s0;
@@ -580,6 +622,7 @@ int main(void) {
     cmocka_unit_test(test_stop_flag),
     cmocka_unit_test(test_run_for_files),
     cmocka_unit_test(test_run_stopped),
+    cmocka_unit_test(test_blow_up_ends_the_run),
     cmocka_unit_test(test_bad_input),
     cmocka_unit_test(test_bad_file),
   };

@@ -105,7 +105,9 @@ class Scene:
 
     def step(self, n=1) -> "Scene":
         """Advances n time steps; Ctrl-C stops it between steps (the steps done
-        are kept) and raises KeyboardInterrupt."""
+        are kept) and raises KeyboardInterrupt. A diverged solve that leaves a
+        body's state not finite ends the run there (fewer steps: see
+        steps)."""
         _jostle.scene_step(self._sim, int(n))
         return self
 

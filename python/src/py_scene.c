@@ -202,6 +202,7 @@ static PyObject *jl_py_scene_step(PyObject *self, PyObject *args) {
     jl_error err = {0};
     int rc;
     double t0 = jl_py_now(), dt;
+    long before = jl_scene_sim_steps_done(s->sim);
     Py_BEGIN_ALLOW_THREADS
     rc = jl_scene_sim_step(s->sim, k, &err);
     Py_END_ALLOW_THREADS
@@ -210,6 +211,9 @@ static PyObject *jl_py_scene_step(PyObject *self, PyObject *args) {
       s->busy = 0;
       return jl_py_raise(&err);
     }
+    /* fewer steps than asked: the state stopped being finite (a diverged
+     * solve), and the run is over */
+    if (jl_scene_sim_steps_done(s->sim) - before < k) break;
     done += k;
     if (PyErr_CheckSignals() < 0) {
       s->busy = 0;
