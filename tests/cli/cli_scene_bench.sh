@@ -15,6 +15,13 @@ grep -q '^- command: ' "$W/cmp.out" && grep -q '^- date: ' "$W/cmp.out" && grep 
 grep -Eq '^\| poulsen-grid-8 \| SOR \| 513 \| 2 \| 1408 \(1408\) \| [0-9.e+]+ \| [0-9.e+]+ \| [0-9.]+ \| 50 \(50\) \| 50 \(50\) \|' "$W/cmp.out" \
   || fail "expected a poulsen-grid-8 row with both paths and the ratio: $(cat "$W/cmp.out")"
 
+# the thread counts, 1 added, each with its stages and the speed-up over 1 thread
+"$PY" "$B" --jostle "$JOSTLE" --scenes poulsen-grid-8 --steps 2 --thread-scaling 2 --rounds 2 \
+  > "$W/th.out" 2> "$W/th.err" || fail "bench-scenes --thread-scaling failed: $(cat "$W/th.err")"
+grep -Eq '^\| poulsen-grid-8 \| [0-9]+ \| 1 \| [0-9.e+]+ \([0-9.e+]+-[0-9.e+]+\) \| 1\.00 \|' "$W/th.out" &&
+  grep -Eq '^\| poulsen-grid-8 \| [0-9]+ \| 2 \| [0-9.e+]+ \([0-9.e+]+-[0-9.e+]+\) \| [0-9.]+ \|' "$W/th.out" \
+  || fail "expected rows for 1 and 2 threads: $(cat "$W/th.out")"
+
 "$PY" "$B" --jostle "$JOSTLE" --scaling --device cuda --first-device cpu --sizes 100,300 --steps 2 \
   --cpu-large 300 --cpu-large-steps 1 --threads 1 --png "$W/s.png" --data "$W/s.csv" \
   > "$W/sc.out" 2> "$W/sc.err" || fail "bench-scenes --scaling failed: $(cat "$W/sc.err")"
