@@ -85,11 +85,15 @@ static void test_trunk_work(void **state) {
   assert_true(fabs(r.single_step_ms - 1e3 * r.single_seconds / 3) <= 1e-12 * r.single_step_ms);
 }
 
+static void scene_path(char *path, size_t len, const char *name) {
+  const char *dir = getenv("JL_SCENE_DIR");
+  snprintf(path, len, "%s/%s", dir ? dir : "problems/scenes", name);
+}
+
 static void test_scene_device(void **state) {
   (void)state;
   char path[4096];
-  const char *dir = getenv("JL_SCENE_DIR");
-  snprintf(path, sizeof path, "%s/demo-drop.json", dir ? dir : "problems/scenes");
+  scene_path(path, sizeof path, "demo-drop.json");
   jl_bench_scene_options o;
   jl_bench_scene_options_default(&o);
   o.steps = 2;
@@ -108,11 +112,6 @@ static void test_scene_device(void **state) {
   static const char *const stages[JL_BENCH_SCENE_STAGES] = {"integrate", "collide", "setup",
                                                             "colour", "solve", "finish"};
   for (int k = 0; k < JL_BENCH_SCENE_STAGES; ++k) assert_string_equal(r.stage_name[k], stages[k]);
-}
-
-static void scene_path(char *path, size_t len, const char *name) {
-  const char *dir = getenv("JL_SCENE_DIR");
-  snprintf(path, len, "%s/%s", dir ? dir : "problems/scenes", name);
 }
 
 static void test_scene_cpu(void **state) {

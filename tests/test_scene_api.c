@@ -173,11 +173,13 @@ static void test_box_slides(void **st) {
   jl_scene_sim_free(sim);
 }
 
-/* problems/scenes/demo-drop.json (JL_SCENE_DIR: the folder, as meson gives it). */
-static void demo_path(char *path, size_t cap) {
+/* problems/scenes/NAME (JL_SCENE_DIR: the folder, as meson gives it). */
+static void scene_file(char *path, size_t cap, const char *name) {
   const char *dir = getenv("JL_SCENE_DIR");
-  snprintf(path, cap, "%s/demo-drop.json", dir ? dir : "problems/scenes");
+  snprintf(path, cap, "%s/%s", dir ? dir : "problems/scenes", name);
 }
+
+static void demo_path(char *path, size_t cap) { scene_file(path, cap, "demo-drop.json"); }
 
 /* problems/scenes/demo-drop.json through the API and through jl_scene_runner
  * on the same device: the same bits after 100 steps. */
@@ -470,8 +472,7 @@ static void expect_bad(const jl_scene_settings *s, const jl_scene_body *b, int n
 static void test_blow_up_ends_the_run(void **st) {
   (void)st;
   char path[1024];
-  const char *dir = getenv("JL_SCENE_DIR");
-  snprintf(path, sizeof path, "%s/tasora-wall-1000.json", dir ? dir : "problems/scenes");
+  scene_file(path, sizeof path, "tasora-wall-1000.json");
   jl_scene_options o;
   jl_scene_options_default(&o);
   o.device = "cpu";
