@@ -176,10 +176,10 @@ typedef struct jl_scene_step_stats {
                             * jl_scene_sim_write_fclib */
   double wall_s;           /* seconds since the start (the first step's device queue
                             * drained, later ones not) */
-  int not_finite;          /* after this step a dynamic body's state is not finite (a
-                            * diverged solve blew up): the run ends here, stopped_by
-                            * "diverged"; checked every step on the CPU, on a device
-                            * from the diverged step on */
+  int not_finite;          /* a dynamic body's state is no longer finite (a diverged
+                            * solve blew up): the run ends here, stopped_by "diverged";
+                            * checked from the diverged step on, and when a step fails
+                            * on such a state */
 } jl_scene_step_stats;
 
 /* One step of a started run, which records what was asked for. */

@@ -354,10 +354,10 @@ void jl_bench_scene_options_default(jl_bench_scene_options *o) {
 }
 
 /* The device step, timed by stage (a sync at each stage's end) after one
- * untimed step (arena growth, graph instantiation). */
+ * untimed step (arena growth, graph instantiation): seconds per stage and
+ * in all, res's contacts, iterations and colours summed over the steps. */
 static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, const jl_device *dev,
-                              double *stage, double *contacts, double *iterations,
-                              double *colours, double *wall, jl_bench_scene_result *res,
+                              double *stage, double *wall, jl_bench_scene_result *res,
                               jl_error *err) {
   jl_scene_gpu *g = NULL;
   int rc;
@@ -375,9 +375,9 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
   double t0 = jl_time_now();
   for (long k = 0; rc == JL_OK && k < o->steps; ++k) {
     rc = jl_scene_gpu_step(g, s, o->check_every, &st, err);
-    *contacts += st.contacts;
-    *iterations += st.iterations;
-    *colours += st.colours;
+    res->contacts += st.contacts;
+    res->iterations += st.iterations;
+    res->colours += st.colours;
   }
   *wall = jl_time_now() - t0;
   jl_scene_gpu_stage_times(g, stage);
@@ -389,10 +389,11 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
 }
 
 /* The CPU stepper on dev's threads, timed by stage (scene_step.h) after one
- * untimed step (the workspaces' growth, the thread pool's start). */
+ * untimed step (the workspaces' growth, the thread pool's start); as the
+ * device's, and the solve's waits in seconds in res. */
 static int jl_bench_scene_cpu(jl_scene *s, const jl_bench_scene_options *o, const jl_device *dev,
-                              double *stage, double *contacts, double *iterations,
-                              double *colours, double *wall, double *wait, jl_error *err) {
+                              double *stage, double *wall, jl_bench_scene_result *res,
+                              jl_error *err) {
   jl_stepper st;
   int rc = jl_stepper_init(&st, s, dev->threads, err);
   jl_step_stats ss;
@@ -401,13 +402,13 @@ static int jl_bench_scene_cpu(jl_scene *s, const jl_bench_scene_options *o, cons
   double t0 = jl_time_now();
   for (long k = 0; rc == JL_OK && k < o->steps; ++k) {
     rc = jl_stepper_step(&st, &ss, err);
-    *contacts += ss.contacts;
-    *iterations += ss.iterations;
-    *colours += st.colours;
+    res->contacts += ss.contacts;
+    res->iterations += ss.iterations;
+    res->colours += st.colours;
   }
   *wall = jl_time_now() - t0;
   for (int k = 0; k < JL_STEP_STAGES; ++k) stage[k] = st.stage_s[k];
-  *wait = st.solve_wait_s;
+  res->solve_wait_ms_per_step = st.solve_wait_s;
   jl_stepper_free(&st);
   return rc;
 }
@@ -466,14 +467,9 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
     jl_scene_free(&s);
     return rc;
   }
-  double stage[JL_STEP_STAGES] = {0};
-  double contacts = 0, iterations = 0, colours = 0, wall = 0;
-  if (dev.kind == JL_DEVICE_CUDA)
-    rc = jl_bench_scene_gpu(&s, o, &dev, stage, &contacts, &iterations, &colours, &wall,
-                            res, err);
-  else
-    rc = jl_bench_scene_cpu(&s, o, &dev, stage, &contacts, &iterations, &colours, &wall,
-                            &res->solve_wait_ms_per_step, err);
+  double stage[JL_STEP_STAGES] = {0}, wall = 0;
+  rc = dev.kind == JL_DEVICE_CUDA ? jl_bench_scene_gpu(&s, o, &dev, stage, &wall, res, err)
+                                  : jl_bench_scene_cpu(&s, o, &dev, stage, &wall, res, err);
   if (rc == JL_OK) {
     snprintf(res->name, sizeof res->name, "%s", s.name);
     snprintf(res->device_name, sizeof res->device_name, "%s", dev.name);
@@ -487,9 +483,9 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
       res->stage_ms_per_step[k] = 1e3 * stage[k] / (double)steps;
     }
     res->solve_wait_ms_per_step *= 1e3 / (double)steps;
-    res->contacts = contacts / (double)steps;
-    res->iterations = iterations / (double)steps;
-    res->colours = colours / (double)steps;
+    res->contacts /= (double)steps;
+    res->iterations /= (double)steps;
+    res->colours /= (double)steps;
   }
   jl_scene_free(&s);
   return rc;

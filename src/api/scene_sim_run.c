@@ -148,16 +148,12 @@ int jl_scene_sim_advance(jl_scene_sim *sim, jl_scene_step_stats *st, jl_error *e
     sim->diverged_said = 1;
     t->diverged_step = st->step;
   }
-  /* a state that stopped being finite ends the run: the next step would fail
-   * on it (the broad phase refuses it) and lose what the run recorded. On a
-   * device the check needs the bodies back, so it starts at the diverged step */
-  if (!run->on_gpu || sim->diverged_said) {
-    const jl_bodies *b = &run->run->bodies;
-    if (run->on_gpu) {
-      if ((rc = jl_scene_runner_fetch(run, err)) != JL_OK) return rc;
-      b = &sim->scene.bodies;
-    }
-    if (!jl_bodies_finite(b)) {
+  /* from the diverged step on, a state that stopped being finite ends the
+   * run (on the CPU a step that makes it so also fails, above; the device
+   * steps on with it, so its bodies come back for the check) */
+  if (sim->diverged_said) {
+    if (run->on_gpu && (rc = jl_scene_runner_fetch(run, err)) != JL_OK) return rc;
+    if (!jl_bodies_finite(run->on_gpu ? &sim->scene.bodies : &run->run->bodies)) {
       st->not_finite = 1;
       sim->not_finite = 1;
     }

@@ -491,25 +491,20 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
       const jl_colouring *col = ts->col;
       int back = pm.iterations & 1;
       for (int gg = 0; gg < col->groups; ++gg) {
-        int g = back ? col->groups - 1 - gg : gg;
-        int a = col->group_ptr[g], b = col->group_ptr[g + 1];
+        int g = back ? col->groups - 1 - gg : gg, lo, hi;
+        jl_group_share(col, g, tid, nt, &lo, &hi);
         if (p2p && gg > 0) jl_phase_wait(s, nbrs, phase, &wait);
         if (col->merged && g == col->groups - 1) {
-          if (tid == 0) {
-            if (order)
-              jl_sor_rows(s, a, b, back, 0, &res, &ok);
-            else
-              for (int e = a; e < b; ++e)
-                jl_update(s, col->order[back ? a + b - 1 - e : e], pm.alpha, src, dst, &res, &ok);
-          }
-        } else {
-          int lo, hi;
-          jl_team_share(b - a, tid, nt, &lo, &hi);
+          /* the small colours in order, and backward on backward sweeps */
           if (order)
-            jl_sor_rows(s, a + lo, a + hi, 0, 1, &res, &ok);
+            jl_sor_rows(s, lo, hi, back, 0, &res, &ok);
           else
-            for (int e = a + lo; e < a + hi; ++e)
-              jl_update(s, col->order[e], pm.alpha, src, dst, &res, &ok);
+            for (int e = lo; e < hi; ++e)
+              jl_update(s, col->order[back ? lo + hi - 1 - e : e], pm.alpha, src, dst, &res, &ok);
+        } else if (order) {
+          jl_sor_rows(s, lo, hi, 0, 1, &res, &ok);
+        } else {
+          for (int e = lo; e < hi; ++e) jl_update(s, col->order[e], pm.alpha, src, dst, &res, &ok);
         }
         ++phase;
         if (p2p) jl_phase_done(s, tid, phase);
