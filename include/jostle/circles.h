@@ -74,8 +74,8 @@ typedef struct jl_circles_options {
   double aim;              /* share of the walk's jumps aimed by overlap (default 0.5) */
   int walk_k;              /* neighbours a walk step relaxes (0: 8 below 64 circles, 16 from 64) */
   int tenure;              /* walk steps a moved circle stays tabu (0: default 4) */
-  int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: default) */
-  double crowding;         /* population: shape distance of one family (default 0: equal R) */
+  int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: default 8) */
+  double crowding;         /* population: shape distance of one family (default 0.02; 0: equal R alone) */
   double adopt;            /* population: share of restarts that adopt (default 0.5) */
   int area_weighted;       /* split contact moves by area */
   const jl_circles_packing *resume; /* start from this packing (the problem's radii), or NULL */
