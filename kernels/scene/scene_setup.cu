@@ -30,16 +30,13 @@ __global__ void jl_setup_contact_kernel(int n, jl_sm_bodies b, const int *materi
   jl_sm_body_keys(p.ka, p.kb, i, keys + 2 * (size_t)i);
 }
 
-__global__ void jl_setup_body_ptr_kernel(int nb, const uint64_t *keys, int m, int *body_ptr) {
-  int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k > nb) return;
-  body_ptr[k] = jl_sm_lower_bound(keys, m, k);
-}
-
-__global__ void jl_setup_body_contact_kernel(int m, const uint64_t *keys, int *body_contact) {
-  int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= m || keys[e] == UINT64_MAX) return;
-  body_contact[e] = (int)(uint32_t)keys[e];
+// The body CSR from the sorted keys in one launch: thread t gives
+// body_ptr[t] (t <= nb) and body_contact[t] (t < m, real keys only).
+__global__ void jl_setup_body_csr_kernel(int nb, const uint64_t *keys, int m, int *body_ptr,
+                                         int *body_contact) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t <= nb) body_ptr[t] = jl_sm_lower_bound(keys, m, t);
+  if (t < m && keys[t] != UINT64_MAX) body_contact[t] = (int)(uint32_t)keys[t];
 }
 
 __global__ void jl_setup_row_count_kernel(int n, const int *ka, const int *kb, const int *body_ptr,
@@ -130,10 +127,9 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->p_keys), jl_dp<uint64_t>(g->p_keys_alt));
   JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dk, m, 0, key_bits));
   const uint64_t *keys = dk.Current();
-  jl_setup_body_ptr_kernel<<<jl_scene_blocks((long long)nb + 1), JL_SCENE_BLOCK>>>(nb, keys, m,
-                                                                                   body_ptr);
-  JL_CUDA_TRY(cudaGetLastError());
-  jl_setup_body_contact_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(m, keys, body_contact);
+  long long csr_threads = (long long)nb + 1 > m ? (long long)nb + 1 : m;
+  jl_setup_body_csr_kernel<<<jl_scene_blocks(csr_threads), JL_SCENE_BLOCK>>>(nb, keys, m, body_ptr,
+                                                                            body_contact);
   JL_CUDA_TRY(cudaGetLastError());
   g->p_n = n;
   g->p_nb = nb;

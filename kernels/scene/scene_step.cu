@@ -159,7 +159,6 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   jl_gpu_collide_stats cs;
   jl_collide_opts co = {1, contact_tol, 1};
   if (jl_scene_collide(g, margin, &co, &cs, msg, msg_len)) return -1;
-  JL_STAGE(JL_STEP_STAGE_COLLIDE);
   int n = g->contacts;
   *contacts = n;
   if (n > 0) {
@@ -173,6 +172,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
         rb, jl_dp<double>(g->partial), jl_dp<int>(g->fault), jl_dp<jl_step_summary>(g->summary));
     JL_CUDA_TRY(cudaGetLastError());
   }
+  JL_STAGE(JL_STEP_STAGE_COLLIDE);  // with the max penetration, as step_stages.h has it
   if (jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, msg, msg_len)) return -1;
   JL_STAGE(JL_STEP_STAGE_SETUP);
   const double *lam = nullptr;
