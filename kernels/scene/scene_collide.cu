@@ -4,10 +4,10 @@
 // narrow phase one thread per pair calling src/scene/narrow_phase.h, contacts by
 // count + scan + write in pair order, so they equal jl_collide's (the device
 // step keeps only the closed ones: jl_collide_opts). Only counts and a few
-// grid numbers cross to the host: the two broad-phase summaries in one copy,
-// then the numbers of cell entries, pairs and contacts, each sizing the
-// next buffers, and the write pass's fault flag (the device step reads that
-// at its end).
+// grid numbers cross to the host: the broad phase's summaries, grid and
+// number of cell entries in one copy (jl_bp_head), then the numbers of
+// pairs and contacts, each sizing the next buffers, and the write pass's
+// fault flag (the device step reads that at its end).
 #include <cmath>
 #include <climits>
 #include <cstring>
@@ -31,6 +31,16 @@ struct jl_bp_summary {
   long long grid;
   long long large, planes; // bodies kept out of the grid
   double cell;             // JL_BP_CELL: the cell edge from sum and dyn
+};
+
+// What the host reads of the broad phase before the pairs, in one copy: both
+// summaries, the grid and the number of (cell, body) entries. The
+// summaries' partials follow it in g->summary.
+struct jl_bp_head {
+  jl_bp_summary cell, bounds;  // the JL_BP_CELL and JL_BP_BOUNDS passes (below)
+  jl_grid grid;                // jl_gp_grid_params of the two, on the device
+  int grid_ok;                 // finite boxes, a dynamic body and grid bodies: a grid
+  long long entries;           // (cell, body) entries of the grid bodies
 };
 
 struct jl_gbodies {        // read-only view of the body arrays
@@ -66,7 +76,10 @@ __global__ void jl_bp_aabb_kernel(jl_gbodies b, double margin, double *aabb, uin
 // longest edges, their count, the first body with a non-finite box) and the
 // edge itself, which the classification reads on the device; pass
 // JL_BP_BOUNDS: the bounds and count of the grid bodies and the counts of
-// large bodies and planes. The host reads both results in one copy.
+// large bodies and planes, then the grid itself (the CPU's loop,
+// jl_gp_grid_params: exact operations and IEEE division, so its bits), which
+// the count pass reads; none when a box is not finite, no body is dynamic or
+// no body is in the grid (the host then stops or skips the grid).
 enum { JL_BP_CELL = 0, JL_BP_BOUNDS = 1 };
 
 static __device__ void jl_bp_summary_empty(jl_bp_summary *s) {
@@ -144,7 +157,7 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_partial_kernel(
 }
 
 __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_join_kernel(
-    int parts, const jl_bp_summary *part, int pass, jl_bp_summary *out) {
+    int parts, const jl_bp_summary *part, int pass, jl_bp_head *h) {
   __shared__ jl_bp_summary s[JL_SCENE_BLOCK];
   jl_bp_summary m;
   jl_bp_summary_empty(&m);
@@ -155,18 +168,25 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_join_kernel(
   if (pass == JL_BP_CELL) {  // the mean longest edge (IEEE division: the CPU's bits)
     double cell = s[0].dyn > 0 ? s[0].sum / (double)s[0].dyn : 0.0;
     s[0].cell = cell > 0.0 ? cell : 1.0;
+    h->cell = s[0];
+    return;
   }
-  *out = s[0];
+  h->bounds = s[0];
+  jl_grid gr = {};
+  int ok = h->cell.bad == LLONG_MAX && h->cell.dyn > 0 && s[0].grid > 0;
+  if (ok) jl_gp_grid_params(h->cell.cell, s[0].lo, s[0].hi, &gr);
+  h->grid = gr;
+  h->grid_ok = ok;
 }
 
-// One summary pass into *out (partials in part[0 .. JL_SCENE_REDUCE_PARTIALS)).
+// One summary pass into h (partials in part[0 .. JL_SCENE_REDUCE_PARTIALS)).
 static int jl_bp_summarize(jl_gbodies b, const double *aabb, const uint8_t *kind, int pass,
-                           jl_bp_summary *out, jl_bp_summary *part, char *msg, int msg_len) {
+                           jl_bp_head *h, jl_bp_summary *part, char *msg, int msg_len) {
   int parts = jl_scene_blocks(b.n);
   if (parts > JL_SCENE_REDUCE_PARTIALS) parts = JL_SCENE_REDUCE_PARTIALS;
   jl_bp_summary_partial_kernel<<<parts, JL_SCENE_BLOCK>>>(b, aabb, kind, pass, part);
   JL_CUDA_TRY(cudaGetLastError());
-  jl_bp_summary_join_kernel<<<1, JL_SCENE_BLOCK>>>(parts, part, pass, out);
+  jl_bp_summary_join_kernel<<<1, JL_SCENE_BLOCK>>>(parts, part, pass, h);
   JL_CUDA_TRY(cudaGetLastError());
   return 0;
 }
@@ -178,7 +198,7 @@ static int jl_bp_summarize(jl_gbodies b, const double *aabb, const uint8_t *kind
 
 // Grid or large (planes are marked already) by the cell edge of the
 // JL_BP_CELL summary, and each body's list flag.
-__global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, const jl_bp_summary *cs,
+__global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, const jl_bp_head *h,
                                       uint8_t *kind, long long *flag) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i > b.n) return;
@@ -190,7 +210,7 @@ __global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, const jl
     flag[i] = JL_BP_FLAG_PLANE;
     return;
   }
-  int large = jl_gp_kind(aabb + 6 * (size_t)i, cs->cell) == JL_GP_LARGE;
+  int large = jl_gp_kind(aabb + 6 * (size_t)i, h->cell.cell) == JL_GP_LARGE;
   kind[i] = large ? JL_GP_LARGE : JL_GP_GRID;
   flag[i] = large;
 }
@@ -203,12 +223,17 @@ __global__ void jl_bp_lists_kernel(int n, const long long *flag, const long long
   else large[(int)(uint32_t)scan[i]] = i;
 }
 
+// Cells of each grid body in the grid of the head (none without a grid).
 __global__ void jl_bp_count_cells_kernel(int n, const double *aabb, const uint8_t *kind,
-                                         jl_grid gr, int *cell_range, long long *count) {
+                                         const jl_bp_head *h, int *cell_range,
+                                         long long *count) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i > n) return;
   long long c = 0;
-  if (i < n && kind[i] == JL_GP_GRID) c = jl_gp_cells(&gr, aabb + 6 * (size_t)i, cell_range + 6 * (size_t)i);
+  if (i < n && h->grid_ok && kind[i] == JL_GP_GRID) {
+    jl_grid gr = h->grid;
+    c = jl_gp_cells(&gr, aabb + 6 * (size_t)i, cell_range + 6 * (size_t)i);
+  }
   count[i] = c;
 }
 
@@ -415,39 +440,45 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   JL_RESERVE(large, nn * sizeof(int), "large body list");
   JL_RESERVE(pair_count, nn * sizeof(long long), "pair counts");
   JL_RESERVE(pair_start, nn * sizeof(long long), "pair offsets");
-  // [0]: the JL_BP_CELL summary, [1]: the JL_BP_BOUNDS one, then the partials
-  JL_RESERVE(summary, (2 + JL_SCENE_REDUCE_PARTIALS) * sizeof(jl_bp_summary),
+  JL_RESERVE(summary, sizeof(jl_bp_head) + JL_SCENE_REDUCE_PARTIALS * sizeof(jl_bp_summary),
              "broad-phase summary");
   JL_RESERVE(fault, sizeof(int), "fault flag");
   jl_gbodies b = jl_view(g);
   double *aabb = jl_dp<double>(g->aabb);
   uint8_t *kind = jl_dp<uint8_t>(g->kind);
-  jl_bp_summary *sum_d = jl_dp<jl_bp_summary>(g->summary), sum[2];
+  jl_bp_head *head_d = jl_dp<jl_bp_head>(g->summary), head;
+  jl_bp_summary *part = (jl_bp_summary *)(head_d + 1);
+  long long *ecount = jl_dp<long long>(g->entry_count), *estart = jl_dp<long long>(g->entry_start);
 
-  // Boxes, cell edge, kinds, the lists of large bodies and planes, and the
-  // bounds of the grid bodies, all on the device; then one copy of both
-  // summaries. A non-finite box or no dynamic body ends the collide there
+  // Boxes, cell edge, kinds, the lists of large bodies and planes, the grid
+  // and the cell counts of the grid bodies, all on the device; then one copy
+  // of the head. A non-finite box or no dynamic body ends the collide there
   // (the kernels before only wrote the arena's scratch).
   jl_bp_aabb_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, margin, aabb, kind);
   JL_CUDA_TRY(cudaGetLastError());
-  if (jl_bp_summarize(b, aabb, kind, JL_BP_CELL, sum_d, sum_d + 2, msg, msg_len)) return -1;
+  if (jl_bp_summarize(b, aabb, kind, JL_BP_CELL, head_d, part, msg, msg_len)) return -1;
   long long *flag = jl_dp<long long>(g->flag), *flag_scan = jl_dp<long long>(g->flag_scan);
-  jl_bp_classify_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(b, aabb, sum_d, kind, flag);
+  jl_bp_classify_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(b, aabb, head_d, kind, flag);
   JL_CUDA_TRY(cudaGetLastError());
   if (jl_scan_ll(g, flag, flag_scan, n, nullptr, msg, msg_len)) return -1;
   jl_bp_lists_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, flag, flag_scan,
                                                              jl_dp<int>(g->large),
                                                              jl_dp<int>(g->planes));
   JL_CUDA_TRY(cudaGetLastError());
-  if (jl_bp_summarize(b, aabb, kind, JL_BP_BOUNDS, sum_d + 1, sum_d + 2, msg, msg_len)) return -1;
-  JL_CUDA_TRY(cudaMemcpy(sum, sum_d, sizeof sum, cudaMemcpyDeviceToHost));
-  if (sum[0].bad != LLONG_MAX) {
-    snprintf(msg, (size_t)msg_len, "body %lld: position or size is not finite", sum[0].bad);
+  if (jl_bp_summarize(b, aabb, kind, JL_BP_BOUNDS, head_d, part, msg, msg_len)) return -1;
+  jl_bp_count_cells_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(
+      n, aabb, kind, head_d, jl_dp<int>(g->cell_range), ecount);
+  JL_CUDA_TRY(cudaGetLastError());
+  if (jl_scan_ll(g, ecount, estart, n, nullptr, msg, msg_len)) return -1;
+  JL_CUDA_TRY(cudaMemcpyAsync(&head_d->entries, estart + n, sizeof(long long),
+                              cudaMemcpyDeviceToDevice, 0));
+  JL_CUDA_TRY(cudaMemcpy(&head, head_d, sizeof head, cudaMemcpyDeviceToHost));
+  if (head.cell.bad != LLONG_MAX) {
+    snprintf(msg, (size_t)msg_len, "body %lld: position or size is not finite", head.cell.bad);
     return -1;
   }
-  if (sum[0].dyn == 0) return 0;  // only static bodies: nothing can touch
-  double cell = sum[0].cell;      // what the classification used
-  int n_large = (int)sum[1].large, n_planes = (int)sum[1].planes;
+  if (head.cell.dyn == 0) return 0;  // only static bodies: nothing can touch
+  int n_large = (int)head.bounds.large, n_planes = (int)head.bounds.planes;
   st->large = n_large;
   st->planes = n_planes;
 
@@ -466,16 +497,10 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   w.cell_range = jl_dp<int>(g->cell_range);
   w.entry_start = jl_dp<long long>(g->entry_start);
 
-  if (sum[1].grid > 0) {
-    jl_grid gr;
-    jl_gp_grid_params(cell, sum[1].lo, sum[1].hi, &gr);
+  if (head.grid_ok) {  // grid bodies (head.bounds.grid > 0)
+    jl_grid gr = head.grid;
     st->cell = gr.cell;
-    long long *ecount = jl_dp<long long>(g->entry_count), *estart = jl_dp<long long>(g->entry_start);
-    jl_bp_count_cells_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(
-        n, aabb, kind, gr, jl_dp<int>(g->cell_range), ecount);
-    JL_CUDA_TRY(cudaGetLastError());
-    long long m = 0;
-    if (jl_scan_ll(g, ecount, estart, n, &m, msg, msg_len)) return -1;
+    long long m = head.entries;
     if (m >= INT_MAX) {
       snprintf(msg, (size_t)msg_len, "broad phase: too many grid entries (%lld)", m);
       return -1;

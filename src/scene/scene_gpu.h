@@ -16,9 +16,9 @@
  *                       matrix-free JOR; SOR: close to jl_stepper_step's,
  *                       which colours greedily)
  * Only counts and summaries cross to the host during a step (the broad
- * phase's summaries, entries, pairs, closed contacts, colour offsets, solver
- * state every check_every iterations, and at the end the max penetration
- * with the narrow phase's fault flag). Built without CUDA,
+ * phase's summaries with its grid and entries, pairs, closed contacts,
+ * colour offsets, solver state every check_every iterations, and at the end
+ * the max penetration with the narrow phase's fault flag). Built without CUDA,
  * every call returns JL_ERR_DEVICE. */
 #ifndef JL_SCENE_GPU_H
 #define JL_SCENE_GPU_H
