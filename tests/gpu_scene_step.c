@@ -2,7 +2,8 @@
  * stages it calls) against the CPU reference stepper with matrix-free JOR
  * and warm starts: after every step the bodies' positions, orientations and
  * velocities equal the CPU twin's (jl_step_twin_step) bit for bit, as do the
- * contacts, iterations and max penetration, and jl_stepper_step's to 1e-12
+ * closed contacts (the narrow phase's filtered list, in order), the
+ * warm-start memory, iterations and max penetration, and jl_stepper_step's to 1e-12
  * relative (test_scene_twins: bit for bit once the reference computes with
  * contact_setup.h's compact rows); a second device run from the same start
  * (one launch per kernel instead of CUDA graphs, the state read every
@@ -79,6 +80,7 @@ static void steps_match_cpu_stepper(jl_solver_kind kind) {
     assert_int_equal(rc, JL_OK);
     assert_int_equal(jl_scene_gpu_step(h, &again, 1, &c, &err), JL_OK);
     gtc_stats_equal(&t, &b);
+    gtc_contacts_equal(&tw, g);
     assert_int_equal(a.contacts, b.contacts);
     assert_true(abs(a.iterations - b.iterations) <= 2);
     assert_int_equal(b.iterations, c.iterations);

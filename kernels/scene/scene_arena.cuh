@@ -56,6 +56,10 @@ struct jl_scene_gpu {
       p_body_contact;
   jl_dbuf p_frame, p_keys, p_keys_alt, p_row_count, p_row_start, p_rowptr, p_col, p_blocks;
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
+  // what law_table holds (law_ok: uploaded), so a step uploads the tables
+  // only when they change (a copy from pageable memory waits for the device)
+  int law_ok = 0;
+  double h_law[3 * JL_MATERIALS_MAX * JL_MATERIALS_MAX];
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
   jl_dbuf lam_y0, lam_y1;  // APGD: the extrapolated points (reserved by an APGD solve)
@@ -64,8 +68,7 @@ struct jl_scene_gpu {
   jl_dbuf j_soa, j_terms, j_body_term;
   // SOR: the problem's per-contact arrays and impulses in colour order
   jl_dbuf s_ka, s_kb, s_frame, s_rx, s_irx, s_im, s_c, s_mu, s_diag, s_lam;
-  // the device step: closed-contact filter, warm-start memory (keys sorted, world impulses)
-  jl_dbuf cf_a, cf_b, cf_point, cf_normal, cf_gap, cf_key, c_flag, c_scan;
+  // the device step's warm-start memory (keys sorted, world impulses)
   jl_dbuf w_imp, idx, idx_alt, prev_key, prev_imp;
   int prev_n = 0;
   // SOR: the colouring (kernels/scene/scene_colour.cu) and the multi-block reductions' partials
@@ -164,6 +167,30 @@ template <typename T> static inline T *jl_dp(const jl_dbuf &b) { return (T *)b.p
     temp_bytes_ = g->temp.cap;                                                           \
     { void *d_temp = temp_; size_t &tb = temp_bytes_; JL_CUDA_TRY(call_with_temp); }      \
   } while (0)
+
+// Bits of a radix sort key that holds values 0 .. n - 1 (at least 1): the
+// sorts over keys whose higher bits are zero pass this as end_bit.
+static inline int jl_scene_key_bits(long long n) {
+  int bits = 1;
+  while (bits < 62 && (1LL << bits) < n) bits++;
+  return bits;
+}
+
+// kernels/scene/scene_collide.cu: the collide of jl_cuda_scene_collide with
+// the device step's options. closed_only: count and write only the closed
+// contacts (jl_st_closed with closed_tol), in the same order (pairs
+// ascending, a pair's points in order). defer_fault: leave the write pass's
+// fault flag in g->fault (0: clean) for the caller to read later, instead
+// of reading it back here.
+struct jl_collide_opts {
+  int closed_only;
+  double closed_tol;
+  int defer_fault;
+};
+int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
+                     jl_gpu_collide_stats *st, char *msg, int msg_len);
+// The error of a set fault flag.
+#define JL_NP_FAULT_MSG "narrow phase: a pair gave other contacts in the write pass"
 
 // kernels/scene/scene_prox.cu: JOR on the problem in the arena, for the host API and the device step.
 int jl_scene_jor_reserve(jl_scene_gpu *g, int apgd, char *msg, int msg_len);

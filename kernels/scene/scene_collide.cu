@@ -2,8 +2,12 @@
 // uniform grid of sorted cell keys (CUB radix sort), candidate pairs by
 // count + scan + write, sorted by (a, b) like the CPU's (broad_phase.h);
 // narrow phase one thread per pair calling src/scene/narrow_phase.h, contacts by
-// count + scan + write in pair order, so they equal jl_collide's. Only
-// counts and a few grid numbers cross to the host.
+// count + scan + write in pair order, so they equal jl_collide's (the device
+// step keeps only the closed ones: jl_collide_opts). Only counts and a few
+// grid numbers cross to the host: the broad phase's summaries, grid and
+// number of cell entries in one copy (jl_bp_head), then the numbers of
+// pairs and contacts, each sizing the next buffers, and the write pass's
+// fault flag (the device step reads that at its end).
 #include <cmath>
 #include <climits>
 #include <cstring>
@@ -17,6 +21,7 @@
 #include "collide.h"
 #include "narrow_phase.h"
 #include "scene_gpu.h"
+#include "step_math.h"
 
 struct jl_bp_summary {
   double sum;              // sum of the dynamic bodies' largest box edges
@@ -24,6 +29,18 @@ struct jl_bp_summary {
   long long bad;           // first body with a non-finite box, or LLONG_MAX
   double lo[3], hi[3];     // bounds of the grid bodies
   long long grid;
+  long long large, planes; // bodies kept out of the grid
+  double cell;             // JL_BP_CELL: the cell edge from sum and dyn
+};
+
+// What the host reads of the broad phase before the pairs, in one copy: both
+// summaries, the grid and the number of (cell, body) entries. The
+// summaries' partials follow it in g->summary.
+struct jl_bp_head {
+  jl_bp_summary cell, bounds;  // the JL_BP_CELL and JL_BP_BOUNDS passes (below)
+  jl_grid grid;                // jl_gp_grid_params of the two, on the device
+  int grid_ok;                 // finite boxes, a dynamic body and grid bodies: a grid
+  long long entries;           // (cell, body) entries of the grid bodies
 };
 
 struct jl_gbodies {        // read-only view of the body arrays
@@ -56,8 +73,13 @@ __global__ void jl_bp_aabb_kernel(jl_gbodies b, double margin, double *aabb, uin
 // and the pairs come out sorted whatever the cells). One block over a
 // million boxes was latency-bound: 1.4 and 1.8 ms of a 12 ms collide.
 // Pass JL_BP_CELL: the cell edge's inputs (sum of the dynamic bodies'
-// longest edges, their count, the first body with a non-finite box); pass
-// JL_BP_BOUNDS: the bounds and count of the grid bodies.
+// longest edges, their count, the first body with a non-finite box) and the
+// edge itself, which the classification reads on the device; pass
+// JL_BP_BOUNDS: the bounds and count of the grid bodies and the counts of
+// large bodies and planes, then the grid itself (the CPU's loop,
+// jl_gp_grid_params: exact operations and IEEE division, so its bits), which
+// the count pass reads; none when a box is not finite, no body is dynamic or
+// no body is in the grid (the host then stops or skips the grid).
 enum { JL_BP_CELL = 0, JL_BP_BOUNDS = 1 };
 
 static __device__ void jl_bp_summary_empty(jl_bp_summary *s) {
@@ -69,6 +91,9 @@ static __device__ void jl_bp_summary_empty(jl_bp_summary *s) {
     s->hi[k] = -INFINITY;
   }
   s->grid = 0;
+  s->large = 0;
+  s->planes = 0;
+  s->cell = 0.0;
 }
 
 static __device__ void jl_bp_summary_merge(jl_bp_summary *a, const jl_bp_summary *b) {
@@ -80,6 +105,8 @@ static __device__ void jl_bp_summary_merge(jl_bp_summary *a, const jl_bp_summary
     a->hi[k] = fmax(a->hi[k], b->hi[k]);
   }
   a->grid += b->grid;
+  a->large += b->large;
+  a->planes += b->planes;
 }
 
 // Merges the block's s[] into s[0] by a fixed tree (blockDim a power of two).
@@ -101,6 +128,8 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_partial_kernel(
        i += (long long)gridDim.x * blockDim.x) {
     const double *x = aabb + 6 * (size_t)i;
     if (pass == JL_BP_BOUNDS) {
+      if (kind[i] == JL_GP_LARGE) m.large++;
+      if (kind[i] == JL_GP_PLANE) m.planes++;
       if (kind[i] != JL_GP_GRID) continue;
       for (int k = 0; k < 3; ++k) {
         m.lo[k] = fmin(m.lo[k], x[k]);
@@ -128,60 +157,83 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_partial_kernel(
 }
 
 __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_join_kernel(
-    int parts, const jl_bp_summary *part, jl_bp_summary *out) {
+    int parts, const jl_bp_summary *part, int pass, jl_bp_head *h) {
   __shared__ jl_bp_summary s[JL_SCENE_BLOCK];
   jl_bp_summary m;
   jl_bp_summary_empty(&m);
   for (int i = threadIdx.x; i < parts; i += blockDim.x) jl_bp_summary_merge(&m, &part[i]);
   s[threadIdx.x] = m;
   jl_bp_summary_tree(s);
-  if (threadIdx.x == 0) *out = s[0];
+  if (threadIdx.x != 0) return;
+  if (pass == JL_BP_CELL) {  // the mean longest edge (IEEE division: the CPU's bits)
+    double cell = s[0].dyn > 0 ? s[0].sum / (double)s[0].dyn : 0.0;
+    s[0].cell = cell > 0.0 ? cell : 1.0;
+    h->cell = s[0];
+    return;
+  }
+  h->bounds = s[0];
+  jl_grid gr = {};
+  int ok = h->cell.bad == LLONG_MAX && h->cell.dyn > 0 && s[0].grid > 0;
+  if (ok) jl_gp_grid_params(h->cell.cell, s[0].lo, s[0].hi, &gr);
+  h->grid = gr;
+  h->grid_ok = ok;
 }
 
-// One summary pass into *out (partials in out + 1 ...).
+// One summary pass into h (partials in part[0 .. JL_SCENE_REDUCE_PARTIALS)).
 static int jl_bp_summarize(jl_gbodies b, const double *aabb, const uint8_t *kind, int pass,
-                           jl_bp_summary *out, char *msg, int msg_len) {
+                           jl_bp_head *h, jl_bp_summary *part, char *msg, int msg_len) {
   int parts = jl_scene_blocks(b.n);
   if (parts > JL_SCENE_REDUCE_PARTIALS) parts = JL_SCENE_REDUCE_PARTIALS;
-  jl_bp_summary_partial_kernel<<<parts, JL_SCENE_BLOCK>>>(b, aabb, kind, pass, out + 1);
+  jl_bp_summary_partial_kernel<<<parts, JL_SCENE_BLOCK>>>(b, aabb, kind, pass, part);
   JL_CUDA_TRY(cudaGetLastError());
-  jl_bp_summary_join_kernel<<<1, JL_SCENE_BLOCK>>>(parts, out + 1, out);
+  jl_bp_summary_join_kernel<<<1, JL_SCENE_BLOCK>>>(parts, part, pass, h);
   JL_CUDA_TRY(cudaGetLastError());
   return 0;
 }
 
-// Grid or large (planes are marked already); flags for the lists of large and plane bodies.
-__global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, double cell, uint8_t *kind,
-                                      int *flag_large, int *flag_plane) {
+// The lists of large bodies and planes from one flag word per body: large
+// in the low 32 bits, plane in the high ones, so one exclusive scan gives
+// both offsets (each count stays below 2^31: no carry crosses).
+#define JL_BP_FLAG_PLANE (1LL << 32)
+
+// Grid or large (planes are marked already) by the cell edge of the
+// JL_BP_CELL summary, and each body's list flag.
+__global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, const jl_bp_head *h,
+                                      uint8_t *kind, long long *flag) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i > b.n) return;
-  if (i == b.n) {          // the extra slot: the exclusive scans then give the totals
-    flag_large[i] = 0;
-    flag_plane[i] = 0;
+  if (i == b.n) {          // the extra slot of the exclusive scan
+    flag[i] = 0;
     return;
   }
   if (b.shape[i] == JL_SHAPE_PLANE) {
-    flag_large[i] = 0;
-    flag_plane[i] = 1;
+    flag[i] = JL_BP_FLAG_PLANE;
     return;
   }
-  int large = jl_gp_kind(aabb + 6 * (size_t)i, cell) == JL_GP_LARGE;
+  int large = jl_gp_kind(aabb + 6 * (size_t)i, h->cell.cell) == JL_GP_LARGE;
   kind[i] = large ? JL_GP_LARGE : JL_GP_GRID;
-  flag_large[i] = large;
-  flag_plane[i] = 0;
+  flag[i] = large;
 }
 
-__global__ void jl_compact_kernel(int n, const int *flag, const int *scan, int *out) {
+__global__ void jl_bp_lists_kernel(int n, const long long *flag, const long long *scan,
+                                   int *large, int *planes) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n && flag[i]) out[scan[i]] = i;
+  if (i >= n || !flag[i]) return;
+  if (flag[i] == JL_BP_FLAG_PLANE) planes[(int)(scan[i] >> 32)] = i;
+  else large[(int)(uint32_t)scan[i]] = i;
 }
 
+// Cells of each grid body in the grid of the head (none without a grid).
 __global__ void jl_bp_count_cells_kernel(int n, const double *aabb, const uint8_t *kind,
-                                         jl_grid gr, int *cell_range, long long *count) {
+                                         const jl_bp_head *h, int *cell_range,
+                                         long long *count) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i > n) return;
   long long c = 0;
-  if (i < n && kind[i] == JL_GP_GRID) c = jl_gp_cells(&gr, aabb + 6 * (size_t)i, cell_range + 6 * (size_t)i);
+  if (i < n && h->grid_ok && kind[i] == JL_GP_GRID) {
+    jl_grid gr = h->grid;
+    c = jl_gp_cells(&gr, aabb + 6 * (size_t)i, cell_range + 6 * (size_t)i);
+  }
   count[i] = c;
 }
 
@@ -224,13 +276,6 @@ __global__ void jl_bp_pair_write_kernel(jl_gp_view w, const long long *start, ui
   jl_gp_partners(&w, u, pairs + start[u]);
 }
 
-__global__ void jl_bp_pair_split_kernel(int m, const uint64_t *pairs, int *a, int *b) {
-  int p = blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= m) return;
-  a[p] = (int)(pairs[p] >> 32);
-  b[p] = (int)(uint32_t)pairs[p];
-}
-
 __device__ static inline jl_shape_pose jl_pose(const jl_gbodies &b, int i) {
   jl_shape_pose p;
   p.shape = b.shape[i];
@@ -250,10 +295,10 @@ struct jl_np_out {
   int *fault;
 };
 
-// Pair p as collide.c does it: static body as b, else the lower index as a.
-__device__ static int jl_np_pair(const jl_gbodies &b, const int *pa, const int *pb, int p,
-                                 double margin, jl_manifold *m, int *a_out, int *b_out) {
-  int u = pa[p], v = pb[p], a = u, bb = v;
+// Pair (u, v), u < v, as collide.c does it: static body as b, else the lower index as a.
+__device__ static int jl_np_pair(const jl_gbodies &b, int u, int v, double margin,
+                                 jl_manifold *m, int *a_out, int *b_out) {
+  int a = u, bb = v;
   if (b.is_static[u] && !b.is_static[v]) {
     a = v;
     bb = u;
@@ -264,47 +309,86 @@ __device__ static int jl_np_pair(const jl_gbodies &b, const int *pa, const int *
   return jl_narrow_collide(&sa, &sb, margin, m);
 }
 
-__global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const int *pa, const int *pb,
-                                   double margin, long long *count) {
+// Which of a pair's points the collide keeps: all, or the closed ones
+// (the device step: Moreau's index set, step_math.h).
+struct jl_np_filter {
+  int closed_only;
+  double closed_tol;
+};
+
+__device__ static inline int jl_np_keeps(const jl_gbodies &b, jl_np_filter f, double gap, int a,
+                                         int bb) {
+  return !f.closed_only || jl_st_closed(gap, a, bb, b.is_static, f.closed_tol);
+}
+
+// Also splits the sorted pair keys (min << 32 | max) into pa, pb (the
+// write pass and jl_cuda_scene_get_pairs read those). The extra thread
+// (p == m_pairs) ends the counts with 0 for the exclusive scan and clears
+// the write pass's fault flag (no launches of their own).
+__global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pairs, int *pa,
+                                   int *pb, double margin, jl_np_filter f, long long *count,
+                                   int *fault) {
   int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p > m_pairs) return;
   if (p == m_pairs) {
     count[p] = 0;
+    *fault = 0;
     return;
   }
+  int u = (int)(pairs[p] >> 32), v = (int)(uint32_t)pairs[p];
+  pa[p] = u;
+  pb[p] = v;
   jl_manifold m;
   int a, bb;
-  count[p] = jl_np_pair(b, pa, pb, p, margin, &m, &a, &bb);
+  int cnt = jl_np_pair(b, u, v, margin, &m, &a, &bb), kept = 0;
+  for (int k = 0; k < cnt; ++k) kept += jl_np_keeps(b, f, m.gap[k], a, bb);
+  count[p] = kept;
+}
+
+__device__ static inline void jl_np_store(const jl_np_out &o, long long c, int a, int bb,
+                                          jl_vec3 point, jl_vec3 normal, double gap,
+                                          uint64_t key) {
+  o.a[c] = a;
+  o.b[c] = bb;
+  o.point[3 * c] = point.x;
+  o.point[3 * c + 1] = point.y;
+  o.point[3 * c + 2] = point.z;
+  o.normal[3 * c] = normal.x;
+  o.normal[3 * c + 1] = normal.y;
+  o.normal[3 * c + 2] = normal.z;
+  o.gap[c] = gap;
+  o.key[c] = key;
 }
 
 __global__ void jl_np_write_kernel(jl_gbodies b, int m_pairs, const int *pa, const int *pb,
-                                   double margin, const long long *start, jl_np_out o) {
+                                   double margin, jl_np_filter f, const long long *start,
+                                   jl_np_out o) {
   int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= m_pairs) return;
   jl_manifold m;
   int a, bb;
-  int cnt = jl_np_pair(b, pa, pb, p, margin, &m, &a, &bb);
-  long long c = start[p];
-  // the count pass made room for exactly this many (same inputs, same code)
-  if (cnt != (int)(start[p + 1] - c)) {
-    atomicExch(o.fault, 1);
-    return;
+  int cnt = jl_np_pair(b, pa[p], pb[p], margin, &m, &a, &bb);
+  long long c = start[p], room = start[p + 1] - c, w = 0;
+  for (int k = 0; k < cnt; ++k) {
+    if (!jl_np_keeps(b, f, m.gap[k], a, bb)) continue;
+    if (w < room)
+      jl_np_store(o, c + w, a, bb, m.point[k], m.normal, m.gap[k],
+                  JL_CONTACT_KEY(pa[p], pb[p], (unsigned)m.feature[k]));
+    ++w;
   }
-  for (int k = 0; k < cnt; ++k, ++c) {
-    o.a[c] = a;
-    o.b[c] = bb;
-    o.point[3 * c] = m.point[k].x;
-    o.point[3 * c + 1] = m.point[k].y;
-    o.point[3 * c + 2] = m.point[k].z;
-    o.normal[3 * c] = m.normal.x;
-    o.normal[3 * c + 1] = m.normal.y;
-    o.normal[3 * c + 2] = m.normal.z;
-    o.gap[c] = m.gap[k];
-    o.key[c] = JL_CONTACT_KEY(pa[p], pb[p], (unsigned)m.feature[k]);
+  // The count pass made room for exactly w (same inputs, same code). If it
+  // did not, flag it, and fill the slots left with this pair's bodies, so
+  // that a caller reading the flag later never indexes out of range.
+  if (w != room) {
+    atomicExch(o.fault, 1);
+    for (; w < room; ++w)
+      jl_np_store(o, c + w, a, bb, jl_v3(0.0, 0.0, 0.0), jl_v3(0.0, 0.0, 1.0), 0.0,
+                  JL_CONTACT_KEY(pa[p], pb[p], 0u));
   }
 }
 
-// Exclusive scan of count[0..n] (count[n] == 0), the total copied to *total.
+// Exclusive scan of count[0..n] (count[n] == 0), the total copied to *total
+// (a round trip: only where it sizes what comes next; NULL: not copied).
 static int jl_scan_ll(jl_scene_gpu *g, long long *count, long long *start, long long n,
                       long long *total, char *msg, int msg_len) {
   if (n + 1 > INT_MAX) {
@@ -313,11 +397,11 @@ static int jl_scan_ll(jl_scene_gpu *g, long long *count, long long *start, long 
   }
   int items = (int)(n + 1);
   JL_CUB(cub::DeviceScan::ExclusiveSum(d_temp, tb, count, start, items));
-  JL_CUDA_TRY(cudaMemcpy(total, start + n, sizeof(long long), cudaMemcpyDeviceToHost));
+  if (total) JL_CUDA_TRY(cudaMemcpy(total, start + n, sizeof(long long), cudaMemcpyDeviceToHost));
   return 0;
 }
 
-static int jl_scan_int(jl_scene_gpu *g, int *count, int *start, long long n, int *total, char *msg,
+static int jl_scan_int(jl_scene_gpu *g, int *count, int *start, long long n, char *msg,
                        int msg_len) {
   if (n + 1 > INT_MAX) {
     snprintf(msg, (size_t)msg_len, "scan of %lld items is too long", n + 1);
@@ -325,18 +409,11 @@ static int jl_scan_int(jl_scene_gpu *g, int *count, int *start, long long n, int
   }
   int items = (int)(n + 1);
   JL_CUB(cub::DeviceScan::ExclusiveSum(d_temp, tb, count, start, items));
-  if (total) JL_CUDA_TRY(cudaMemcpy(total, start + n, sizeof(int), cudaMemcpyDeviceToHost));
   return 0;
 }
 
-static int jl_bits_for(long long n) {
-  int bits = 1;
-  while (bits < 62 && (1LL << bits) < n) bits++;
-  return bits;
-}
-
-extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *st,
-                                     char *msg, int msg_len) {
+int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
+                     jl_gpu_collide_stats *st, char *msg, int msg_len) {
   int n = g->nb;
   memset(st, 0, sizeof *st);
   g->pairs = 0;
@@ -357,45 +434,51 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
   JL_RESERVE(cell_range, 6 * (size_t)n * sizeof(int), "cell ranges");
   JL_RESERVE(entry_count, nn * sizeof(long long), "cell counts");
   JL_RESERVE(entry_start, nn * sizeof(long long), "cell offsets");
-  JL_RESERVE(flag, 2 * nn * sizeof(int), "body flags");
-  JL_RESERVE(flag_scan, 2 * nn * sizeof(int), "body flag scans");
+  JL_RESERVE(flag, nn * sizeof(long long), "body flags");
+  JL_RESERVE(flag_scan, nn * sizeof(long long), "body flag scans");
   JL_RESERVE(planes, nn * sizeof(int), "plane list");
   JL_RESERVE(large, nn * sizeof(int), "large body list");
   JL_RESERVE(pair_count, nn * sizeof(long long), "pair counts");
   JL_RESERVE(pair_start, nn * sizeof(long long), "pair offsets");
-  JL_RESERVE(summary, (1 + JL_SCENE_REDUCE_PARTIALS) * sizeof(jl_bp_summary),
+  JL_RESERVE(summary, sizeof(jl_bp_head) + JL_SCENE_REDUCE_PARTIALS * sizeof(jl_bp_summary),
              "broad-phase summary");
   JL_RESERVE(fault, sizeof(int), "fault flag");
   jl_gbodies b = jl_view(g);
   double *aabb = jl_dp<double>(g->aabb);
   uint8_t *kind = jl_dp<uint8_t>(g->kind);
-  jl_bp_summary *sum_d = jl_dp<jl_bp_summary>(g->summary), sum;
+  jl_bp_head *head_d = jl_dp<jl_bp_head>(g->summary), head;
+  jl_bp_summary *part = (jl_bp_summary *)(head_d + 1);
+  long long *ecount = jl_dp<long long>(g->entry_count), *estart = jl_dp<long long>(g->entry_start);
 
+  // Boxes, cell edge, kinds, the lists of large bodies and planes, the grid
+  // and the cell counts of the grid bodies, all on the device; then one copy
+  // of the head. A non-finite box or no dynamic body ends the collide there
+  // (the kernels before only wrote the arena's scratch).
   jl_bp_aabb_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, margin, aabb, kind);
   JL_CUDA_TRY(cudaGetLastError());
-  if (jl_bp_summarize(b, aabb, kind, JL_BP_CELL, sum_d, msg, msg_len)) return -1;
-  JL_CUDA_TRY(cudaMemcpy(&sum, sum_d, sizeof sum, cudaMemcpyDeviceToHost));
-  if (sum.bad != LLONG_MAX) {
-    snprintf(msg, (size_t)msg_len, "body %lld: position or size is not finite", sum.bad);
+  if (jl_bp_summarize(b, aabb, kind, JL_BP_CELL, head_d, part, msg, msg_len)) return -1;
+  long long *flag = jl_dp<long long>(g->flag), *flag_scan = jl_dp<long long>(g->flag_scan);
+  jl_bp_classify_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(b, aabb, head_d, kind, flag);
+  JL_CUDA_TRY(cudaGetLastError());
+  if (jl_scan_ll(g, flag, flag_scan, n, nullptr, msg, msg_len)) return -1;
+  jl_bp_lists_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, flag, flag_scan,
+                                                             jl_dp<int>(g->large),
+                                                             jl_dp<int>(g->planes));
+  JL_CUDA_TRY(cudaGetLastError());
+  if (jl_bp_summarize(b, aabb, kind, JL_BP_BOUNDS, head_d, part, msg, msg_len)) return -1;
+  jl_bp_count_cells_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(
+      n, aabb, kind, head_d, jl_dp<int>(g->cell_range), ecount);
+  JL_CUDA_TRY(cudaGetLastError());
+  if (jl_scan_ll(g, ecount, estart, n, nullptr, msg, msg_len)) return -1;
+  JL_CUDA_TRY(cudaMemcpyAsync(&head_d->entries, estart + n, sizeof(long long),
+                              cudaMemcpyDeviceToDevice, 0));
+  JL_CUDA_TRY(cudaMemcpy(&head, head_d, sizeof head, cudaMemcpyDeviceToHost));
+  if (head.cell.bad != LLONG_MAX) {
+    snprintf(msg, (size_t)msg_len, "body %lld: position or size is not finite", head.cell.bad);
     return -1;
   }
-  if (sum.dyn == 0) return 0;  // only static bodies: nothing can touch
-  double cell = sum.sum / (double)sum.dyn;
-  if (!(cell > 0.0)) cell = 1.0;
-  int *flag_large = jl_dp<int>(g->flag), *flag_plane = flag_large + nn;
-  int *scan_large = jl_dp<int>(g->flag_scan), *scan_plane = scan_large + nn;
-  jl_bp_classify_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(b, aabb, cell, kind, flag_large,
-                                                                 flag_plane);
-  JL_CUDA_TRY(cudaGetLastError());
-  int n_large = 0, n_planes = 0;
-  if (jl_scan_int(g, flag_large, scan_large, n, &n_large, msg, msg_len)) return -1;
-  if (jl_scan_int(g, flag_plane, scan_plane, n, &n_planes, msg, msg_len)) return -1;
-  jl_compact_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, flag_large, scan_large,
-                                                            jl_dp<int>(g->large));
-  JL_CUDA_TRY(cudaGetLastError());
-  jl_compact_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, flag_plane, scan_plane,
-                                                            jl_dp<int>(g->planes));
-  JL_CUDA_TRY(cudaGetLastError());
+  if (head.cell.dyn == 0) return 0;  // only static bodies: nothing can touch
+  int n_large = (int)head.bounds.large, n_planes = (int)head.bounds.planes;
   st->large = n_large;
   st->planes = n_planes;
 
@@ -414,18 +497,10 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
   w.cell_range = jl_dp<int>(g->cell_range);
   w.entry_start = jl_dp<long long>(g->entry_start);
 
-  if (jl_bp_summarize(b, aabb, kind, JL_BP_BOUNDS, sum_d, msg, msg_len)) return -1;
-  JL_CUDA_TRY(cudaMemcpy(&sum, sum_d, sizeof sum, cudaMemcpyDeviceToHost));
-  if (sum.grid > 0) {
-    jl_grid gr;
-    jl_gp_grid_params(cell, sum.lo, sum.hi, &gr);
+  if (head.grid_ok) {  // grid bodies (head.bounds.grid > 0)
+    jl_grid gr = head.grid;
     st->cell = gr.cell;
-    long long *ecount = jl_dp<long long>(g->entry_count), *estart = jl_dp<long long>(g->entry_start);
-    jl_bp_count_cells_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(
-        n, aabb, kind, gr, jl_dp<int>(g->cell_range), ecount);
-    JL_CUDA_TRY(cudaGetLastError());
-    long long m = 0;
-    if (jl_scan_ll(g, ecount, estart, n, &m, msg, msg_len)) return -1;
+    long long m = head.entries;
     if (m >= INT_MAX) {
       snprintf(msg, (size_t)msg_len, "broad phase: too many grid entries (%lld)", m);
       return -1;
@@ -456,7 +531,7 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
     int *rflag = jl_dp<int>(g->run_flag), *rscan = jl_dp<int>(g->run_scan);
     jl_bp_run_flag_kernel<<<jl_scene_blocks(m + 1), JL_SCENE_BLOCK>>>(m, skeys, rflag);
     JL_CUDA_TRY(cudaGetLastError());
-    if (jl_scan_int(g, rflag, rscan, m, nullptr, msg, msg_len)) return -1;
+    if (jl_scan_int(g, rflag, rscan, m, msg, msg_len)) return -1;
     jl_bp_run_write_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(
         m, rflag, rscan, svals, jl_dp<int>(g->entry_body), jl_dp<long long>(g->cell_start),
         jl_dp<int>(g->entry_run), jl_dp<int>(g->sorted_body));
@@ -494,16 +569,17 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
   JL_CUDA_TRY(cudaGetLastError());
   cub::DoubleBuffer<uint64_t> dp(jl_dp<uint64_t>(g->pair_key), jl_dp<uint64_t>(g->pair_key_alt));
   int npi = (int)np;
-  int pbits = 32 + jl_bits_for(n);
+  int pbits = 32 + jl_scene_key_bits(n);
   JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dp, npi, 0, pbits));
   int *pa = jl_dp<int>(g->pair_a), *pb = jl_dp<int>(g->pair_b);
-  jl_bp_pair_split_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(npi, dp.Current(), pa, pb);
-  JL_CUDA_TRY(cudaGetLastError());
   g->pairs = npi;
 
-  // Narrow phase: count, scan, write.
+  // Narrow phase: count, scan, write (only the closed contacts if asked).
+  jl_np_filter f = {o && o->closed_only, o ? o->closed_tol : 0.0};
+  int *fault_d = jl_dp<int>(g->fault);
   long long *ccount = jl_dp<long long>(g->np_count), *cstart = jl_dp<long long>(g->np_start);
-  jl_np_count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, ccount);
+  jl_np_count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, dp.Current(), pa, pb,
+                                                              margin, f, ccount, fault_d);
   JL_CUDA_TRY(cudaGetLastError());
   long long nc = 0;
   if (jl_scan_ll(g, ccount, cstart, np, &nc, msg, msg_len)) return -1;
@@ -520,20 +596,28 @@ extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_coll
   JL_RESERVE(c_normal, 3 * mc * sizeof(double), "contacts");
   JL_RESERVE(c_gap, mc * sizeof(double), "contacts");
   JL_RESERVE(c_key, mc * sizeof(uint64_t), "contacts");
-  jl_np_out o = {jl_dp<int>(g->c_a), jl_dp<int>(g->c_b), jl_dp<double>(g->c_point),
-                 jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap), jl_dp<uint64_t>(g->c_key),
-                 jl_dp<int>(g->fault)};
-  JL_CUDA_TRY(cudaMemset(g->fault.p, 0, sizeof(int)));
-  jl_np_write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, cstart, o);
+  jl_np_out out = {jl_dp<int>(g->c_a), jl_dp<int>(g->c_b), jl_dp<double>(g->c_point),
+                   jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap),
+                   jl_dp<uint64_t>(g->c_key), fault_d};
+  jl_np_write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, f, cstart,
+                                                              out);
   JL_CUDA_TRY(cudaGetLastError());
+  g->contacts = (int)nc;
+  if (o && o->defer_fault) return 0;
   int fault = 0;
-  JL_CUDA_TRY(cudaMemcpy(&fault, g->fault.p, sizeof(int), cudaMemcpyDeviceToHost));
+  JL_CUDA_TRY(cudaMemcpy(&fault, fault_d, sizeof(int), cudaMemcpyDeviceToHost));
   if (fault) {
-    snprintf(msg, (size_t)msg_len, "narrow phase: a pair gave other contacts in the write pass");
+    g->contacts = 0;
+    snprintf(msg, (size_t)msg_len, "%s", JL_NP_FAULT_MSG);
     return -1;
   }
-  g->contacts = (int)nc;
   return 0;
+}
+
+// The host API's collide: every contact within the margin, the fault checked here.
+extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *st,
+                                     char *msg, int msg_len) {
+  return jl_scene_collide(g, margin, nullptr, st, msg, msg_len);
 }
 
 extern "C" int jl_cuda_scene_get_pairs(jl_scene_gpu *g, int *pair_a, int *pair_b, char *msg,

@@ -5,7 +5,10 @@
 // body); the Delassus blocks in block CSR by row counts, a scan and one
 // thread per row. Reads the contacts of the last collide, the bodies and
 // dv_free in the arena; writes the problem arrays that the JOR kernels use.
+// The material tables are uploaded when they differ from the last upload,
+// so a step's setup waits for nothing on the host.
 #include <climits>
+#include <cstring>
 
 #include <cub/cub.cuh>
 
@@ -27,16 +30,13 @@ __global__ void jl_setup_contact_kernel(int n, jl_sm_bodies b, const int *materi
   jl_sm_body_keys(p.ka, p.kb, i, keys + 2 * (size_t)i);
 }
 
-__global__ void jl_setup_body_ptr_kernel(int nb, const uint64_t *keys, int m, int *body_ptr) {
-  int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k > nb) return;
-  body_ptr[k] = jl_sm_lower_bound(keys, m, k);
-}
-
-__global__ void jl_setup_body_contact_kernel(int m, const uint64_t *keys, int *body_contact) {
-  int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= m || keys[e] == UINT64_MAX) return;
-  body_contact[e] = (int)(uint32_t)keys[e];
+// The body CSR from the sorted keys in one launch: thread t gives
+// body_ptr[t] (t <= nb) and body_contact[t] (t < m, real keys only).
+__global__ void jl_setup_body_csr_kernel(int nb, const uint64_t *keys, int m, int *body_ptr,
+                                         int *body_contact) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t <= nb) body_ptr[t] = jl_sm_lower_bound(keys, m, t);
+  if (t < m && keys[t] != UINT64_MAX) body_contact[t] = (int)(uint32_t)keys[t];
 }
 
 __global__ void jl_setup_row_count_kernel(int n, const int *ka, const int *kb, const int *body_ptr,
@@ -75,15 +75,25 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   }
   if (jl_reserve_problem(g, n, nb, msg, msg_len)) return -1;
   size_t law_n = (size_t)JL_MATERIALS_MAX * JL_MATERIALS_MAX;
+  size_t law_cap = g->law_table.cap;
   JL_RESERVE(law_table, 3 * law_n * sizeof(double), "material laws");
+  if (g->law_table.cap != law_cap) g->law_ok = 0;  // a new buffer: nothing in it yet
   size_t sn = (size_t)(n > 0 ? n : 1);
   JL_RESERVE(p_keys, 2 * sn * sizeof(uint64_t), "body contact keys");
   JL_RESERVE(p_keys_alt, 2 * sn * sizeof(uint64_t), "body contact keys");
-  cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
-  double *law = jl_dp<double>(g->law_table);
-  JL_CUDA_TRY(cudaMemcpy(law, mu_table, law_n * sizeof(double), h2d));
-  JL_CUDA_TRY(cudaMemcpy(law + law_n, eps_n_table, law_n * sizeof(double), h2d));
-  JL_CUDA_TRY(cudaMemcpy(law + 2 * law_n, eps_t_table, law_n * sizeof(double), h2d));
+  double *law = jl_dp<double>(g->law_table), *h_law = g->h_law;
+  size_t law_bytes = law_n * sizeof(double);
+  if (!g->law_ok || memcmp(h_law, mu_table, law_bytes) ||
+      memcmp(h_law + law_n, eps_n_table, law_bytes) ||
+      memcmp(h_law + 2 * law_n, eps_t_table, law_bytes)) {
+    // one copy of the three tables (a copy from pageable memory waits for the device)
+    memcpy(h_law, mu_table, law_bytes);
+    memcpy(h_law + law_n, eps_n_table, law_bytes);
+    memcpy(h_law + 2 * law_n, eps_t_table, law_bytes);
+    g->law_ok = 0;
+    JL_CUDA_TRY(cudaMemcpy(law, h_law, 3 * law_bytes, cudaMemcpyHostToDevice));
+    g->law_ok = 1;
+  }
   int *body_ptr = jl_dp<int>(g->p_body_ptr), *body_contact = jl_dp<int>(g->p_body_contact);
   if (n == 0) {
     JL_CUDA_TRY(cudaMemset(body_ptr, 0, ((size_t)nb + 1) * sizeof(int)));
@@ -108,13 +118,18 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
       jl_dp<double>(g->dv), p, jl_dp<uint64_t>(g->p_keys));
   JL_CUDA_TRY(cudaGetLastError());
   int m = 2 * n;
+  // A key is body << 32 | contact with body < nb, or UINT64_MAX for a static
+  // side. Sorting the low 32 + jl_scene_key_bits(nb + 1) bits gives the order
+  // of all 64: the real keys' higher bits are zero, and their body field
+  // (at most nb - 1) stays below the sentinel's (all ones), whose copies are
+  // equal anyway.
+  int key_bits = 32 + jl_scene_key_bits((long long)nb + 1);
   cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->p_keys), jl_dp<uint64_t>(g->p_keys_alt));
-  JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dk, m, 0, 64));
+  JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dk, m, 0, key_bits));
   const uint64_t *keys = dk.Current();
-  jl_setup_body_ptr_kernel<<<jl_scene_blocks((long long)nb + 1), JL_SCENE_BLOCK>>>(nb, keys, m,
-                                                                                   body_ptr);
-  JL_CUDA_TRY(cudaGetLastError());
-  jl_setup_body_contact_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(m, keys, body_contact);
+  long long csr_threads = (long long)nb + 1 > m ? (long long)nb + 1 : m;
+  jl_setup_body_csr_kernel<<<jl_scene_blocks(csr_threads), JL_SCENE_BLOCK>>>(nb, keys, m, body_ptr,
+                                                                            body_contact);
   JL_CUDA_TRY(cudaGetLastError());
   g->p_n = n;
   g->p_nb = nb;

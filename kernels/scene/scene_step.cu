@@ -1,13 +1,14 @@
 // One Moreau midpoint step on the device (src/scene/scene_gpu.h), matrix-free
-// JOR or coloured SOR: half step, free velocity, collide, closed-contact
-// filter (flag + scan + scatter, order kept), setup, warm start by key, JOR
-// (or colouring + SOR, kernels/scene/scene_colour.cu), end velocities,
-// half step, warm-start memory (keys sorted with their contact by a radix
-// sort). The per-element arithmetic is src/scene/step_math.h and the other shared
-// headers; src/scene/step_twin.c is the CPU twin. Host traffic: the counts of the
-// stages, the colours' offsets, the solver state every check_every
-// iterations, and the max penetration at the end.
-#include <algorithm>
+// JOR or coloured SOR: half step, free velocity, collide keeping the closed
+// contacts only (the narrow phase's count and write passes filter them, order
+// kept), setup, warm start by key, JOR (or colouring + SOR,
+// kernels/scene/scene_colour.cu), end velocities, half step, warm-start
+// memory (keys sorted with their contact by a radix sort). The per-element
+// arithmetic is src/scene/step_math.h and the other shared headers;
+// src/scene/step_twin.c is the CPU twin. Host traffic: the counts that size
+// buffers (kernels/scene/scene_collide.cu), the colours' offsets, the solver
+// state every check_every iterations, and at the end one copy of the max
+// penetration with the narrow phase's fault flag.
 #include <climits>
 #include <ctime>
 
@@ -15,45 +16,22 @@
 
 #include "scene_arena.cuh"
 
+#include "collide.h"
 #include "scene_gpu.h"
 #include "step_math.h"
 
 extern "C" int jl_cuda_scene_half_step(jl_scene_gpu *g, double half_dt, char *msg, int msg_len);
 extern "C" int jl_cuda_scene_free_velocity(jl_scene_gpu *g, const double gravity[3], double dt,
                                            double *dv, char *msg, int msg_len);
-extern "C" int jl_cuda_scene_collide(jl_scene_gpu *g, double margin, jl_gpu_collide_stats *st,
-                                     char *msg, int msg_len);
 extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                                    const double *eps_n_table, const double *eps_t_table,
                                    int build_g, char *msg, int msg_len);
 
-__global__ void jl_step_flag_kernel(int n, const double *gap, const int *a, const int *b,
-                                    const uint8_t *is_static, double tol, int *flag) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i > n) return;
-  flag[i] = i < n ? jl_st_closed(gap[i], a[i], b[i], is_static, tol) : 0;
-}
-
-struct jl_contact_arrays {
-  int *a, *b;
-  double *point, *normal, *gap;
-  uint64_t *key;
+// What the host reads at the end of a step, in one copy.
+struct jl_step_summary {
+  double max_pen;          // max(0, max -gap) over the closed contacts
+  int fault;               // the narrow phase's write pass disagreed with its count pass
 };
-
-__global__ void jl_step_scatter_kernel(int n, const int *flag, const int *scan,
-                                       jl_contact_arrays in, jl_contact_arrays out) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n || !flag[i]) return;
-  int o = scan[i];
-  out.a[o] = in.a[i];
-  out.b[o] = in.b[i];
-  for (int d = 0; d < 3; ++d) {
-    out.point[3 * o + d] = in.point[3 * (size_t)i + d];
-    out.normal[3 * o + d] = in.normal[3 * (size_t)i + d];
-  }
-  out.gap[o] = in.gap[i];
-  out.key[o] = in.key[i];
-}
 
 // max(0, max -gap) in two passes (partials, then one block): a max is exact
 // in any order.
@@ -76,7 +54,7 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_step_pen_partial_kernel(int
 }
 
 __global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_step_max_pen_kernel(
-    int parts, const double *part, double *out) {
+    int parts, const double *part, const int *fault, jl_step_summary *out) {
   __shared__ double s_m[JL_SCENE_REDUCE_THREADS];
   int t = threadIdx.x;
   double m = 0.0;
@@ -88,7 +66,10 @@ __global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_step_max_pen_kerne
     if (t < h && s_m[t + h] > s_m[t]) s_m[t] = s_m[t + h];
     __syncthreads();
   }
-  if (t == 0) *out = s_m[0];
+  if (t == 0) {
+    out->max_pen = s_m[0];
+    out->fault = *fault;  // the collide's flag, next to the max: one copy for both
+  }
 }
 
 __global__ void jl_step_warm_kernel(int n, int warm, const uint64_t *key, const double *frame,
@@ -172,59 +153,26 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   if (jl_cuda_scene_free_velocity(g, gravity, dt, nullptr, msg, msg_len)) return -1;
   JL_STAGE(JL_STEP_STAGE_INTEGRATE);
   double margin = contact_tol > 0 ? 2.0 * contact_tol : 1e-12;
+  // Moreau's index set straight from the narrow phase: the closed contacts
+  // (jl_st_closed), in the order jl_collide's filtered list has them; the
+  // write pass's fault flag is read with the max penetration at the end
   jl_gpu_collide_stats cs;
-  if (jl_cuda_scene_collide(g, margin, &cs, msg, msg_len)) return -1;
-  JL_STAGE(JL_STEP_STAGE_COLLIDE);
-  // closed contacts, in order
-  int m = g->contacts, n = 0;
-  if (m > 0) {
-    size_t sm = (size_t)m;
-    JL_RESERVE(c_flag, (sm + 1) * sizeof(int), "contact flags");
-    JL_RESERVE(c_scan, (sm + 1) * sizeof(int), "contact flags");
-    JL_RESERVE(cf_a, sm * sizeof(int), "contacts");
-    JL_RESERVE(cf_b, sm * sizeof(int), "contacts");
-    JL_RESERVE(cf_point, 3 * sm * sizeof(double), "contacts");
-    JL_RESERVE(cf_normal, 3 * sm * sizeof(double), "contacts");
-    JL_RESERVE(cf_gap, sm * sizeof(double), "contacts");
-    JL_RESERVE(cf_key, sm * sizeof(uint64_t), "contacts");
-    int *flag = jl_dp<int>(g->c_flag), *scan = jl_dp<int>(g->c_scan);
-    jl_step_flag_kernel<<<jl_scene_blocks((long long)m + 1), JL_SCENE_BLOCK>>>(
-        m, jl_dp<double>(g->c_gap), jl_dp<int>(g->c_a), jl_dp<int>(g->c_b),
-        jl_dp<uint8_t>(g->is_static), contact_tol, flag);
-    JL_CUDA_TRY(cudaGetLastError());
-    int items = m + 1;
-    JL_CUB(cub::DeviceScan::ExclusiveSum(d_temp, tb, flag, scan, items));
-    JL_CUDA_TRY(cudaMemcpy(&n, scan + m, sizeof(int), cudaMemcpyDeviceToHost));
-    jl_contact_arrays in = {jl_dp<int>(g->c_a), jl_dp<int>(g->c_b), jl_dp<double>(g->c_point),
-                            jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap),
-                            jl_dp<uint64_t>(g->c_key)};
-    jl_contact_arrays out = {jl_dp<int>(g->cf_a), jl_dp<int>(g->cf_b), jl_dp<double>(g->cf_point),
-                             jl_dp<double>(g->cf_normal), jl_dp<double>(g->cf_gap),
-                             jl_dp<uint64_t>(g->cf_key)};
-    jl_step_scatter_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(m, flag, scan, in, out);
-    JL_CUDA_TRY(cudaGetLastError());
-    // the closed contacts become the arena's contacts (buffers swapped, not copied)
-    std::swap(g->c_a, g->cf_a);
-    std::swap(g->c_b, g->cf_b);
-    std::swap(g->c_point, g->cf_point);
-    std::swap(g->c_normal, g->cf_normal);
-    std::swap(g->c_gap, g->cf_gap);
-    std::swap(g->c_key, g->cf_key);
-    g->contacts = n;
-  }
+  jl_collide_opts co = {1, contact_tol, 1};
+  if (jl_scene_collide(g, margin, &co, &cs, msg, msg_len)) return -1;
+  int n = g->contacts;
   *contacts = n;
   if (n > 0) {
-    // read at the end of the step: no sync of its own
-    JL_RESERVE(summary, 64, "step summary");
+    JL_RESERVE(summary, sizeof(jl_step_summary), "step summary");
     JL_RESERVE(partial, JL_SCENE_REDUCE_PARTIALS * (sizeof(double) + sizeof(int)),
                "reduction partials");
     int rb = jl_scene_reduce_blocks(n);
     jl_step_pen_partial_kernel<<<rb, JL_SCENE_BLOCK>>>(n, jl_dp<double>(g->c_gap),
                                                        jl_dp<double>(g->partial));
-    jl_step_max_pen_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(rb, jl_dp<double>(g->partial),
-                                                           jl_dp<double>(g->summary));
+    jl_step_max_pen_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(
+        rb, jl_dp<double>(g->partial), jl_dp<int>(g->fault), jl_dp<jl_step_summary>(g->summary));
     JL_CUDA_TRY(cudaGetLastError());
   }
+  JL_STAGE(JL_STEP_STAGE_COLLIDE);  // with the max penetration, as step_stages.h has it
   if (jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, msg, msg_len)) return -1;
   JL_STAGE(JL_STEP_STAGE_SETUP);
   const double *lam = nullptr;
@@ -274,23 +222,32 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     JL_RESERVE(idx_alt, sn * sizeof(int), "contact order");
     JL_RESERVE(prev_key, sn * sizeof(uint64_t), "warm-start keys");
     JL_RESERVE(prev_imp, 3 * sn * sizeof(double), "warm-start impulses");
-    JL_RESERVE(p_keys_alt, sn * sizeof(uint64_t), "warm-start keys");
     jl_step_world_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
         n, jl_dp<double>(g->p_frame), lam, jl_dp<double>(g->w_imp), jl_dp<int>(g->idx));
     JL_CUDA_TRY(cudaGetLastError());
-    JL_CUDA_TRY(cudaMemcpy(g->prev_key.p, g->c_key.p, sn * sizeof(uint64_t), cudaMemcpyDeviceToDevice));
-    cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->prev_key), jl_dp<uint64_t>(g->p_keys_alt));
-    cub::DoubleBuffer<int> dv(jl_dp<int>(g->idx), jl_dp<int>(g->idx_alt));
-    JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, dk, dv, n, 0, 64));
-    if (dk.Current() != jl_dp<uint64_t>(g->prev_key))
-      JL_CUDA_TRY(cudaMemcpy(g->prev_key.p, dk.Current(), sn * sizeof(uint64_t),
-                             cudaMemcpyDeviceToDevice));
-    jl_step_gather_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, dv.Current(),
+    // c_key stays (the step's contacts); sorted into prev_key straight away.
+    // A key is lo << 38 | hi << 12 | feature with lo, hi < nb and a 32-bit
+    // feature, so its bits from JL_KEY_BODY_BITS + JL_KEY_FEATURE_BITS +
+    // jl_scene_key_bits(nb) up are zero: sorting the bits below gives the
+    // order of all 64.
+    int key_bits = JL_KEY_BODY_BITS + JL_KEY_FEATURE_BITS + jl_scene_key_bits(nb);
+    const uint64_t *c_key = jl_dp<uint64_t>(g->c_key);
+    JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, c_key, jl_dp<uint64_t>(g->prev_key),
+                                           jl_dp<int>(g->idx), jl_dp<int>(g->idx_alt), n, 0,
+                                           key_bits));
+    jl_step_gather_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, jl_dp<int>(g->idx_alt),
                                                                   jl_dp<double>(g->w_imp),
                                                                   jl_dp<double>(g->prev_imp));
     JL_CUDA_TRY(cudaGetLastError());
     g->prev_n = n;
-    JL_CUDA_TRY(cudaMemcpy(max_pen, g->summary.p, sizeof(double), cudaMemcpyDeviceToHost));
+    jl_step_summary sum;
+    JL_CUDA_TRY(cudaMemcpy(&sum, g->summary.p, sizeof sum, cudaMemcpyDeviceToHost));
+    if (sum.fault) {
+      g->contacts = g->prev_n = 0;  // nothing of this step is kept
+      snprintf(msg, (size_t)msg_len, "%s", JL_NP_FAULT_MSG);
+      return -1;
+    }
+    *max_pen = sum.max_pen;
   }
   JL_STAGE(JL_STEP_STAGE_FINISH);
   return 0;

@@ -15,9 +15,10 @@
  *   whole step       == jl_step_twin_step (JOR: also jl_stepper_step's with
  *                       matrix-free JOR; SOR: close to jl_stepper_step's,
  *                       which colours greedily)
- * Only counts and summaries cross to the host during a step (entries, pairs,
- * contacts, blocks, colour offsets, max penetration, solver state every
- * check_every iterations). Built without CUDA,
+ * Only counts and summaries cross to the host during a step (the broad
+ * phase's summaries with its grid and entries, pairs, closed contacts,
+ * colour offsets, solver state every check_every iterations, and at the end
+ * the max penetration with the narrow phase's fault flag). Built without CUDA,
  * every call returns JL_ERR_DEVICE. */
 #ifndef JL_SCENE_GPU_H
 #define JL_SCENE_GPU_H
@@ -44,7 +45,8 @@ typedef struct jl_scene_gpu jl_scene_gpu;  /* device arena (kernels/scene/scene_
 typedef struct jl_gpu_collide_stats {
   long entries;            /* (cell, body) entries sorted */
   int pairs;               /* candidate pairs */
-  int contacts;            /* contacts written */
+  int contacts;            /* contacts written: all within the margin (the device
+                              step's own collide keeps only the closed ones) */
   int large, planes;       /* bodies kept out of the grid */
   double cell;             /* grid cell edge (0: no grid) */
 } jl_gpu_collide_stats;
