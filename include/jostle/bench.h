@@ -15,6 +15,8 @@ extern "C" {
 #define JL_BENCH_SPREAD_N_MAX 100000
 #define JL_BENCH_TRUNK_BLOCKS_MAX 250
 #define JL_BENCH_SCENE_STAGES 6
+/* Most named marks a device step reports (jl_bench_scene_options.marks). */
+#define JL_BENCH_SCENE_MARKS 48
 #define JL_BENCH_NAME_MAX 128
 
 /* ---- circles: the search's relaxation step ---- */
@@ -133,6 +135,8 @@ typedef struct jl_bench_scene_options {
   const char *body_order;  /* "auto" (default), "spatial" or "given" */
   const char *device;      /* "cuda" (default), "cpu" or "auto" */
   int threads;             /* CPU path: threads (default 0: all cores) */
+  int marks;               /* CUDA: time the step's launch groups by events (the result's
+                            * marks); an error on the CPU path */
 } jl_bench_scene_options;
 
 typedef struct jl_bench_scene_result {
@@ -151,6 +155,12 @@ typedef struct jl_bench_scene_result {
                             * team waited at its barriers (0 on one thread) */
   char persistent_cache[16];  /* CUDA: what the last of them kept on chip ("contacts+du2"
                                * ... "none"; "" when none ran) */
+  int marks;               /* with options.marks: how many named marks follow, in launch
+                            * order; each is the device time since the mark before it
+                            * (kernels, copies and the gaps between them), so they add up
+                            * to the step's time on the device */
+  char mark_name[JL_BENCH_SCENE_MARKS][32];
+  double mark_ms_per_step[JL_BENCH_SCENE_MARKS];
 } jl_bench_scene_result;
 
 JL_API void jl_bench_scene_options_default(jl_bench_scene_options *o);

@@ -40,6 +40,8 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
   free(g->h_colour_ptr);
   if (g->graph_exec) cudaGraphExecDestroy(g->graph_exec);
   if (g->ready) cudaEventDestroy(g->ready);
+  for (int k = 0; k < JL_SCENE_GPU_MARKS; ++k)
+    if (g->mark_ev[k]) cudaEventDestroy(g->mark_ev[k]);
   for (int k = 0; k < 2; ++k)
     if (g->checked[k]) cudaEventDestroy(g->checked[k]);
   if (g->h_state) cudaFreeHost(g->h_state);

@@ -97,6 +97,14 @@ struct jl_scene_gpu {
   int timing = 0;
   double stage_s[JL_STEP_STAGES] = {0};
   double stage_t0 = 0;
+  // marks (jl_scene_gpu_set_marks): this step's events and names, and the
+  // sums per name since marks were turned on
+  int marks_on = 0, mark_n = 0;
+  cudaEvent_t mark_ev[JL_SCENE_GPU_MARKS] = {};
+  const char *mark_at[JL_SCENE_GPU_MARKS] = {};
+  int prof_n = 0;
+  const char *prof_name[JL_SCENE_GPU_MARKS] = {};
+  double prof_ms[JL_SCENE_GPU_MARKS] = {0};
   cudaStream_t stream = nullptr;
   cudaEvent_t ready = nullptr;      // the legacy stream's work before a solve
   cudaGraphExec_t graph_exec = nullptr;
@@ -106,6 +114,18 @@ struct jl_scene_gpu {
   // place needs the same topology, so another shape is instantiated anew
   std::vector<int> graph_shape;
 };
+
+// A mark after the launches since the last one (marks on): an event on the
+// legacy stream, which the launchers use, named for what ran since. A step
+// that records more than JL_SCENE_GPU_MARKS drops the rest.
+static inline void jl_scene_mark(jl_scene_gpu *g, const char *name) {
+  if (!g->marks_on || g->mark_n >= JL_SCENE_GPU_MARKS) return;
+  if (cudaEventRecord(g->mark_ev[g->mark_n], 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  g->mark_at[g->mark_n++] = name;
+}
 
 // Makes b hold at least need bytes (contents dropped when it grows: 1.5x).
 // On failure: how many bytes the arena needed, and what the device has free.

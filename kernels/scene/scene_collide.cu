@@ -457,6 +457,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   jl_bp_aabb_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, margin, aabb, kind);
   JL_CUDA_TRY(cudaGetLastError());
   if (jl_bp_summarize(b, aabb, kind, JL_BP_CELL, head_d, part, msg, msg_len)) return -1;
+  jl_scene_mark(g, "broad: boxes, cell edge");
   long long *flag = jl_dp<long long>(g->flag), *flag_scan = jl_dp<long long>(g->flag_scan);
   jl_bp_classify_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(b, aabb, head_d, kind, flag);
   JL_CUDA_TRY(cudaGetLastError());
@@ -465,6 +466,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
                                                              jl_dp<int>(g->large),
                                                              jl_dp<int>(g->planes));
   JL_CUDA_TRY(cudaGetLastError());
+  jl_scene_mark(g, "broad: kinds, lists");
   if (jl_bp_summarize(b, aabb, kind, JL_BP_BOUNDS, head_d, part, msg, msg_len)) return -1;
   jl_bp_count_cells_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(
       n, aabb, kind, head_d, jl_dp<int>(g->cell_range), ecount);
@@ -472,7 +474,9 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   if (jl_scan_ll(g, ecount, estart, n, nullptr, msg, msg_len)) return -1;
   JL_CUDA_TRY(cudaMemcpyAsync(&head_d->entries, estart + n, sizeof(long long),
                               cudaMemcpyDeviceToDevice, 0));
+  jl_scene_mark(g, "broad: bounds, cell counts");
   JL_CUDA_TRY(cudaMemcpy(&head, head_d, sizeof head, cudaMemcpyDeviceToHost));
+  jl_scene_mark(g, "broad: head copy");
   if (head.cell.bad != LLONG_MAX) {
     snprintf(msg, (size_t)msg_len, "body %lld: position or size is not finite", head.cell.bad);
     return -1;
@@ -521,11 +525,13 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
         n, kind, gr, jl_dp<int>(g->cell_range), estart, jl_dp<uint64_t>(g->keys),
         jl_dp<int>(g->vals), jl_dp<int>(g->entry_body));
     JL_CUDA_TRY(cudaGetLastError());
+    jl_scene_mark(g, "broad: cell entries");
     int key_bits = gr.bits[0] + gr.bits[1] + gr.bits[2];
     cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->keys), jl_dp<uint64_t>(g->keys_alt));
     cub::DoubleBuffer<int> dvv(jl_dp<int>(g->vals), jl_dp<int>(g->vals_alt));
     int mi = (int)m;
     JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, dk, dvv, mi, 0, key_bits));
+    jl_scene_mark(g, "broad: cell sort");
     const uint64_t *skeys = dk.Current();
     const int *svals = dvv.Current();
     int *rflag = jl_dp<int>(g->run_flag), *rscan = jl_dp<int>(g->run_scan);
@@ -536,6 +542,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
         m, rflag, rscan, svals, jl_dp<int>(g->entry_body), jl_dp<long long>(g->cell_start),
         jl_dp<int>(g->entry_run), jl_dp<int>(g->sorted_body));
     JL_CUDA_TRY(cudaGetLastError());
+    jl_scene_mark(g, "broad: cell runs");
     w.entry_run = jl_dp<int>(g->entry_run);
     w.sorted_body = jl_dp<int>(g->sorted_body);
     w.cell_start = jl_dp<long long>(g->cell_start);
@@ -551,6 +558,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   JL_CUDA_TRY(cudaGetLastError());
   long long np = 0;
   if (jl_scan_ll(g, pcount, pstart, n, &np, msg, msg_len)) return -1;
+  jl_scene_mark(g, "pairs: count, copy");
   if (np >= INT_MAX) {
     snprintf(msg, (size_t)msg_len, "broad phase: too many pairs (%lld)", np);
     return -1;
@@ -570,7 +578,9 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   cub::DoubleBuffer<uint64_t> dp(jl_dp<uint64_t>(g->pair_key), jl_dp<uint64_t>(g->pair_key_alt));
   int npi = (int)np;
   int pbits = 32 + jl_scene_key_bits(n);
+  jl_scene_mark(g, "pairs: write");
   JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dp, npi, 0, pbits));
+  jl_scene_mark(g, "pairs: sort");
   int *pa = jl_dp<int>(g->pair_a), *pb = jl_dp<int>(g->pair_b);
   g->pairs = npi;
 
@@ -583,6 +593,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   JL_CUDA_TRY(cudaGetLastError());
   long long nc = 0;
   if (jl_scan_ll(g, ccount, cstart, np, &nc, msg, msg_len)) return -1;
+  jl_scene_mark(g, "narrow: count, copy");
   if (nc >= INT_MAX) {
     snprintf(msg, (size_t)msg_len, "collide: too many contacts (%lld)", nc);
     return -1;
@@ -602,6 +613,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   jl_np_write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, f, cstart,
                                                               out);
   JL_CUDA_TRY(cudaGetLastError());
+  jl_scene_mark(g, "narrow: write");
   g->contacts = (int)nc;
   if (o && o->defer_fault) return 0;
   int fault = 0;

@@ -117,6 +117,7 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
       jl_dp<double>(g->c_point), jl_dp<double>(g->c_normal), law, (int)law_n,
       jl_dp<double>(g->dv), p, jl_dp<uint64_t>(g->p_keys));
   JL_CUDA_TRY(cudaGetLastError());
+  jl_scene_mark(g, "setup: contacts");
   int m = 2 * n;
   // A key is body << 32 | contact with body < nb, or UINT64_MAX for a static
   // side. Sorting the low 32 + jl_scene_key_bits(nb + 1) bits gives the order
@@ -126,11 +127,13 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   int key_bits = 32 + jl_scene_key_bits((long long)nb + 1);
   cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->p_keys), jl_dp<uint64_t>(g->p_keys_alt));
   JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dk, m, 0, key_bits));
+  jl_scene_mark(g, "setup: body sort");
   const uint64_t *keys = dk.Current();
   long long csr_threads = (long long)nb + 1 > m ? (long long)nb + 1 : m;
   jl_setup_body_csr_kernel<<<jl_scene_blocks(csr_threads), JL_SCENE_BLOCK>>>(nb, keys, m, body_ptr,
                                                                             body_contact);
   JL_CUDA_TRY(cudaGetLastError());
+  jl_scene_mark(g, "setup: body lists");
   g->p_n = n;
   g->p_nb = nb;
   if (!build_g) return 0;

@@ -10,6 +10,7 @@
 // state every check_every iterations, and at the end one copy of the max
 // penetration with the narrow phase's fault flag.
 #include <climits>
+#include <cstring>
 #include <ctime>
 
 #include <cub/cub.cuh>
@@ -131,6 +132,8 @@ static int jl_stage_mark(jl_scene_gpu *g, int stage, char *msg, int msg_len) {
   g->stage_t0 = t;
   return 0;
 }
+static int jl_scene_marks_collect(jl_scene_gpu *g, char *msg, int msg_len);
+
 #define JL_STAGE(stage) \
   do { if (jl_stage_mark(g, (stage), msg, msg_len)) return -1; } while (0)
 
@@ -149,8 +152,11 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   *residual = 0.0;
   int nb = g->nb;
   JL_STAGE(-1);
+  g->mark_n = 0;
+  jl_scene_mark(g, "begin");
   if (jl_cuda_scene_half_step(g, 0.5 * dt, msg, msg_len)) return -1;
   if (jl_cuda_scene_free_velocity(g, gravity, dt, nullptr, msg, msg_len)) return -1;
+  jl_scene_mark(g, "half step, free velocity");
   JL_STAGE(JL_STEP_STAGE_INTEGRATE);
   double margin = contact_tol > 0 ? 2.0 * contact_tol : 1e-12;
   // Moreau's index set straight from the narrow phase: the closed contacts
@@ -171,6 +177,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     jl_step_max_pen_kernel<<<1, JL_SCENE_REDUCE_THREADS>>>(
         rb, jl_dp<double>(g->partial), jl_dp<int>(g->fault), jl_dp<jl_step_summary>(g->summary));
     JL_CUDA_TRY(cudaGetLastError());
+    jl_scene_mark(g, "max penetration");
   }
   JL_STAGE(JL_STEP_STAGE_COLLIDE);  // with the max penetration, as step_stages.h has it
   if (jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, msg, msg_len)) return -1;
@@ -183,9 +190,11 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
         jl_dp<uint64_t>(g->prev_key), jl_dp<double>(g->prev_imp), g->prev_n,
         jl_dp<double>(g->lam0), jl_dp<double>(g->lam_init));
     JL_CUDA_TRY(cudaGetLastError());
+    jl_scene_mark(g, "warm start");
     jl_pm_state fin;
     if (kind == JL_SOLVER_SOR) {
       if (jl_scene_colour(g, msg, msg_len)) return -1;
+      jl_scene_mark(g, "colour");
       JL_STAGE(JL_STEP_STAGE_COLOUR);
       if (jl_scene_sor_core(g, alpha, tol_abs, tol_rel, max_iter, check_every, &fin, msg,
                             msg_len))
@@ -201,6 +210,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     *converged = fin.converged;
     *restarts = fin.restarts;
     *residual = fin.residual;
+    jl_scene_mark(g, "solve");
     JL_STAGE(JL_STEP_STAGE_SOLVE);
   }
   if (nb > 0) {
@@ -213,6 +223,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     JL_CUDA_TRY(cudaGetLastError());
   }
   if (jl_cuda_scene_half_step(g, 0.5 * dt, msg, msg_len)) return -1;
+  jl_scene_mark(g, "end velocity, half step");
   // warm-start memory: this step's keys sorted, with their world impulses
   g->prev_n = 0;
   if (n > 0) {
@@ -225,9 +236,10 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     jl_step_world_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
         n, jl_dp<double>(g->p_frame), lam, jl_dp<double>(g->w_imp), jl_dp<int>(g->idx));
     JL_CUDA_TRY(cudaGetLastError());
+    jl_scene_mark(g, "memory: world impulses");
     // c_key stays (the step's contacts); sorted into prev_key straight away.
-    // A key is lo << 38 | hi << 12 | feature with lo, hi < nb and a 32-bit
-    // feature, so its bits from JL_KEY_BODY_BITS + JL_KEY_FEATURE_BITS +
+    // A key is lo << 38 | hi << 12 | feature with lo, hi < nb and a feature
+    // below 2^12, so its bits from JL_KEY_BODY_BITS + JL_KEY_FEATURE_BITS +
     // jl_scene_key_bits(nb) up are zero: sorting the bits below gives the
     // order of all 64.
     int key_bits = JL_KEY_BODY_BITS + JL_KEY_FEATURE_BITS + jl_scene_key_bits(nb);
@@ -235,13 +247,16 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, c_key, jl_dp<uint64_t>(g->prev_key),
                                            jl_dp<int>(g->idx), jl_dp<int>(g->idx_alt), n, 0,
                                            key_bits));
+    jl_scene_mark(g, "memory: key sort");
     jl_step_gather_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, jl_dp<int>(g->idx_alt),
                                                                   jl_dp<double>(g->w_imp),
                                                                   jl_dp<double>(g->prev_imp));
     JL_CUDA_TRY(cudaGetLastError());
+    jl_scene_mark(g, "memory: gather");
     g->prev_n = n;
     jl_step_summary sum;
     JL_CUDA_TRY(cudaMemcpy(&sum, g->summary.p, sizeof sum, cudaMemcpyDeviceToHost));
+    jl_scene_mark(g, "end copy");
     if (sum.fault) {
       g->contacts = g->prev_n = 0;  // nothing of this step is kept
       snprintf(msg, (size_t)msg_len, "%s", JL_NP_FAULT_MSG);
@@ -250,7 +265,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     *max_pen = sum.max_pen;
   }
   JL_STAGE(JL_STEP_STAGE_FINISH);
-  return 0;
+  return jl_scene_marks_collect(g, msg, msg_len);
 }
 
 extern "C" void jl_cuda_scene_set_timing(jl_scene_gpu *g, int on) {
@@ -260,4 +275,45 @@ extern "C" void jl_cuda_scene_set_timing(jl_scene_gpu *g, int on) {
 
 extern "C" void jl_cuda_scene_stage_times(const jl_scene_gpu *g, double *s) {
   for (int k = 0; k < JL_STEP_STAGES; ++k) s[k] = g->stage_s[k];
+}
+
+extern "C" int jl_cuda_scene_set_marks(jl_scene_gpu *g, int on, char *msg, int msg_len) {
+  g->marks_on = 0;
+  g->mark_n = g->prof_n = 0;
+  if (!on) return 0;
+  for (int k = 0; k < JL_SCENE_GPU_MARKS; ++k)
+    if (!g->mark_ev[k]) JL_CUDA_TRY(cudaEventCreate(&g->mark_ev[k]));
+  g->marks_on = 1;
+  return 0;
+}
+
+extern "C" int jl_cuda_scene_marks(const jl_scene_gpu *g, const char **names, double *ms,
+                                   int cap) {
+  int n = g->prof_n < cap ? g->prof_n : cap;
+  for (int k = 0; k < n; ++k) {
+    names[k] = g->prof_name[k];
+    ms[k] = g->prof_ms[k];
+  }
+  return n;
+}
+
+// The step's marks into the sums by name (the step's last mark waited for).
+static int jl_scene_marks_collect(jl_scene_gpu *g, char *msg, int msg_len) {
+  int n = g->mark_n;
+  g->mark_n = 0;
+  if (!g->marks_on || n < 2) return 0;
+  JL_CUDA_TRY(cudaEventSynchronize(g->mark_ev[n - 1]));
+  for (int k = 1; k < n; ++k) {
+    float ms = 0.0f;
+    JL_CUDA_TRY(cudaEventElapsedTime(&ms, g->mark_ev[k - 1], g->mark_ev[k]));
+    int j = 0;
+    while (j < g->prof_n && strcmp(g->prof_name[j], g->mark_at[k]) != 0) ++j;
+    if (j == g->prof_n) {
+      if (j == JL_SCENE_GPU_MARKS) continue;
+      g->prof_name[g->prof_n++] = g->mark_at[k];
+      g->prof_ms[j] = 0.0;
+    }
+    g->prof_ms[j] += ms;
+  }
+  return 0;
 }

@@ -372,6 +372,7 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
   jl_gpu_step_stats st;
   rc = jl_scene_gpu_step(g, s, o->check_every, &st, err);
   jl_scene_gpu_set_timing(g, 1);
+  if (rc == JL_OK && o->marks) rc = jl_scene_gpu_set_marks(g, 1, err);
   double t0 = jl_time_now();
   for (long k = 0; rc == JL_OK && k < o->steps; ++k) {
     rc = jl_scene_gpu_step(g, s, o->check_every, &st, err);
@@ -381,6 +382,15 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
   }
   *wall = jl_time_now() - t0;
   jl_scene_gpu_stage_times(g, stage);
+  if (o->marks) {
+    const char *names[JL_BENCH_SCENE_MARKS];
+    double ms[JL_BENCH_SCENE_MARKS];
+    res->marks = jl_scene_gpu_marks(g, names, ms, JL_BENCH_SCENE_MARKS);
+    for (int k = 0; k < res->marks; ++k) {
+      snprintf(res->mark_name[k], sizeof res->mark_name[k], "%s", names[k]);
+      res->mark_ms_per_step[k] = ms[k] / (double)o->steps;
+    }
+  }
   res->persistent_solves = jl_scene_gpu_persistent_solves(g);
   snprintf(res->persistent_cache, sizeof res->persistent_cache, "%s",
            jl_scene_gpu_persistent_cache(g));
@@ -468,6 +478,11 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
     return rc;
   }
   double stage[JL_STEP_STAGES] = {0}, wall = 0;
+  if (o->marks && dev.kind != JL_DEVICE_CUDA) {
+    jl_scene_free(&s);
+    return jl_error_set(err, JL_ERR_INPUT, "%s: marks: time the device step's launches; "
+                        "the CPU path has none (use --device cuda)", what);
+  }
   rc = dev.kind == JL_DEVICE_CUDA ? jl_bench_scene_gpu(&s, o, &dev, stage, &wall, res, err)
                                   : jl_bench_scene_cpu(&s, o, &dev, stage, &wall, res, err);
   if (rc == JL_OK) {

@@ -18,7 +18,7 @@ static const char *const jl_bench_scene_help =
   "                          [--check-every C] [--no-persistent] [--persistent-plan K]\n"
   "                          [--streamed | --no-streamed]\n"
   "                          [--body-order auto|spatial|given] [--device cuda|cpu|auto]\n"
-  "                          [--threads T]\n"
+  "                          [--threads T] [--marks]\n"
   "\n"
   "Runs 1 + N steps (default N = 10) of the scene on the CUDA device (the\n"
   "default) or the CPU path and prints one JSON line: ms per step (the last N),\n"
@@ -37,7 +37,11 @@ static const char *const jl_bench_scene_help =
   "--streamed / --no-streamed: larger JOR and APGD solves always / never by\n"
   "the streamed kernels (constants by field, du from the update's terms; by\n"
   "default from 200,000 contacts up).\n"
-  "--body-order: as jostle scene (auto: spatial from 4096 bodies up).\n";
+  "--body-order: as jostle scene (auto: spatial from 4096 bodies up).\n"
+  "--marks (CUDA): also marks_ms_per_step, the step's launch groups in launch\n"
+  "order, each timed by CUDA events from the mark before it (kernels, copies\n"
+  "and the device's idle gaps while the host waits or launches): they add up\n"
+  "to the step's time on the device.\n";
 
 int jl_cli_bench_scene(int argc, char **argv) {
   static const struct option opts[] = {
@@ -47,7 +51,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     {"persistent-plan", required_argument, NULL, 'L'},
     {"no-streamed", no_argument, NULL, 'N'},    {"body-order", required_argument, NULL, 'o'},
     {"device", required_argument, NULL, 'd'},   {"threads", required_argument, NULL, 't'},
-    {"help", no_argument, NULL, 'h'},
+    {"marks", no_argument, NULL, 'm'},         {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
@@ -55,7 +59,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   jl_bench_scene_options_default(&bo);
   long steps = bo.steps, max_iter = 0, check_every = bo.check_every, threads = 0, plan = -1;
   const char *solver = NULL, *order = "auto", *device = "cuda";
-  int c, rc = JL_OK, persistent = 1, streamed = -1;
+  int c, rc = JL_OK, persistent = 1, streamed = -1, marks = 0;
   optind = 2;
   c = -1;
   jl_cli_opts o = {.opts = opts, .cmd = "bench scene"};
@@ -92,6 +96,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
       device = optarg;
       break;
     case 't': rc = jl_cli_int("--threads", optarg, 1, 4096, &threads, &err); break;
+    case 'm': marks = 1; break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
     default: break;
     }
@@ -111,6 +116,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   bo.body_order = order;
   bo.device = device;
   bo.threads = (int)threads;
+  bo.marks = marks;
   jl_bench_scene_result r;
   if (jl_bench_scene(path, &bo, &r, &err) != JL_OK) return jl_cli_fail(&err);
   printf("{\"bench\": \"scene\", \"scene\": \"%s\", \"device_name\": \"%s\", \"bodies\": %d, "
@@ -122,8 +128,15 @@ int jl_cli_bench_scene(int argc, char **argv) {
   for (int k = 0; k < JL_BENCH_SCENE_STAGES; ++k)
     printf("%s\"%s\": %.4g", k ? ", " : "", r.stage_name[k], r.stage_ms_per_step[k]);
   printf("}, \"solve_wait_ms_per_step\": %.4g, \"contacts\": %.1f, \"iterations\": %.1f, "
-         "\"colours\": %.1f, \"persistent_solves\": %ld, \"persistent_cache\": \"%s\"}\n",
+         "\"colours\": %.1f, \"persistent_solves\": %ld, \"persistent_cache\": \"%s\"",
          r.solve_wait_ms_per_step, r.contacts, r.iterations, r.colours, r.persistent_solves,
          r.persistent_cache);
+  if (marks) {
+    printf(", \"marks_ms_per_step\": {");
+    for (int k = 0; k < r.marks; ++k)
+      printf("%s\"%s\": %.4g", k ? ", " : "", r.mark_name[k], r.mark_ms_per_step[k]);
+    printf("}");
+  }
+  printf("}\n");
   return 0;
 }

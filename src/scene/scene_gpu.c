@@ -38,6 +38,8 @@ void jl_cuda_scene_problem_size(const jl_scene_gpu *g, int *n, int *nb, int *nnz
 int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p, char *msg, int msg_len);
 void jl_cuda_scene_set_timing(jl_scene_gpu *g, int on);
 void jl_cuda_scene_stage_times(const jl_scene_gpu *g, double *s);
+int jl_cuda_scene_set_marks(jl_scene_gpu *g, int on, char *msg, int msg_len);
+int jl_cuda_scene_marks(const jl_scene_gpu *g, const char **names, double *ms, int cap);
 int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3], double contact_tol,
                        const double *mu_table, const double *eps_n_table,
                        const double *eps_t_table, int kind, double alpha, double tol_abs,
@@ -193,6 +195,13 @@ void jl_scene_gpu_set_timing(jl_scene_gpu *g, int on) { jl_cuda_scene_set_timing
 void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds) {
   jl_cuda_scene_stage_times(g, seconds);
 }
+int jl_scene_gpu_set_marks(jl_scene_gpu *g, int on, jl_error *err) {
+  JL_GPU_CALL(err, "turn the step's marks on", jl_cuda_scene_set_marks(g, on, msg, msg_len));
+  return JL_OK;
+}
+int jl_scene_gpu_marks(const jl_scene_gpu *g, const char **names, double *ms, int cap) {
+  return jl_cuda_scene_marks(g, names, ms, cap);
+}
 
 int jl_scene_gpu_get_colours(jl_scene_gpu *g, int *colour, int *colours, jl_error *err) {
   JL_GPU_CALL(err, "download the colouring",
@@ -230,9 +239,17 @@ void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds) {
   (void)g;
   for (int k = 0; k < JL_STEP_STAGES; ++k) seconds[k] = 0.0;
 }
+int jl_scene_gpu_marks(const jl_scene_gpu *g, const char **names, double *ms, int cap) {
+  (void)g, (void)names, (void)ms, (void)cap;
+  return 0;
+}
 #define JL_NO_CUDA(err) jl_error_set(err, JL_ERR_DEVICE, "jostle was built without CUDA")
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err) {
   (void)g, (void)b;
+  return JL_NO_CUDA(err);
+}
+int jl_scene_gpu_set_marks(jl_scene_gpu *g, int on, jl_error *err) {
+  (void)g, (void)on;
   return JL_NO_CUDA(err);
 }
 int jl_scene_gpu_get_bodies(jl_scene_gpu *g, jl_bodies *b, jl_error *err) {

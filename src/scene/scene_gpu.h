@@ -133,6 +133,20 @@ void jl_scene_gpu_set_timing(jl_scene_gpu *g, int on);
 /* Seconds per stage summed since timing was turned on (JL_STEP_STAGES values). */
 void jl_scene_gpu_stage_times(const jl_scene_gpu *g, double *seconds);
 
+/* Marks (jostle bench scene --marks): with marks on, jl_scene_gpu_step
+ * records a CUDA event on the launching stream after each named group of
+ * launches, and the device time from one mark to the next (the kernels, the
+ * copies, and the idle gaps while the host waits on a count or launches) is
+ * added to the later mark's name, so the marks of a step add up to its time
+ * on the device. Turning marks on resets the sums; no device sync is added
+ * but one per step at its end. No profiler needed: the device machines have
+ * none that works. */
+#define JL_SCENE_GPU_MARKS 48
+int jl_scene_gpu_set_marks(jl_scene_gpu *g, int on, jl_error *err);
+/* The marks' names and milliseconds summed since marks were turned on, in
+ * the order first seen; returns how many (at most cap). */
+int jl_scene_gpu_marks(const jl_scene_gpu *g, const char **names, double *ms, int cap);
+
 /* Summary of one device step. */
 typedef struct jl_gpu_step_stats {
   int contacts;            /* closed contacts solved */

@@ -56,7 +56,8 @@ if d["summary"].get("diverged_step", "missing") is not None:
 e0 = float(rows[1][2]) + float(rows[1][3]); e1 = float(rows[2][2]) + float(rows[2][3])
 if int(rows[2][4]) == 0 and abs(e1 - e0) > 1e-9 * abs(e0):
     fail("energy changed in free fall: %r -> %r" % (e0, e1))
-' "$o/drop.json" "$o/drop.csv"
+' "$o/drop.json" "$o/drop.csv" \
+  || fail "cli_scene: the checks above failed"
 
 grep -q "diverged" "$W/drop.err" && fail "jostle $CMD: a divergence warning on a converging drop"
 
@@ -73,7 +74,8 @@ jpy '
 d = load(sys.argv[1])
 if d["summary"]["diverged_step"] != 25:
     fail("expected diverged_step 25, got %r" % d["summary"]["diverged_step"])
-' "$o/wall.json"
+' "$o/wall.json" \
+  || fail "cli_scene: the checks above failed"
 
 # --- bad scene files: exit 2, file + key + reason on stderr, nothing written ---
 rm -f "$o"/*
@@ -141,7 +143,8 @@ if [x["shape"] for x in a["bodies"]] != [x["shape"] for x in b["bodies"]]:
 d = max(abs(p - q) for x, y in zip(a["bodies"], b["bodies"]) for p, q in zip(x["position"], y["position"]))
 if not d < 1e-9:
     fail("positions differ by %g m between the orders" % d)
-' "$o/order-given.json" "$o/order-spatial.json"
+' "$o/order-given.json" "$o/order-spatial.json" \
+  || fail "cli_scene: the checks above failed"
 rm -f "$o"/order-*.json
 
 # --- SIGINT: exit 0, result and CSV of the steps done ---
@@ -174,7 +177,8 @@ if d["run"]["stopped_by"] != "signal" or not 0 < n < 1000000:
 rows = open(sys.argv[2]).read().splitlines()
 if len(rows) != n + 2:
     fail("expected %d CSV lines for %d steps, got %d" % (n + 2, n, len(rows)))
-' "$o/sig.json" "$o/sig.csv"
+' "$o/sig.json" "$o/sig.csv" \
+  || fail "cli_scene: the checks above failed"
 left=$(cd "$o" && ls -A | grep -v -x -e sig.json -e sig.csv)
 [ -z "$left" ] || fail "expected only sig.json and sig.csv, found also: $left"
 
@@ -199,7 +203,8 @@ jpy '
 d = load(sys.argv[1])
 if d["run"]["stopped_by"] != "signal" or not d["run"]["steps"] < 5:
     fail("expected stopped_by signal before step 5, got %r" % d["run"])
-' "$o/long.json"
+' "$o/long.json" \
+  || fail "cli_scene: the checks above failed"
 jbg long_time scene "$in/long.json" --device cpu --threads 2 --time 2 --out "$o/long-time.json" --quiet
 jwait $((4 * slow))
 expect_rc 0
@@ -207,7 +212,8 @@ jpy '
 d = load(sys.argv[1])
 if d["run"]["stopped_by"] != "time" or not d["run"]["steps"] < 5:
     fail("expected stopped_by time before step 5, got %r" % d["run"])
-' "$o/long-time.json"
+' "$o/long-time.json" \
+  || fail "cli_scene: the checks above failed"
 jrun time_zero scene "$in/long.json" --time 0 --out "$o/t0.json"
 expect_rc 2
 expect_err '--time: must be > 0' "the option --time"
@@ -228,6 +234,7 @@ if r["stopped_by"] != "diverged" or not 10 <= r["steps"] < 200:
 rows = open(sys.argv[2]).read().split("\n")
 if len([x for x in rows if x.strip()]) != r["steps"] + 2:
     fail("expected the CSV header, step 0 and %d steps, got %d lines" % (r["steps"], len(rows)))
-' "$o/blowup.json" "$o/blowup.csv"
+' "$o/blowup.json" "$o/blowup.csv" \
+  || fail "cli_scene: the checks above failed"
 
 echo "PASS: cli_scene"

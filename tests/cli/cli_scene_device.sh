@@ -59,3 +59,8 @@ expect_err 'missing\.json: cannot open' "the scene file and why"
 jrun benchnone bench scene
 expect_rc 2
 expect_err 'bench scene: expected one SCENE.json' "the missing scene"
+# --marks times the device's launches: the CPU path is refused, nothing printed
+jrun benchmarks bench scene "$SC/demo-drop.json" --device cpu --marks
+expect_rc 2
+expect_err 'bench scene: marks: .*the CPU path has none \(use --device cuda\)' "why --marks needs CUDA"
+[ ! -s "$W/benchmarks.out" ] || fail "bench scene --marks on the CPU: expected no output, got $(cat "$W/benchmarks.out")"

@@ -64,6 +64,30 @@ if n < 5:
     fail("expected some free-fall steps, got %d" % n)
 if max(int(r[4]) for r in gr[1:]) == 0:
     fail("expected contacts on the device")
-' "$o/gpu.json" "$o/cpu.json" "$o/gpu.csv" "$o/cpu.csv"
+' "$o/gpu.json" "$o/cpu.json" "$o/gpu.csv" "$o/cpu.csv" \
+  || fail "gpu_scene_cli: the checks above failed"
+
+# bench scene --marks: the step's launch groups timed by events; they cover the
+# step from its first launch to its end copy, so they add up to no more than the
+# step's wall time and to most of it (the stage syncs and the host's last work
+# lie outside)
+jrun marks bench scene "$SC/tasora-wall-1000.json" --solver jor --steps 4 --marks
+expect_rc 0
+jpy '
+d = json.loads(open(sys.argv[1]).read())
+m = d["marks_ms_per_step"]
+want = ["half step, free velocity", "broad: head copy", "pairs: sort", "narrow: write",
+        "max penetration", "setup: contacts", "warm start", "solve", "memory: key sort", "end copy"]
+missing = [k for k in want if k not in m]
+if missing or any(not (v >= 0) for v in m.values()):
+    fail("marks: expected %r among non-negative marks, got %r" % (missing, m))
+names = list(m)
+if names.index("broad: head copy") > names.index("narrow: write") or names.index("solve") > names.index("end copy"):
+    fail("marks: expected launch order, got %r" % names)
+total, wall = sum(m.values()), d["ms_per_step"]
+if not 0.5 * wall <= total <= 1.02 * wall:
+    fail("marks: expected them to add up to most of the step (%.4g ms), got %.4g" % (wall, total))
+' "$W/marks.out" \
+  || fail "gpu_scene_cli: the checks above failed"
 
 echo "PASS: gpu_scene_cli"
