@@ -582,6 +582,47 @@ static void test_elite_crowding(void **state) {
   jl_circle_elite_free(&e);
 }
 
+/* The member nearest a packing's shape, within a distance (--adopt-by spread
+ * counts the candidates around each member with it). */
+static int nearest(jl_circle_elite *e, const double rho[4], double R, double near) {
+  jl_circle_packing pk;
+  jl_error err;
+  assert_int_equal(jl_circle_packing_init(&pk, 4, &err), JL_OK);
+  profile_packing(&pk, rho, R);
+  int k = jl_circle_elite_nearest(e, &pk, near);
+  jl_circle_packing_free(&pk);
+  return k;
+}
+
+static void test_elite_nearest(void **state) {
+  (void)state;
+  jl_circle_elite e;
+  jl_error err;
+  /* the profiles of test_elite_crowding: a2 lies 0.01 from a, f 0.03 from c
+   * and 0.13 from a, far 0.37 from a */
+  const double a[4] = {0.1, 0.5, 0.5, 0.50}, a2[4] = {0.1, 0.5, 0.5, 0.52};
+  const double b[4] = {0.5, 0.1, 0.5, 0.50}, c[4] = {0.1, 0.5, 0.5, 0.70};
+  const double f[4] = {0.1, 0.5, 0.5, 0.76}, far[4] = {0.9, 0.9, 0.9, 0.2};
+  assert_int_equal(jl_circle_elite_init(&e, 4, 3, 0.05, &err), JL_OK);
+  assert_int_equal(nearest(&e, a, 10.0, 1.0), -1);  /* no members yet */
+  assert_int_equal(offer(&e, a, 10.0), JL_ELITE_ADDED);
+  assert_int_equal(offer(&e, b, 10.2), JL_ELITE_ADDED);
+  assert_int_equal(offer(&e, c, 10.1), JL_ELITE_ADDED);
+  /* members by R: a, c, b */
+  assert_int_equal(nearest(&e, a2, 9.0, 0.1), 0);
+  assert_int_equal(nearest(&e, f, 11.0, 0.1), 1);
+  assert_int_equal(nearest(&e, b, 10.2, 0.1), 2);
+  /* nearer than the limit only: f is 0.03 from c, far 0.37 from a */
+  assert_int_equal(nearest(&e, f, 11.0, 0.02), -1);
+  assert_int_equal(nearest(&e, far, 10.0, 0.3), -1);
+  /* a packing of another size is near none */
+  jl_circle_packing pk;
+  assert_int_equal(jl_circle_packing_init(&pk, 3, &err), JL_OK);
+  assert_int_equal(jl_circle_elite_nearest(&e, &pk, 1.0), -1);
+  jl_circle_packing_free(&pk);
+  jl_circle_elite_free(&e);
+}
+
 /* ---- polish ---- */
 
 static void test_polish_zimmermann5(void **state) {
@@ -907,6 +948,7 @@ int main(void) {
     cmocka_unit_test(test_separate),
     cmocka_unit_test(test_shape_distance),
     cmocka_unit_test(test_elite_crowding),
+    cmocka_unit_test(test_elite_nearest),
     cmocka_unit_test(test_polish_zimmermann5),
     cmocka_unit_test(test_polish_equal3),
     cmocka_unit_test(test_polish_illegal_input),

@@ -77,6 +77,8 @@ typedef struct jl_circles_options {
   int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: default 8) */
   double crowding;         /* population: shape distance of one family (default 0.02; 0: equal R alone) */
   double adopt;            /* population: share of restarts that adopt (default 0.5) */
+  int adopt_spread;        /* population: adopt the elite packing fewest candidates are near
+                            * (default 0: one drawn alike) */
   int area_weighted;       /* split contact moves by area */
   const jl_circles_packing *resume; /* start from this packing (the problem's radii), or NULL */
   /* Lines for people (jl_circles_run only): notices, the run's first line

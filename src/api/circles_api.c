@@ -56,6 +56,7 @@ static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opt
   so->elite = o->elite;
   so->crowding = o->crowding;
   so->adopt = o->adopt;
+  so->adopt_spread = o->adopt_spread;
   so->area_weighted = o->area_weighted;
 }
 

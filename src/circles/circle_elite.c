@@ -168,6 +168,21 @@ int jl_circle_elite_offer(jl_circle_elite *e, const jl_circle_packing *pk,
   return JL_OK;
 }
 
+int jl_circle_elite_nearest(jl_circle_elite *e, const jl_circle_packing *pk, double near) {
+  if (pk->n != e->n || e->count == 0) return -1;
+  jl_circle_profile(pk, e->tmp, e->rho_new, e->w);
+  int best = -1;
+  double d_best = near;
+  for (int j = 0; j < e->count; ++j) {
+    double d = jl_circle_profile_distance(e->rho_new, e->rho[j], e->w, e->n);
+    if (d < d_best) {
+      d_best = d;
+      best = j;
+    }
+  }
+  return best;
+}
+
 double jl_circle_elite_spread(const jl_circle_elite *e, int k) {
   if (k <= 0 || k >= e->count) return 0.0;
   return jl_circle_profile_distance(e->rho[0], e->rho[k], e->w, e->n);

@@ -69,4 +69,9 @@ int jl_circle_elite_offer(jl_circle_elite *e, const jl_circle_packing *pk,
 /* Shape distance of member k from member 0 (the best). */
 double jl_circle_elite_spread(const jl_circle_elite *e, int k);
 
+/* The member whose shape lies nearest pk's (n circles, the instance's
+ * radii), if nearer than near; -1 when none is (or pk has another n).
+ * The search counts the candidates around each member with it. */
+int jl_circle_elite_nearest(jl_circle_elite *e, const jl_circle_packing *pk, double near);
+
 #endif

@@ -28,6 +28,10 @@
  * against 2.7e-3; docs/benchmarks.md). */
 #define JL_ELITE_DEFAULT 8
 #define JL_CROWDING_DEFAULT 0.02
+/* --adopt-by spread: a candidate counts as near an elite member within this
+ * many crowding distances (the walk's near-copies of an arrangement lie
+ * 1e-3 to 5e-3 from it, other arrangements mostly 0.05 to 0.28; design.md). */
+#define JL_ADOPT_NEAR_FAMILIES 2.0
 
 /* The neighbour lists' skin, relative to the mean radius: a wider one lists
  * more circles, a narrower one is rebuilt more often. In the search's own
@@ -258,6 +262,8 @@ typedef struct jl_search_state {
   double polish_iter_s;    /* the longest SLSQP iteration the polish has seen */
   volatile sig_atomic_t *stop;
   uint64_t restarts, adoptions;
+  jl_circle_packing view;  /* one candidate's packing, problem order (--adopt-by spread) */
+  int crowd[JL_ELITE_MAX]; /* candidates near each elite member, this round */
 } jl_search_state;
 
 static void *jl_polish_worker(void *arg) {
@@ -369,10 +375,29 @@ static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o
   return JL_OK;
 }
 
+/* The candidates near each elite member (within JL_ADOPT_NEAR_FAMILIES
+ * crowding distances) into st->crowd; candidates that are not near any, or
+ * restart this round, count for none. */
+static void jl_search_count_crowds(jl_search_state *st, const jl_circle_batch *b,
+                                   const jl_sorted *s, int stuck_limit) {
+  double near = JL_ADOPT_NEAR_FAMILIES * st->elite.crowding;
+  for (int k = 0; k < st->elite.count; ++k) st->crowd[k] = 0;
+  if (!(near > 0.0)) return;
+  for (int c = 0; c < b->count; ++c) {
+    if (b->need_start[c] || (int)b->stuck[c] >= stuck_limit) continue;
+    jl_batch_to_packing(b, c, s, &st->view);
+    int k = jl_circle_elite_nearest(&st->elite, &st->view, near);
+    if (k >= 0) st->crowd[k]++;
+  }
+}
+
 /* Meta-stable candidates restart: from scratch, or (population mode) from
- * one of the elite packings, where their own moves take them elsewhere. */
+ * one of the elite packings, where their own moves take them elsewhere.
+ * With adopt_spread an adopter takes the member the fewest candidates are
+ * near (the best on ties), which then counts one more. */
 static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_sorted *s,
                               const jl_circle_search_opts *o, int stuck_limit, jl_rng *rng) {
+  int counted = 0;
   for (int c = 0; c < b->count; ++c) {
     if (o->mode == JL_MODE_TRIALS) {
       jl_packing_to_batch(&st->best, s, b, c, 1);
@@ -382,7 +407,16 @@ static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_
     st->restarts++;
     double u = jl_u01_from_u32(jl_rng_u32(rng), jl_rng_u32(rng));
     if (o->mode == JL_MODE_POPULATION && st->elite.count > 0 && u < o->adopt) {
-      int k = (int)jl_uint_below(jl_rng_u32(rng), (uint32_t)st->elite.count);
+      int k = 0;
+      if (o->adopt_spread) {
+        if (!counted) jl_search_count_crowds(st, b, s, stuck_limit);
+        counted = 1;
+        for (int j = 1; j < st->elite.count; ++j)
+          if (st->crowd[j] < st->crowd[k]) k = j;
+        st->crowd[k]++;
+      } else {
+        k = (int)jl_uint_below(jl_rng_u32(rng), (uint32_t)st->elite.count);
+      }
       jl_packing_to_batch(&st->elite.pk[k], s, b, c, 1);
       st->adoptions++;
     } else {
@@ -420,6 +454,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   if ((rc = jl_circle_engine_init(&eng, dev, prob->n, count, err)) != JL_OK) goto done;
   eng.stop = o->stop;
   if ((rc = jl_circle_packing_init(&st.best, prob->n, err)) != JL_OK) goto done;
+  if ((rc = jl_circle_packing_init(&st.view, prob->n, err)) != JL_OK) goto done;
   st.polished_R = calloc((size_t)count, sizeof(double));
   if (!st.polished_R) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
   st.best.R = 0.0;
@@ -582,6 +617,7 @@ done:
   free(st.jobs);
   free(st.polished_R);
   jl_circle_packing_free(&st.best);
+  jl_circle_packing_free(&st.view);
   jl_circle_engine_free(&eng);
   jl_circle_batch_free(&b);
   jl_sorted_free(&s);

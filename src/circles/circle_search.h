@@ -79,6 +79,9 @@ typedef struct jl_circle_search_opts {
   long rounds;             /* stop after this many launches; 0: no limit */
   int stuck_limit;         /* trials without a new record before a restart; 0: auto */
   double adopt;            /* population: share of restarts that adopt an elite packing */
+  int adopt_spread;        /* population: an adopter takes the elite packing the fewest
+                            * candidates are near (jl_circle_elite_nearest) instead of
+                            * one drawn alike */
   int elite;               /* population: size of the elite, at most JL_ELITE_MAX;
                             * 0: default */
   double crowding;         /* population: elite packings whose shapes lie closer

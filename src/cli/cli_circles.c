@@ -48,6 +48,9 @@ static const char *const jl_circles_help =
   "                    equal R)\n"
   "  --adopt P         population: share of restarts that adopt (default 0.5);\n"
   "                    the rest start from a random packing\n"
+  "  --adopt-by A      population: which elite packing an adopter takes: uniform\n"
+  "                    (default: drawn alike) or spread (the one the fewest\n"
+  "                    candidates are near, by shape)\n"
   "  --walk K          one candidate in K walks at a fixed container below its\n"
   "                    record (tabu search over swaps and jumps, default 1: all);\n"
   "                    0: none, only the seed's trials\n"
@@ -96,7 +99,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_ADOPT_BY, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -117,6 +120,7 @@ static const struct option jl_circles_opts[] = {
   {"elite", required_argument, NULL, OPT_ELITE},
   {"crowding", required_argument, NULL, OPT_CROWDING},
   {"adopt", required_argument, NULL, OPT_ADOPT},
+  {"adopt-by", required_argument, NULL, OPT_ADOPT_BY},
   {"walk", required_argument, NULL, OPT_WALK},
   {"aim", required_argument, NULL, OPT_AIM},
   {"walk-k", required_argument, NULL, OPT_WALK_K},
@@ -196,6 +200,11 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       rc = jl_cli_double("--crowding", optarg, 0.0, 1.0, &a->search.crowding, err);
       break;
     case OPT_ADOPT: rc = jl_cli_double("--adopt", optarg, 0.0, 1.0, &a->search.adopt, err); break;
+    case OPT_ADOPT_BY:
+      if (strcmp(optarg, "uniform") == 0) a->search.adopt_spread = 0;
+      else if (strcmp(optarg, "spread") == 0) a->search.adopt_spread = 1;
+      else rc = jl_cli_error_set(err, JL_ERR_INPUT, "--adopt-by: expected uniform or spread, got '%s'", optarg);
+      break;
     case OPT_WALK:
       rc = jl_cli_int("--walk", optarg, 0, 1000000, &v, err);
       a->search.walk = (int)v;

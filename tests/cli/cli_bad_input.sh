@@ -30,6 +30,7 @@ bad band_lvls  "--band-levels"         "the option --band-levels" --n 5 --band-l
 bad elite_zero "--elite"               "the option --elite" --n 5 --elite 0 --device cpu --time 2
 bad crowd_neg  "--crowding: must be between" "the option --crowding" --n 5 --crowding -0.1 --device cpu --time 2
 bad crowd_big  "--crowding: must be between" "the option --crowding" --n 5 --crowding 1.5 --device cpu --time 2
+bad adopt_by   "--adopt-by: expected uniform or spread, got 'near'" "the option --adopt-by" --n 5 --adopt-by near --device cpu --time 2
 bad walk_neg   "--walk: must be between" "the option --walk" --n 5 --walk -1 --device cpu --time 2
 bad walkk_zero "--walk-k: must be between" "the option --walk-k" --n 5 --walk-k 0 --device cpu --time 2
 bad walkk_big  "--walk-k: must be between" "the option --walk-k" --n 5 --walk-k 257 --device cpu --time 2

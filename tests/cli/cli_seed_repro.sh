@@ -10,14 +10,18 @@ mkdir -p "$d"
 export JL_TIMEOUT=170
 common=(--n 12 --device cpu --threads 2 --rounds 3 --time 150 --quiet)
 
-for run in a:7 b:7 c:8 e:7; do
+for run in a:7 b:7 c:8 e:7 f:7; do
   name=${run%%:*} seed=${run#*:}
   args=("${common[@]}")
   # n = 20 leaves several families to keep after 3 rounds, n = 12 one
   [ "$name" = e ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05 --walk-k 12 --tenure 6)
+  # adopters spread over the elite by how many candidates are near each
+  # member; a low stuck limit makes candidates restart within the 3 rounds
+  [ "$name" = f ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05 --walk-k 12 --tenure 6 \
+    --adopt-by spread --stuck 20)
   jrun "$name" circles "${args[@]}" --seed "$seed" --out "$d/$name.json"
   expect_rc 0
-  check_result "$d/$name.json" "$([ "$name" = e ] && echo 20 || echo 12)"
+  check_result "$d/$name.json" "$(case $name in e|f) echo 20 ;; *) echo 12 ;; esac)"
   stop=$(json_get "$d/$name.json" 'd["run"]["stopped_by"]') || exit 1
   [ "$stop" = "'rounds'" ] || fail "jostle $CMD: expected run.stopped_by == \"rounds\", got $stop"
 done
@@ -44,6 +48,10 @@ for name, d, K, D, WK, T, least in (("a", a, 8, 0.02, 8, 4, 1), ("e", load(sys.a
     if any(s < D for s in sp[1:]) or r["adoptions"] > r["restarts"]:
         fail("run %s: expected members at least %g apart and adoptions <= restarts, got %r, %r of %r"
              % (name, D, sp, r["adoptions"], r["restarts"]))
-' "$d/a.json" "$d/b.json" "$d/c.json" "$d/e.json" || fail "seed reproducibility checks failed"
+f = load(sys.argv[5])["run"]
+if not 0 < f["adoptions"] <= f["restarts"]:
+    fail("run f (--adopt-by spread --stuck 20): expected adoptions, at most the restarts, got %r of %r"
+         % (f["adoptions"], f["restarts"]))
+' "$d/a.json" "$d/b.json" "$d/c.json" "$d/e.json" "$d/f.json" || fail "seed reproducibility checks failed"
 
 echo "PASS: cli_seed_repro"
