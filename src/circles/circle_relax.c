@@ -1,12 +1,12 @@
 /* CPU twin of kernels/circles/circle_relax.cu and the dispatch between the two. */
 #include "circle_batch.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parallel.h"
 #include "stop_flag.h"
 #include "timer.h"
 
@@ -63,17 +63,21 @@ typedef struct jl_cpu_job {
   jl_circle_batch *b;
   int first;               /* candidates are taken from here on, cyclically */
   atomic_int next;
+  atomic_int failed;       /* a thread had no workspace */
 } jl_cpu_job;
 
-static void *jl_cpu_worker(void *arg) {
-  jl_cpu_job *job = arg;
+/* One thread of jl_parallel_run: candidates from the shared counter. */
+static void jl_cpu_worker(void *ctx, int t, int nt) {
+  (void)t, (void)nt;
+  jl_cpu_job *job = ctx;
   int n = job->p->n;
   double *mem = malloc(sizeof(double) * JL_RELAX_WS_DOUBLES(n));
   double *nbmem = job->p->nbr ? malloc(sizeof(double) * JL_NBR_DOUBLES(n)) : NULL;
   if (!mem || (job->p->nbr && !nbmem)) {
     free(mem);
     free(nbmem);
-    return (void *)1;
+    atomic_store(&job->failed, 1);
+    return;
   }
   jl_relax_ws ws;
   /* Each thread runs at least one candidate; once the launch is cut it
@@ -86,7 +90,6 @@ static void *jl_cpu_worker(void *arg) {
   }
   free(mem);
   free(nbmem);
-  return NULL;
 }
 
 int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int threads,
@@ -101,20 +104,9 @@ int jl_circle_batch_run_cpu_cut(const jl_relax_params *p, jl_circle_batch *b, in
   if (threads > b->count) threads = b->count;
   jl_cpu_job job = {.p = p, .b = b, .first = first >= 0 ? first % b->count : 0};
   atomic_init(&job.next, 0);
-  pthread_t tid[256];
-  if (threads > 256) threads = 256;
-  int started = 0;
-  for (int t = 1; t < threads; ++t) {
-    if (pthread_create(&tid[started], NULL, jl_cpu_worker, &job) != 0) break;
-    started++;
-  }
-  void *failed = jl_cpu_worker(&job);
-  for (int t = 0; t < started; ++t) {
-    void *rv = NULL;
-    pthread_join(tid[t], &rv);
-    if (rv) failed = rv;
-  }
-  if (failed) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for relaxation workspace");
+  atomic_init(&job.failed, 0);
+  jl_parallel_run(threads, jl_cpu_worker, &job);
+  if (atomic_load(&job.failed)) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for relaxation workspace");
   return JL_OK;
 }
 

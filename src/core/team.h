@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "error.h"
+#include "parallel.h"
 
 /* Sense-reversing barrier that spins briefly before yielding: solver
  * phases last microseconds, far less than a sleep/wake of a futex barrier. */
@@ -41,9 +42,11 @@ void jl_team_pool_free(jl_team_pool *pool);
 /* jl_team_run on the pool's threads (at most its size); pool NULL: jl_team_run. */
 int jl_team_pool_run(jl_team_pool *pool, int threads, jl_team_fn fn, void *ctx, jl_error *err);
 
-/* The contiguous share [lo, hi) of n items for thread tid of nt. */
+/* The contiguous share [lo, hi) of n items for thread tid of nt
+ * (jl_parallel_chunk's split, in ints). */
 static inline void jl_team_share(int n, int tid, int nt, int *lo, int *hi) {
-  long long a = (long long)n * tid / nt, b = (long long)n * (tid + 1) / nt;
+  long a, b;
+  jl_parallel_chunk(n, tid, nt, &a, &b);
   *lo = (int)a;
   *hi = (int)b;
 }

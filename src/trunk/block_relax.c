@@ -3,10 +3,11 @@
 #include "block_batch.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "parallel.h"
 
 /* Blocks are inflated by this much (mm) per side in the contact tests and
  * count as legal when no inflated depth exceeds JL_BLOCK_TOL: the real
@@ -197,12 +198,18 @@ typedef struct jl_block_job {
   const jl_block_params *p;
   jl_block_batch *b;
   atomic_int next;
+  atomic_int failed;       /* a thread had no workspace */
 } jl_block_job;
 
-static void *jl_block_worker(void *arg) {
-  jl_block_job *job = arg;
+/* One thread of jl_parallel_run: candidates from the shared counter. */
+static void jl_block_worker(void *ctx, int t, int nt) {
+  (void)t, (void)nt;
+  jl_block_job *job = ctx;
   double *mem = malloc(sizeof(double) * JL_BR_WS_DOUBLES(job->b->cap));
-  if (!mem) return (void *)1;
+  if (!mem) {
+    atomic_store(&job->failed, 1);
+    return;
+  }
   jl_br_ws ws;
   for (;;) {
     int c = atomic_fetch_add(&job->next, 1);
@@ -210,29 +217,17 @@ static void *jl_block_worker(void *arg) {
     jl_block_candidate(&ws, mem, job->p, *job->b, c);
   }
   free(mem);
-  return NULL;
 }
 
 int jl_block_batch_run_cpu(const jl_block_params *p, jl_block_batch *b, int threads,
                            jl_error *err) {
   if (threads < 1) threads = 1;
   if (threads > b->count) threads = b->count;
-  if (threads > 256) threads = 256;
   jl_block_job job = {.p = p, .b = b};
   atomic_init(&job.next, 0);
-  pthread_t tid[256];
-  int started = 0;
-  for (int t = 1; t < threads; ++t) {
-    if (pthread_create(&tid[started], NULL, jl_block_worker, &job) != 0) break;
-    started++;
-  }
-  void *failed = jl_block_worker(&job);
-  for (int t = 0; t < started; ++t) {
-    void *rv = NULL;
-    pthread_join(tid[t], &rv);
-    if (rv) failed = rv;
-  }
-  if (failed) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for relaxation workspace");
+  atomic_init(&job.failed, 0);
+  jl_parallel_run(threads, jl_block_worker, &job);
+  if (atomic_load(&job.failed)) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for relaxation workspace");
   return JL_OK;
 }
 
