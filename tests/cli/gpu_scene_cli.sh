@@ -90,4 +90,10 @@ if not 0.5 * wall <= total <= 1.02 * wall:
 ' "$W/marks.out" \
   || fail "gpu_scene_cli: the checks above failed"
 
+# scripts/bench-scenes --marks prints that split as a table per scene
+"$PY" "$SRC/scripts/bench-scenes" --jostle "$JOSTLE" --scenes tasora-wall-1000 --solver jor \
+  --steps 2 --marks > "$W/bm.out" 2> "$W/bm.err" || fail "bench-scenes --marks failed: $(cat "$W/bm.err")"
+grep -Eq '^\| solve \| [0-9.]+ \| [0-9.]+% \|$' "$W/bm.out" && grep -q 'narrow: write' "$W/bm.out" \
+  || fail "bench-scenes --marks: expected a table of marks with the solve, got: $(cat "$W/bm.out")"
+
 echo "PASS: gpu_scene_cli"
