@@ -197,6 +197,7 @@ typedef struct jl_circles_run_info {
   uint64_t adoptions;             /* restarts that adopted an elite packing */
   int elite;                      /* the elite's size */
   double crowding;                /* its crowding distance */
+  int adopt_spread;               /* adopters took the member fewest candidates are near */
   uint64_t elite_crowded;         /* offers that met a member by shape, not R */
   int elite_count;                /* members at the end */
   double elite_R[JL_CIRCLES_ELITE_MAX];      /* their R, ascending */

@@ -602,6 +602,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->elite = st.elite.cap;
   info->crowding = st.elite.crowding;
   info->elite_crowded = st.elite.crowded;
+  info->adopt_spread = o->adopt_spread;
   info->elite_count = st.elite.count;
   for (int k = 0; k < st.elite.count; ++k) {
     info->elite_R[k] = st.elite.pk[k].R;

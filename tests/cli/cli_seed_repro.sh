@@ -49,6 +49,8 @@ for name, d, K, D, WK, T, least in (("a", a, 8, 0.02, 8, 4, 1), ("e", load(sys.a
         fail("run %s: expected members at least %g apart and adoptions <= restarts, got %r, %r of %r"
              % (name, D, sp, r["adoptions"], r["restarts"]))
 f = load(sys.argv[5])["run"]
+if a["run"]["adopt_by"] != "uniform" or f["adopt_by"] != "spread":
+    fail("adopt_by: expected uniform (default) and spread, got %r and %r" % (a["run"]["adopt_by"], f["adopt_by"]))
 if not 0 < f["adoptions"] <= f["restarts"]:
     fail("run f (--adopt-by spread --stuck 20): expected adoptions, at most the restarts, got %r of %r"
          % (f["adoptions"], f["restarts"]))
