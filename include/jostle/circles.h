@@ -112,6 +112,12 @@ typedef struct jl_circles_result {
   jl_stop_reason stopped_by;
   char device[8];          /* "cpu" or "cuda" */
   char device_name[128];   /* "NVIDIA H100 80GB HBM3", "CPU, 16 threads" */
+  /* the search's settings and restarts, as the result file records them
+   * (elite 0: not set, and jl_circles_result_write writes the defaults) */
+  char mode[16];           /* "population", "trials" or "instances" */
+  int walk, walk_k, tenure, elite, adopt_spread;
+  double aim, crowding;
+  uint64_t adoptions;
 } jl_circles_result;
 
 JL_API void jl_circles_options_default(jl_circles_options *o);

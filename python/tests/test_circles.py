@@ -98,6 +98,11 @@ def test_write_outputs(tmp_path):
     doc = json.loads(paths["json"].read_text())
     assert doc["R"] == p.R
     assert [c["r"] for c in doc["circles"]] == [1, 2, 3, 4, 5]
+    # the run's own settings, as jostle circles writes them (the defaults here)
+    run = doc["run"]
+    assert (run["mode"], run["elite"], run["crowding"], run["adopt_by"]) == \
+        ("population", 8, 0.02, "uniform")
+    assert run["walk_k"] == 8 and run["tenure"] == 4 and 0 <= run["adoptions"] <= run["restarts"]
     assert paths["svg"].read_text().lstrip().startswith("<")
     assert len(paths["txt"].read_text().split("\n")) >= 5
     with pytest.raises(jostle.Error) as e:

@@ -135,6 +135,15 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->stopped_by = (jl_stop_reason)run.info.stopped_by;
   snprintf(res->device, sizeof res->device, "%s", run.device);
   snprintf(res->device_name, sizeof res->device_name, "%s", run.device_name);
+  snprintf(res->mode, sizeof res->mode, "%s", run.info.mode ? run.info.mode : "");
+  res->walk = run.info.walk;
+  res->aim = run.info.aim;
+  res->walk_k = run.info.walk_k;
+  res->tenure = run.info.tenure;
+  res->elite = run.info.elite;
+  res->crowding = run.info.crowding;
+  res->adopt_spread = run.info.adopt_spread;
+  res->adoptions = run.info.adoptions;
 done:
   jl_circles_run_free(&run);
   jl_circle_problem_free(&prob);
@@ -163,11 +172,25 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
   info.seed = res->seed;
   info.device = res->device;
   info.device_name = res->device_name;
-  info.mode = jl_search_mode_name(JL_MODE_POPULATION);
-  info.walk = JL_WALK_DEFAULT;
-  info.aim = JL_WALK_AIM_DEFAULT;
-  info.walk_k = jl_walk_k_default(res->n);
-  info.tenure = JL_WALK_TENURE_DEFAULT;
+  if (res->elite > 0) {  /* a result of jl_circles_pack: the run's own settings */
+    info.mode = res->mode;
+    info.walk = res->walk;
+    info.aim = res->aim;
+    info.walk_k = res->walk_k;
+    info.tenure = res->tenure;
+    info.elite = res->elite;
+    info.crowding = res->crowding;
+    info.adopt_spread = res->adopt_spread;
+    info.adoptions = res->adoptions;
+  } else {  /* made by hand: the defaults */
+    info.mode = jl_search_mode_name(JL_MODE_POPULATION);
+    info.walk = JL_WALK_DEFAULT;
+    info.aim = JL_WALK_AIM_DEFAULT;
+    info.walk_k = jl_walk_k_default(res->n);
+    info.tenure = JL_WALK_TENURE_DEFAULT;
+    info.elite = JL_ELITE_DEFAULT;
+    info.crowding = JL_CROWDING_DEFAULT;
+  }
   info.time_s = res->time_s;
   info.time_to_best_s = res->time_to_best_s;
   info.trials = res->trials;

@@ -19,15 +19,6 @@
 /* Candidates this close to the best (relative) are worth a polish. */
 #define JL_POLISH_WINDOW 1e-2
 #define JL_POLISH_MAX_THREADS 256
-/* Restarts adopt one of this many best polished packings, one per shape
- * family (jl_circle_elite): packings whose radial profiles lie closer than
- * the crowding distance count as one arrangement, so the adopters spread
- * over several arrangements instead of near-copies of one. On four H100s
- * side by side (n = 35, 40, 45, seeds 1 and 2, 100 s) 8 members 0.02 apart
- * ended below the 4 distinct R of before in all six runs (mean gap 1.4e-3
- * against 2.7e-3; docs/benchmarks.md). */
-#define JL_ELITE_DEFAULT 8
-#define JL_CROWDING_DEFAULT 0.02
 /* --adopt-by spread: a candidate counts as near an elite member within this
  * many crowding distances (the walk's near-copies of an arrangement lie
  * 1e-3 to 5e-3 from it, other arrangements mostly 0.05 to 0.28; design.md). */
