@@ -74,8 +74,10 @@ typedef struct jl_circles_options {
   double aim;              /* share of the walk's jumps aimed by overlap (default 0.5) */
   int walk_k;              /* neighbours a walk step relaxes (0: 8 below 64 circles, 16 from 64) */
   int tenure;              /* walk steps a moved circle stays tabu (0: default 4) */
-  int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: default 8) */
-  double crowding;         /* population: shape distance of one family (default 0.02; 0: equal R alone) */
+  int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: 8 from
+                            * 256 candidates, as on a GPU, else 4) */
+  double crowding;         /* population: shape distance of one family (0: equal R alone;
+                            * default -1: 0.02 from 256 candidates, else 0) */
   double adopt;            /* population: share of restarts that adopt (default 0.5) */
   int adopt_spread;        /* population: adopt the elite packing fewest candidates are near
                             * (default 0: one drawn alike) */

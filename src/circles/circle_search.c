@@ -39,7 +39,7 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
   o->tenure = JL_WALK_TENURE_DEFAULT;
-  o->crowding = JL_CROWDING_DEFAULT;
+  o->crowding = -1.0;  /* by the batch: JL_CROWD_MIN_BATCH */
   o->progress = 1;
 }
 
@@ -449,8 +449,12 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   st.polished_R = calloc((size_t)count, sizeof(double));
   if (!st.polished_R) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
   st.best.R = 0.0;
-  int elite_cap = o->elite > 0 ? (o->elite < JL_ELITE_MAX ? o->elite : JL_ELITE_MAX) : JL_ELITE_DEFAULT;
-  if ((rc = jl_circle_elite_init(&st.elite, prob->n, elite_cap, o->crowding, err)) != JL_OK) goto done;
+  /* the defaults by the population's size (circle_search.h) */
+  int large = count >= JL_CROWD_MIN_BATCH;
+  int elite_cap = o->elite > 0 ? (o->elite < JL_ELITE_MAX ? o->elite : JL_ELITE_MAX)
+                               : large ? JL_ELITE_DEFAULT : JL_ELITE_SMALL_DEFAULT;
+  double crowding = o->crowding >= 0.0 ? o->crowding : large ? JL_CROWDING_DEFAULT : 0.0;
+  if ((rc = jl_circle_elite_init(&st.elite, prob->n, elite_cap, crowding, err)) != JL_OK) goto done;
   st.threads = dev->threads;
   st.polish_slots = dev->threads < 3 ? 3 : dev->threads;
   st.jobs = calloc((size_t)st.polish_slots, sizeof *st.jobs);

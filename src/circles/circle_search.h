@@ -46,15 +46,22 @@ static inline int jl_walk_k_default(int n) {
 }
 #define JL_WALK_TENURE_DEFAULT 4
 
-/* Restarts adopt one of this many best polished packings, one per shape
+/* The elite restarts adopt from, by the size of the population. A large
+ * one (a GPU's thousands of candidates) keeps 8 packings, one per shape
  * family (jl_circle_elite): packings whose radial profiles lie closer than
  * the crowding distance count as one arrangement, so the adopters spread
  * over several arrangements instead of near-copies of one. On four H100s
- * side by side (n = 35, 40, 45, seeds 1 and 2, 100 s) 8 members 0.02 apart
- * ended below the 4 distinct R of before in all six runs (mean gap 1.4e-3
- * against 2.7e-3; docs/benchmarks.md). */
+ * side by side (n = 35, 40, 45, seeds 1 and 2, 100 s, 2112 candidates) that
+ * ended below the 4 distinct R in all six runs (mean gap 1.4e-3 against
+ * 2.7e-3). A small one (a CPU's 8 candidates a thread) keeps the 4 best
+ * distinct R: with 16 candidates (2 threads, n = 19 and 20, seeds 1-3,
+ * 30 s) the crowded elite ended worse in 4 of 6 runs and equal in 2 (and
+ * did no better at n = 21-30 on one thread; docs/benchmarks.md). Between
+ * the two sizes nothing was measured; the threshold halves the distance. */
 #define JL_ELITE_DEFAULT 8
 #define JL_CROWDING_DEFAULT 0.02
+#define JL_ELITE_SMALL_DEFAULT 4
+#define JL_CROWD_MIN_BATCH 256
 
 /* The most circles a search takes: a relaxation step costs n^2 pair
  * tests, some 0.3 s of one CPU thread here, the longest a step may run
@@ -93,10 +100,10 @@ typedef struct jl_circle_search_opts {
                             * candidates are near (jl_circle_elite_nearest) instead of
                             * one drawn alike */
   int elite;               /* population: size of the elite, at most JL_ELITE_MAX;
-                            * 0: default */
+                            * 0: by the batch (JL_CROWD_MIN_BATCH) */
   double crowding;         /* population: elite packings whose shapes lie closer
                             * than this (jl_circle_profile_distance) are one
-                            * family; 0: only equal R */
+                            * family; 0: only equal R; < 0: by the batch */
   double band;             /* record-to-record band of the first rung (relative); 0: default */
   int band_levels;         /* rungs of the band ladder; 0: default */
   int walk;                /* one candidate in walk runs a fixed-container walk;

@@ -26,6 +26,14 @@ for run in a:7 b:7 c:8 e:7 f:7; do
   [ "$stop" = "'rounds'" ] || fail "jostle $CMD: expected run.stopped_by == \"rounds\", got $stop"
 done
 
+# the elite's defaults follow the population: from 256 candidates (a GPU's
+# batch) 8 members one per shape family 0.02 apart
+jrun g circles --n 8 --device cpu --threads 2 --rounds 1 --time 60 --quiet --batch 256 \
+  --seed 7 --out "$d/g.json"
+expect_rc 0
+got=$(json_get "$d/g.json" '(d["run"]["elite"], d["run"]["crowding"])') || exit 1
+[ "$got" = "(8, 0.02)" ] || fail "jostle $CMD: expected elite 8 and crowding 0.02 from 256 candidates, got $got"
+
 jpy '
 a, b, c = (load(p) for p in sys.argv[1:4])
 if a["circles"] != b["circles"] or a["R"] != b["R"]:
@@ -34,9 +42,9 @@ if a["circles"] != b["circles"] or a["R"] != b["R"]:
          % (a["R"], b["R"], diff))
 if a["circles"] == c["circles"]:
     fail("seeds 7 and 8: expected different packings, got identical circles")
-# the defaults (run a: 8 members 0.02 apart) and the options (run e); at
-# n = 12 three rounds may leave one family, at n = 20 several
-for name, d, K, D, WK, T, least in (("a", a, 8, 0.02, 8, 4, 1), ("e", load(sys.argv[4]), 6, 0.05, 12, 6, 2)):
+# the defaults (run a: 16 candidates on 2 threads, so the 4 best distinct R)
+# and the options (run e); at n = 20 three rounds leave several families
+for name, d, K, D, WK, T, least in (("a", a, 4, 0.0, 8, 4, 1), ("e", load(sys.argv[4]), 6, 0.05, 12, 6, 2)):
     r = d["run"]
     if r["elite"] != K or r["crowding"] != D or r["walk_k"] != WK or r["tenure"] != T:
         fail("run %s: expected elite %d, crowding %g, walk_k %d, tenure %d, got %r, %r, %r, %r"
