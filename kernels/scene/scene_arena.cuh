@@ -69,7 +69,7 @@ struct jl_scene_gpu {
   // SOR: the problem's per-contact arrays and impulses in colour order
   jl_dbuf s_ka, s_kb, s_frame, s_rx, s_irx, s_im, s_c, s_mu, s_diag, s_lam;
   // the device step's warm-start memory (keys sorted, world impulses)
-  jl_dbuf w_imp, idx, idx_alt, prev_key, prev_imp;
+  jl_dbuf prev_key, prev_imp;
   int prev_n = 0;
   // SOR: the colouring (kernels/scene/scene_colour.cu) and the multi-block reductions' partials
   jl_dbuf col_hash, col_round, col_colour, col_sorted, col_sorted_alt, col_iota, col_order,

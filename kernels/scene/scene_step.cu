@@ -100,19 +100,37 @@ __global__ void jl_step_end_velocity_kernel(int nb, const uint8_t *is_static, co
   else omega[3 * (size_t)k + c - 3] += acc;
 }
 
-__global__ void jl_step_world_kernel(int n, const double *frame, const double *lam,
-                                     double *world, int *idx) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  jl_st_world_impulse(frame + 9 * (size_t)i, lam + 3 * (size_t)i, world + 3 * (size_t)i);
-  idx[i] = i;
-}
-
-__global__ void jl_step_gather_kernel(int n, const int *idx, const double *world, double *prev_imp) {
-  int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= n) return;
-  int i = idx[e];
-  for (int d = 0; d < 3; ++d) prev_imp[3 * (size_t)e + d] = world[3 * (size_t)i + d];
+// The warm-start memory in one pass, a thread per candidate pair: the
+// narrow phase writes the keys ascending pair by pair (collide.h), so
+// sorting each pair's few points (at most JL_MAX_MANIFOLD, by the count
+// kernel) puts all of them in ascending order, the order a radix sort of the
+// whole array gave (a step's keys are unique); each slot gets its key and
+// its contact's world impulse. cstart: the narrow phase's offsets (m_pairs + 1).
+__global__ void jl_step_remember_kernel(int m_pairs, const long long *cstart, const uint64_t *key,
+                                        const double *frame, const double *lam,
+                                        uint64_t *prev_key, double *prev_imp) {
+  int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= m_pairs) return;
+  long long lo = cstart[p];
+  int m = (int)(cstart[p + 1] - lo);
+  if (m > JL_MAX_MANIFOLD) m = JL_MAX_MANIFOLD;  // never: the count kernel keeps at most this
+  uint64_t k[JL_MAX_MANIFOLD];
+  int at[JL_MAX_MANIFOLD];
+  for (int j = 0; j < m; ++j) {  // insertion sort: stable, as the radix sort
+    uint64_t x = key[lo + j];
+    int q = j;
+    for (; q > 0 && k[q - 1] > x; --q) {
+      k[q] = k[q - 1];
+      at[q] = at[q - 1];
+    }
+    k[q] = x;
+    at[q] = j;
+  }
+  for (int j = 0; j < m; ++j) {
+    size_t i = (size_t)(lo + at[j]), e = (size_t)(lo + j);
+    prev_key[e] = k[j];
+    jl_st_world_impulse(frame + 9 * i, lam + 3 * i, prev_imp + 3 * e);
+  }
 }
 
 // Stage timing: with g->timing on, the device is synchronised at the end
@@ -228,31 +246,15 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   g->prev_n = 0;
   if (n > 0) {
     size_t sn = (size_t)n;
-    JL_RESERVE(w_imp, 3 * sn * sizeof(double), "world impulses");
-    JL_RESERVE(idx, sn * sizeof(int), "contact order");
-    JL_RESERVE(idx_alt, sn * sizeof(int), "contact order");
     JL_RESERVE(prev_key, sn * sizeof(uint64_t), "warm-start keys");
     JL_RESERVE(prev_imp, 3 * sn * sizeof(double), "warm-start impulses");
-    jl_step_world_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
-        n, jl_dp<double>(g->p_frame), lam, jl_dp<double>(g->w_imp), jl_dp<int>(g->idx));
+    // the contacts are still the collide's: its pairs and their offsets
+    jl_step_remember_kernel<<<jl_scene_blocks(g->pairs), JL_SCENE_BLOCK>>>(
+        g->pairs, jl_dp<long long>(g->np_start), jl_dp<uint64_t>(g->c_key),
+        jl_dp<double>(g->p_frame), lam, jl_dp<uint64_t>(g->prev_key),
+        jl_dp<double>(g->prev_imp));
     JL_CUDA_TRY(cudaGetLastError());
-    jl_scene_mark(g, "memory: world impulses");
-    // c_key stays (the step's contacts); sorted into prev_key straight away.
-    // A key is lo << 38 | hi << 12 | feature with lo, hi < nb and a feature
-    // below 2^12, so its bits from JL_KEY_BODY_BITS + JL_KEY_FEATURE_BITS +
-    // jl_scene_key_bits(nb) up are zero: sorting the bits below gives the
-    // order of all 64.
-    int key_bits = JL_KEY_BODY_BITS + JL_KEY_FEATURE_BITS + jl_scene_key_bits(nb);
-    const uint64_t *c_key = jl_dp<uint64_t>(g->c_key);
-    JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, c_key, jl_dp<uint64_t>(g->prev_key),
-                                           jl_dp<int>(g->idx), jl_dp<int>(g->idx_alt), n, 0,
-                                           key_bits));
-    jl_scene_mark(g, "memory: key sort");
-    jl_step_gather_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, jl_dp<int>(g->idx_alt),
-                                                                  jl_dp<double>(g->w_imp),
-                                                                  jl_dp<double>(g->prev_imp));
-    JL_CUDA_TRY(cudaGetLastError());
-    jl_scene_mark(g, "memory: gather");
+    jl_scene_mark(g, "memory");
     g->prev_n = n;
     jl_step_summary sum;
     JL_CUDA_TRY(cudaMemcpy(&sum, g->summary.p, sizeof sum, cudaMemcpyDeviceToHost));

@@ -133,7 +133,7 @@ int jl_step_twin_step(jl_step_twin *t, jl_scene *s, jl_step_twin_stats *st, jl_e
     jl_st_end_velocity_body(k, b->is_static, t->dv, p->body_ptr, p->body_contact, p->ka,
                             p->frame, p->irx, p->im, t->lambda, b->vel, b->omega);
   jl_integrate_half_step(b, 0.5 * dt);
-  /* warm-start memory: world impulses sorted by key (the device: SortPairs, gather) */
+  /* warm-start memory: world impulses sorted by key (the device: each pair's points sorted) */
   if ((rc = jl_step_remember(c->key, p->frame, t->lambda, n, &t->prev_key, &t->prev_imp,
                              &t->prev_cap, &t->prev_n, err)))
     return rc;
