@@ -3,7 +3,7 @@
 // contacts only (the narrow phase's count and write passes filter them, order
 // kept), setup, warm start by key, JOR (or colouring + SOR,
 // kernels/scene/scene_colour.cu), end velocities, half step, warm-start
-// memory (keys sorted with their contact by a radix sort). The per-element
+// memory (each pair's points sorted by key, a thread per pair). The per-element
 // arithmetic is src/scene/step_math.h and the other shared headers;
 // src/scene/step_twin.c is the CPU twin. Host traffic: the counts that size
 // buffers (kernels/scene/scene_collide.cu), the colours' offsets, the solver
