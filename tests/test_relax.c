@@ -373,6 +373,49 @@ static void test_walk_aim(void **state) {
   assert_int_equal(jl_walk_aimed_circle(w, 4, 3), 3);
 }
 
+/* The walk's probe: three unit circles in their optimal triangle (R* = 1 +
+ * 2/sqrt 3), spread by 1e-4, make a record 5.4e-5 above R*, less than the
+ * walk's first rung (2e-4), so R* is never legal in the walk's container.
+ * A walk state of a new lowest energy (here: lower than a worse basin the
+ * walk came from) relaxed just below the record finds R*; without the probe
+ * no step does. */
+static void walk_probe_case(int probe, int *found, double *R, double *R_rec0) {
+  double r[3] = {1.0, 1.0, 1.0};
+  ws_mem m;
+  jl_relax_params p;
+  ws_setup(&m, &p, r, 3);
+  p.walk_every = 1;
+  p.walk_probe = probe;
+  jl_relax_ws *w = &m.ws;
+  const double rc = 2.0 / sqrt(3.0) * (1.0 + 1e-4);
+  for (int i = 0; i < 3; ++i) {
+    w->sx[i] = rc * cos(2.0 * 3.14159265358979323846 * i / 3.0);
+    w->sy[i] = rc * sin(2.0 * 3.14159265358979323846 * i / 3.0);
+  }
+  w->R = w->R_rec = *R_rec0 = rc + 1.0;
+  assert_int_equal(jl_walk_begin(w, &p, 0), 0);  /* R* lies below the record, above Rt */
+  assert_true(w->Rt < 1.0 + 2.0 / sqrt(3.0));
+  *found = 0;
+  for (int k = 0; k < 20 && !*found; ++k) {
+    w->E_best = INFINITY;  /* as if the walk came from a worse basin */
+    *found = jl_relax_walk_step(w, &p, 0);
+  }
+  *R = w->R_rec;
+}
+
+static void test_walk_probe_finds_nearer_basin(void **state) {
+  (void)state;
+  const double Rs = 1.0 + 2.0 / sqrt(3.0);
+  int found;
+  double R, R0;
+  walk_probe_case(1, &found, &R, &R0);
+  assert_int_equal(found, 1);
+  assert_true(R < R0 * (1.0 - 1e-6) && R >= Rs * (1.0 - 1e-9));
+  walk_probe_case(0, &found, &R, &R0);
+  assert_int_equal(found, 0);
+  assert_true(R == R0);
+}
+
 /* End to end on the CPU (2 threads): the contest instance n reaches its
  * record within 1e-9 (relative), with one candidate in `walk` walking, and
  * the result passes the exact check. */
@@ -428,6 +471,7 @@ int main(void) {
     cmocka_unit_test(test_record_to_record),
     cmocka_unit_test(test_walk_keeps_legal_record),
     cmocka_unit_test(test_walk_aim),
+    cmocka_unit_test(test_walk_probe_finds_nearer_basin),
     cmocka_unit_test(test_walk_search_reaches_record_n10),
     cmocka_unit_test(test_search_reaches_record_n5),
   };

@@ -74,6 +74,9 @@ typedef struct jl_circles_options {
   double aim;              /* share of the walk's jumps aimed by overlap (default 0.5) */
   int walk_k;              /* neighbours a walk step relaxes (0: 8 below 64 circles, 16 from 64) */
   int tenure;              /* walk steps a moved circle stays tabu (0: default 4) */
+  int probe;               /* 1 (default): a walk state of a new lowest energy is also relaxed
+                            * just below the record, where a better basin less than the walk's
+                            * rung below the record is legal; 0: off */
   int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: 8 from
                             * 256 candidates, as on a GPU, else 4) */
   double crowding;         /* population: shape distance of one family (0: equal R alone;
@@ -117,7 +120,7 @@ typedef struct jl_circles_result {
   /* the search's settings and restarts, as the result file records them
    * (elite 0: not set, and jl_circles_result_write writes the defaults) */
   char mode[16];           /* "population", "trials" or "instances" */
-  int walk, walk_k, tenure, elite, adopt_spread;
+  int walk, walk_k, tenure, probe, elite, adopt_spread;
   double aim, crowding;
   uint64_t adoptions;
 } jl_circles_result;
@@ -197,6 +200,7 @@ typedef struct jl_circles_run_info {
   double aim;
   int walk_k;                     /* neighbours per walk step */
   int tenure;                     /* the walk's tabu tenure */
+  int probe;                      /* the walk's probe below the record */
   double time_s;
   double time_to_best_s;
   uint64_t trials;

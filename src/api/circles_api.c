@@ -28,6 +28,7 @@ void jl_circles_options_default(jl_circles_options *o) {
   o->aim = so.aim;
   o->walk_k = so.walk_k;
   o->tenure = so.tenure;
+  o->probe = so.probe;
   o->crowding = so.crowding;
   o->adopt = so.adopt;
 }
@@ -53,6 +54,7 @@ static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opt
   so->aim = o->aim;
   so->walk_k = o->walk_k;
   so->tenure = o->tenure;
+  so->probe = o->probe;
   so->elite = o->elite;
   so->crowding = o->crowding;
   so->adopt = o->adopt;
@@ -140,6 +142,7 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->aim = run.info.aim;
   res->walk_k = run.info.walk_k;
   res->tenure = run.info.tenure;
+  res->probe = run.info.probe;
   res->elite = run.info.elite;
   res->crowding = run.info.crowding;
   res->adopt_spread = run.info.adopt_spread;
@@ -178,6 +181,7 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.aim = res->aim;
     info.walk_k = res->walk_k;
     info.tenure = res->tenure;
+    info.probe = res->probe;
     info.elite = res->elite;
     info.crowding = res->crowding;
     info.adopt_spread = res->adopt_spread;
@@ -188,6 +192,7 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.aim = JL_WALK_AIM_DEFAULT;
     info.walk_k = jl_walk_k_default(res->n);
     info.tenure = JL_WALK_TENURE_DEFAULT;
+    info.probe = JL_WALK_PROBE_DEFAULT;
     info.elite = JL_ELITE_DEFAULT;
     info.crowding = JL_CROWDING_DEFAULT;
   }

@@ -79,6 +79,9 @@ typedef struct jl_relax_params {
   double walk_aim;         /* share of the walk's jumps that move a circle drawn
                               in proportion to its overlap energy (the rest draw
                               every circle alike) */
+  int walk_probe;          /* 1: a walk state of a new lowest energy is also
+                              relaxed just below the record, where it may be
+                              legal though not in Rt (jl_relax_walk_step) */
   int nbr;                 /* 1: contacts from per-candidate neighbour lists
                               (Verlet lists, jl_nbr_refresh) instead of all pairs;
                               the same bits, cheaper from a size on
@@ -1073,6 +1076,16 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
     else w->since++;
   }
   JL_SYNC();
+  /* The probe: a packing below the record but above Rt is never legal in
+   * Rt, so a walker whose record lies less than its rung above a better
+   * basin (n = 30: 1.03e-4 above the record, rungs from 2e-4) could never
+   * find it. A new lowest energy is relaxed once more just below the record:
+   * legal there, it is a record. */
+  if (p->walk_probe && w->since == 0) {
+    if (jl_relax_run(w, p, w->R_rec * (1.0 - p->accept_rel), p->max_steps))
+      return jl_walk_found(w, p, c);
+    jl_copy_xy(w->x, w->y, w->kx, w->ky, n);
+  }
   if (w->since >= p->walk_reset) return jl_walk_begin(w, p, c);
   return 0;
 }

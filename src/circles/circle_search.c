@@ -39,6 +39,7 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
   o->tenure = JL_WALK_TENURE_DEFAULT;
+  o->probe = JL_WALK_PROBE_DEFAULT;
   o->crowding = -1.0;  /* by the batch: JL_CROWD_MIN_BATCH */
   o->progress = 1;
 }
@@ -104,6 +105,7 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->walk_tenure = JL_WALK_TENURE_DEFAULT;
   p->walk_reset = 50;
   p->walk_aim = JL_WALK_AIM_DEFAULT;
+  p->walk_probe = JL_WALK_PROBE_DEFAULT;
   /* Neighbour lists: off here; the search and the benchmark choose by
    * device and n (jl_circle_nbr_auto). The skin is a share of the mean radius. */
   double rsum = 0.0;
@@ -473,6 +475,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   p.walk_aim = o->aim;
   if (o->walk_k > 0) p.walk_k = o->walk_k;
   if (o->tenure > 0) p.walk_tenure = o->tenure;
+  p.walk_probe = o->probe != 0;
   p.nbr = jl_circle_nbr_auto(dev, prob->n);
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)
@@ -586,6 +589,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->aim = p.walk_aim;
   info->walk_k = p.walk_k;
   info->tenure = p.walk_tenure;
+  info->probe = p.walk_probe;
   info->time_s = jl_time_now() - st.t0;
   info->time_to_best_s = st.t_best;
   for (int c = 0; c < count; ++c) {

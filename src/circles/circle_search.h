@@ -45,6 +45,8 @@ static inline int jl_walk_k_default(int n) {
   return n >= JL_WALK_K_LARGE_N ? JL_WALK_K_LARGE : JL_WALK_K_DEFAULT;
 }
 #define JL_WALK_TENURE_DEFAULT 4
+/* The walk's probe below the record (jl_relax_walk_step): on. */
+#define JL_WALK_PROBE_DEFAULT 1
 
 /* The elite restarts adopt from, by the size of the population. A large
  * one (a GPU's thousands of candidates) keeps 8 packings, one per shape
@@ -111,6 +113,7 @@ typedef struct jl_circle_search_opts {
   double aim;              /* share of the walk's jumps aimed by overlap energy */
   int walk_k;              /* neighbours per walk step; 0: by n (jl_walk_k_default) */
   int tenure;              /* walk steps a moved circle stays tabu; 0: JL_WALK_TENURE_DEFAULT */
+  int probe;               /* the walk's probe just below the record (jl_relax_walk_step) */
   int area_weighted;
   int progress;            /* progress line (on stderr, or through log) */
   jl_log_fn log;           /* progress lines as JL_LOG_PROGRESS; NULL: stderr */

@@ -60,6 +60,9 @@ static const char *const jl_circles_help =
   "  --walk-k K        neighbours a walk step relaxes before it moves to the\n"
   "                    best (default 8 below 64 circles, 16 from 64; at most 256)\n"
   "  --tenure T        walk steps a moved circle may not move again (default 4)\n"
+  "  --probe on|off    also relax a walk state of a new lowest energy just below\n"
+  "                    the record, where a basin nearer than the walk's container\n"
+  "                    is legal (default on)\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -100,7 +103,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_ADOPT_BY, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_ADOPT_BY, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -126,6 +129,7 @@ static const struct option jl_circles_opts[] = {
   {"aim", required_argument, NULL, OPT_AIM},
   {"walk-k", required_argument, NULL, OPT_WALK_K},
   {"tenure", required_argument, NULL, OPT_TENURE},
+  {"probe", required_argument, NULL, OPT_PROBE},
   {"area-weighted", no_argument, NULL, OPT_AREA},
   {"resume", required_argument, NULL, OPT_RESUME},
   {"device", required_argument, NULL, OPT_DEVICE},
@@ -218,6 +222,11 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
     case OPT_TENURE:
       rc = jl_cli_int("--tenure", optarg, 1, 1000000, &v, err);
       a->search.tenure = (int)v;
+      break;
+    case OPT_PROBE:
+      if (strcmp(optarg, "on") == 0) a->search.probe = 1;
+      else if (strcmp(optarg, "off") == 0) a->search.probe = 0;
+      else rc = jl_cli_error_set(err, JL_ERR_INPUT, "--probe: expected on or off, got '%s'", optarg);
       break;
     case OPT_AREA: a->search.area_weighted = 1; break;
     case OPT_RESUME: a->resume = optarg; break;
