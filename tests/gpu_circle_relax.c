@@ -33,9 +33,10 @@ static void test_curand_matches_host_philox(void **state) {
 
 /* Runs the same batch (random starts, then trials) on both paths; aim < 0
  * keeps the default share of aimed walk jumps; nbr: contacts from neighbour
- * lists (in global memory on the device) on both paths. */
+ * lists (in global memory on the device) on both paths; probe: the walk's
+ * probe below the record (JL_PROBE_*). */
 static void compare_paths_nbr(int n, int count, int trials, int area_weighted, int relax, int walk,
-                              double aim, int nbr) {
+                              double aim, int nbr, int probe) {
   static double r[1000];
   for (int i = 0; i < n; ++i) r[i] = i + 1;
   jl_circle_batch cpu, gpu;
@@ -52,6 +53,7 @@ static void compare_paths_nbr(int n, int count, int trials, int area_weighted, i
   p.walk_every = walk;
   if (aim >= 0.0) p.walk_aim = aim;
   p.nbr = nbr;
+  p.walk_probe = probe;
   jl_device dev;
   jl_error err;
   assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
@@ -72,9 +74,9 @@ static void compare_paths_nbr(int n, int count, int trials, int area_weighted, i
   for (size_t k = 0; k < nc; ++k)
     if (memcmp(&cpu.x[k], &gpu.x[k], sizeof(double)) || memcmp(&cpu.y[k], &gpu.y[k], sizeof(double)))
       differ++;
-  printf("n=%d count=%d trials=%d area=%d relax=%d nbr=%d: %d of %zu centres differ; R[0] cpu %.17g gpu %.17g; "
+  printf("n=%d count=%d trials=%d area=%d relax=%d nbr=%d probe=%d: %d of %zu centres differ; R[0] cpu %.17g gpu %.17g; "
          "steps[0] cpu %llu gpu %llu\n",
-         n, count, trials, area_weighted, relax, nbr, differ, nc, cpu.R[0], gpu.R[0],
+         n, count, trials, area_weighted, relax, nbr, probe, differ, nc, cpu.R[0], gpu.R[0],
          (unsigned long long)cpu.steps[0], (unsigned long long)gpu.steps[0]);
   assert_int_equal(differ, 0);
   for (int c = 0; c < count; ++c)  /* the walkers did walk */
@@ -94,7 +96,7 @@ static void compare_paths_nbr(int n, int count, int trials, int area_weighted, i
 }
 
 static void compare_paths(int n, int count, int trials, int area_weighted, int relax, int walk, double aim) {
-  compare_paths_nbr(n, count, trials, area_weighted, relax, walk, aim, 0);
+  compare_paths_nbr(n, count, trials, area_weighted, relax, walk, aim, 0, JL_PROBE_OFF);
 }
 
 static void test_kernel_matches_twin_n12(void **state) { (void)state; compare_paths(12, 64, 4, 0, JL_RELAX_FIRE, 0, -1.0); }
@@ -110,6 +112,14 @@ static void test_kernel_matches_twin_walk_mixed(void **state) { (void)state; com
 /* Every jump drawn alike (--aim 0): the walk then skips the per-circle
  * energies, a branch the default never takes. */
 static void test_kernel_matches_twin_walk_unaimed(void **state) { (void)state; compare_paths(30, 32, 0, 0, JL_RELAX_FIRE, 1, 0.0); }
+/* The walk's probe below the record, restarting the walk or keeping it,
+ * with all pairs and with neighbour lists. */
+static void test_kernel_matches_twin_walk_probe(void **state) {
+  (void)state;
+  compare_paths_nbr(30, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0, 0, JL_PROBE_RESTART);
+  compare_paths_nbr(30, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0, 0, JL_PROBE_KEEP);
+  compare_paths_nbr(50, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0, 1, JL_PROBE_KEEP);
+}
 /* More circles than threads per block: each thread loops over several. */
 static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_paths(300, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0); }
 
@@ -117,9 +127,9 @@ static void test_kernel_matches_twin_n300(void **state) { (void)state; compare_p
  * scratch on the CPU): in the small kernel with every candidate walking, in
  * the large one with trials and walks mixed over two launches, and at
  * n = 1000 (4 circles per thread, a start and one trial each). */
-static void test_kernel_matches_twin_lists_walk(void **state) { (void)state; compare_paths_nbr(50, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0, 1); }
-static void test_kernel_matches_twin_lists_n300(void **state) { (void)state; compare_paths_nbr(300, 8, 0, 0, JL_RELAX_FIRE, 2, -1.0, 1); }
-static void test_kernel_matches_twin_lists_n1000(void **state) { (void)state; compare_paths_nbr(1000, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0, 1); }
+static void test_kernel_matches_twin_lists_walk(void **state) { (void)state; compare_paths_nbr(50, 32, 0, 0, JL_RELAX_FIRE, 1, -1.0, 1, JL_PROBE_OFF); }
+static void test_kernel_matches_twin_lists_n300(void **state) { (void)state; compare_paths_nbr(300, 8, 0, 0, JL_RELAX_FIRE, 2, -1.0, 1, JL_PROBE_OFF); }
+static void test_kernel_matches_twin_lists_n1000(void **state) { (void)state; compare_paths_nbr(1000, 4, 1, 0, JL_RELAX_FIRE, 0, -1.0, 1, JL_PROBE_OFF); }
 
 /* Two fresh batches of radii 1..n, the default parameters and a CUDA
  * engine for them. */
@@ -244,6 +254,7 @@ int main(void) {
     cmocka_unit_test(test_kernel_matches_twin_walk),
     cmocka_unit_test(test_kernel_matches_twin_walk_mixed),
     cmocka_unit_test(test_kernel_matches_twin_walk_unaimed),
+    cmocka_unit_test(test_kernel_matches_twin_walk_probe),
     cmocka_unit_test(test_kernel_matches_twin_n300),
     cmocka_unit_test(test_kernel_matches_twin_lists_walk),
     cmocka_unit_test(test_kernel_matches_twin_lists_n300),

@@ -377,9 +377,11 @@ static void test_walk_aim(void **state) {
  * 2/sqrt 3), spread by 1e-4, make a record 5.4e-5 above R*, less than the
  * walk's first rung (2e-4), so R* is never legal in the walk's container.
  * A walk state of a new lowest energy (here: lower than a worse basin the
- * walk came from) relaxed just below the record finds R*; without the probe
- * no step does. */
-static void walk_probe_case(int probe, int *found, double *R, double *R_rec0) {
+ * walk came from) relaxed just below the record finds R*, whether the walk
+ * then begins again below it or keeps its container; without the probe no
+ * step does. */
+static void walk_probe_case(int probe, int *found, double *R, double *R_rec0, double *Rt0,
+                            double *Rt) {
   double r[3] = {1.0, 1.0, 1.0};
   ws_mem m;
   jl_relax_params p;
@@ -395,23 +397,36 @@ static void walk_probe_case(int probe, int *found, double *R, double *R_rec0) {
   w->R = w->R_rec = *R_rec0 = rc + 1.0;
   assert_int_equal(jl_walk_begin(w, &p, 0), 0);  /* R* lies below the record, above Rt */
   assert_true(w->Rt < 1.0 + 2.0 / sqrt(3.0));
+  *Rt0 = w->Rt;
   *found = 0;
   for (int k = 0; k < 20 && !*found; ++k) {
     w->E_best = INFINITY;  /* as if the walk came from a worse basin */
     *found = jl_relax_walk_step(w, &p, 0);
   }
   *R = w->R_rec;
+  *Rt = w->Rt;
+  /* the candidate's packing is the record's */
+  assert_true(w->R == w->R_rec);
+  jl_circle_packing pk = {3, w->sx, w->sy, r, w->R};
+  jl_circle_check chk;
+  jl_circle_check_packing(&pk, JL_LEGAL_REL_TOL, &chk);
+  assert_true(chk.legal);
 }
 
 static void test_walk_probe_finds_nearer_basin(void **state) {
   (void)state;
   const double Rs = 1.0 + 2.0 / sqrt(3.0);
   int found;
-  double R, R0;
-  walk_probe_case(1, &found, &R, &R0);
+  double R, R0, Rt0, Rt;
+  walk_probe_case(JL_PROBE_RESTART, &found, &R, &R0, &Rt0, &Rt);
   assert_int_equal(found, 1);
   assert_true(R < R0 * (1.0 - 1e-6) && R >= Rs * (1.0 - 1e-9));
-  walk_probe_case(0, &found, &R, &R0);
+  assert_true(Rt < Rt0);  /* the walk began again below the new record */
+  walk_probe_case(JL_PROBE_KEEP, &found, &R, &R0, &Rt0, &Rt);
+  assert_int_equal(found, 1);
+  assert_true(R < R0 * (1.0 - 1e-6) && R >= Rs * (1.0 - 1e-9));
+  assert_true(Rt == Rt0);  /* the walk kept its container */
+  walk_probe_case(JL_PROBE_OFF, &found, &R, &R0, &Rt0, &Rt);
   assert_int_equal(found, 0);
   assert_true(R == R0);
 }

@@ -50,6 +50,16 @@ typedef enum jl_circles_mode {
   JL_CIRCLES_INSTANCES = 2    /* independent instances, random restarts */
 } jl_circles_mode;
 
+/* The walk's probe: a walk state of a new lowest energy is also relaxed just
+ * below the candidate's record, where a basin less than the walk's container
+ * below the record is legal. RESTART begins the walk again below each record
+ * it finds, KEEP keeps the walk going in its container. */
+typedef enum jl_circles_probe {
+  JL_CIRCLES_PROBE_OFF = 0,
+  JL_CIRCLES_PROBE_RESTART = 1,
+  JL_CIRCLES_PROBE_KEEP = 2
+} jl_circles_probe;
+
 typedef struct jl_circles_options {
   double time_s;           /* stop after this many seconds (default 60; 0: no limit) */
   double target_R;         /* stop once R <= target_R (0: none) */
@@ -74,9 +84,7 @@ typedef struct jl_circles_options {
   double aim;              /* share of the walk's jumps aimed by overlap (default 0.5) */
   int walk_k;              /* neighbours a walk step relaxes (0: 8 below 64 circles, 16 from 64) */
   int tenure;              /* walk steps a moved circle stays tabu (0: default 4) */
-  int probe;               /* 1 (default): a walk state of a new lowest energy is also relaxed
-                            * just below the record, where a better basin less than the walk's
-                            * rung below the record is legal; 0: off */
+  int probe;               /* the walk's probe, a jl_circles_probe (default off) */
   int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: 8 from
                             * 256 candidates, as on a GPU, else 4) */
   double crowding;         /* population: shape distance of one family (0: equal R alone;
@@ -189,6 +197,9 @@ JL_API int jl_circles_verify_file(const char *path, const jl_circles_problem *in
 /* "population", "trials", "instances"; parse returns JL_ERR_INPUT for others. */
 JL_API const char *jl_circles_mode_name(jl_circles_mode m);
 JL_API int jl_circles_mode_parse(const char *s, jl_circles_mode *m, jl_error *err);
+/* "off", "restart", "keep"; parse returns JL_ERR_INPUT for others. */
+JL_API const char *jl_circles_probe_name(int probe);
+JL_API int jl_circles_probe_parse(const char *s, int *probe, jl_error *err);
 
 /* What a run did, as the result file records it. */
 typedef struct jl_circles_run_info {
@@ -200,7 +211,7 @@ typedef struct jl_circles_run_info {
   double aim;
   int walk_k;                     /* neighbours per walk step */
   int tenure;                     /* the walk's tabu tenure */
-  int probe;                      /* the walk's probe below the record */
+  int probe;                      /* the walk's probe (jl_circles_probe) */
   double time_s;
   double time_to_best_s;
   uint64_t trials;

@@ -331,6 +331,25 @@ int jl_circles_mode_parse(const char *s, jl_circles_mode *m, jl_error *err) {
                       s ? s : "");
 }
 
+static const char *const jl_probe_names[] = {"off", "restart", "keep"};
+_Static_assert((int)JL_CIRCLES_PROBE_OFF == (int)JL_PROBE_OFF &&
+                   (int)JL_CIRCLES_PROBE_RESTART == (int)JL_PROBE_RESTART &&
+                   (int)JL_CIRCLES_PROBE_KEEP == (int)JL_PROBE_KEEP,
+               "the public probe values are circle_relax.h's");
+
+const char *jl_circles_probe_name(int probe) {
+  return probe >= 0 && probe <= JL_CIRCLES_PROBE_KEEP ? jl_probe_names[probe] : "off";
+}
+
+int jl_circles_probe_parse(const char *s, int *probe, jl_error *err) {
+  for (int k = 0; s && k <= JL_CIRCLES_PROBE_KEEP; ++k)
+    if (strcmp(s, jl_probe_names[k]) == 0) {
+      *probe = k;
+      return JL_OK;
+    }
+  return jl_error_set(err, JL_ERR_INPUT, "probe: expected off, restart or keep, got '%s'", s ? s : "");
+}
+
 /* A line through the options' log, when there is one. */
 static void jl_api_log(const jl_circles_options *o, int level, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -34,6 +34,9 @@ enum { JL_MOVE_SWAP_NEXT = 0, JL_MOVE_SWAP = 1, JL_MOVE_OUTSIDE = 2, JL_MOVE_JUM
        JL_MOVE_COUNT = 4 };
 
 /* Settings shared by every candidate of a batch. */
+/* The walk's probe below the record (jl_walk_probe). */
+enum { JL_PROBE_OFF = 0, JL_PROBE_RESTART = 1, JL_PROBE_KEEP = 2 };
+
 typedef struct jl_relax_params {
   int n;                   /* circles per candidate */
   int relax;               /* JL_RELAX_JACOBI (the seed's) or JL_RELAX_FIRE */
@@ -79,9 +82,9 @@ typedef struct jl_relax_params {
   double walk_aim;         /* share of the walk's jumps that move a circle drawn
                               in proportion to its overlap energy (the rest draw
                               every circle alike) */
-  int walk_probe;          /* 1: a walk state of a new lowest energy is also
-                              relaxed just below the record, where it may be
-                              legal though not in Rt (jl_relax_walk_step) */
+  int walk_probe;          /* JL_PROBE_*: a walk state of a new lowest energy
+                              is also relaxed just below the record, where it
+                              may be legal though not in Rt (jl_walk_probe) */
   int nbr;                 /* 1: contacts from per-candidate neighbour lists
                               (Verlet lists, jl_nbr_refresh) instead of all pairs;
                               the same bits, cheaper from a size on
@@ -1038,6 +1041,8 @@ JL_RELAX_FN int jl_walk_begin(jl_relax_ws *w, const jl_relax_params *p, int c) {
  * moves to the neighbour of least overlap energy, and the moved circles
  * turn tabu. A neighbour that is legal
  * at Rt is a new record. Returns 1 when the record fell. */
+JL_RELAX_FN int jl_walk_probe(jl_relax_ws *w, const jl_relax_params *p, int c);
+
 JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int c) {
   const int n = p->n;
   double Rt = w->Rt;
@@ -1076,18 +1081,50 @@ JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int
     else w->since++;
   }
   JL_SYNC();
-  /* The probe: a packing below the record but above Rt is never legal in
-   * Rt, so a walker whose record lies less than its rung above a better
-   * basin (n = 30: 1.03e-4 above the record, rungs from 2e-4) could never
-   * find it. A new lowest energy is relaxed once more just below the record:
-   * legal there, it is a record. */
-  if (p->walk_probe && w->since == 0) {
-    if (jl_relax_run(w, p, w->R_rec * (1.0 - p->accept_rel), p->max_steps))
-      return jl_walk_found(w, p, c);
-    jl_copy_xy(w->x, w->y, w->kx, w->ky, n);
+  if (p->walk_probe != JL_PROBE_OFF && w->since == 0) {
+    int imp = jl_walk_probe(w, p, c);
+    if (imp >= 0) return imp;
   }
   if (w->since >= p->walk_reset) return jl_walk_begin(w, p, c);
   return 0;
+}
+
+/* The probe. A packing below the record but above the walk's container Rt
+ * is never legal in Rt, so a walker whose record lies less than its rung
+ * above a better basin (n = 30: 1.03e-4 above the record, rungs from 2e-4)
+ * could never find it. The walk's packing (x, y = kx, ky) at a new lowest
+ * energy is relaxed once more just below the record; legal there, it is
+ * compressed into a record. JL_PROBE_RESTART then begins the walk again
+ * below it (jl_walk_found); JL_PROBE_KEEP keeps the walk where it was, in
+ * its container, unless the record fell below Rt. Returns 1 when the record
+ * fell, 0 when it did not but the walk began again, -1 when the walk goes
+ * on from its packing. */
+JL_RELAX_FN int jl_walk_probe(jl_relax_ws *w, const jl_relax_params *p, int c) {
+  const int n = p->n;
+  if (!jl_relax_run(w, p, w->R_rec * (1.0 - p->accept_rel), p->max_steps)) {
+    jl_copy_xy(w->x, w->y, w->kx, w->ky, n);
+    return -1;
+  }
+  if (p->walk_probe == JL_PROBE_RESTART) return jl_walk_found(w, p, c);
+  double R_was = w->R;
+  jl_relax_compress_from(w, p, p->delta_trial);
+  int improved = w->R < w->R_rec * (1.0 - p->accept_rel);
+  JL_SYNC();
+  if (improved && w->R < w->Rt) {
+    if (JL_LEADER) w->R_rec = w->R;
+    jl_copy_xy(w->sx, w->sy, w->x, w->y, n);
+    jl_walk_enter(w, p, c);
+    return 1;
+  }
+  if (improved) {
+    if (JL_LEADER) w->R_rec = w->R;
+    jl_copy_xy(w->sx, w->sy, w->x, w->y, n);
+  } else if (JL_LEADER) {
+    w->R = R_was;  /* the candidate's packing stays */
+  }
+  JL_SYNC();
+  jl_copy_xy(w->x, w->y, w->kx, w->ky, n);
+  return improved ? 1 : -1;
 }
 
 /* Lays the workspace arrays out in one block of JL_RELAX_WS_DOUBLES(n). */

@@ -475,7 +475,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   p.walk_aim = o->aim;
   if (o->walk_k > 0) p.walk_k = o->walk_k;
   if (o->tenure > 0) p.walk_tenure = o->tenure;
-  p.walk_probe = o->probe != 0;
+  p.walk_probe = o->probe;
   p.nbr = jl_circle_nbr_auto(dev, prob->n);
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
   if (o->trials_per_round <= 0 && o->mode != JL_MODE_TRIALS)

@@ -60,9 +60,10 @@ static const char *const jl_circles_help =
   "  --walk-k K        neighbours a walk step relaxes before it moves to the\n"
   "                    best (default 8 below 64 circles, 16 from 64; at most 256)\n"
   "  --tenure T        walk steps a moved circle may not move again (default 4)\n"
-  "  --probe on|off    also relax a walk state of a new lowest energy just below\n"
-  "                    the record, where a basin nearer than the walk's container\n"
-  "                    is legal (default on)\n"
+  "  --probe P         off (default), restart or keep: also relax a walk state of a\n"
+  "                    new lowest energy just below the record, where a basin\n"
+  "                    nearer than the walk's container is legal; a record found\n"
+  "                    so restarts the walk below it, or the walk keeps going\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
   "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
@@ -224,9 +225,9 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       a->search.tenure = (int)v;
       break;
     case OPT_PROBE:
-      if (strcmp(optarg, "on") == 0) a->search.probe = 1;
-      else if (strcmp(optarg, "off") == 0) a->search.probe = 0;
-      else rc = jl_cli_error_set(err, JL_ERR_INPUT, "--probe: expected on or off, got '%s'", optarg);
+      if (jl_circles_probe_parse(optarg, &a->search.probe, NULL) != JL_OK)
+        rc = jl_cli_error_set(err, JL_ERR_INPUT, "--probe: expected off, restart or keep, got '%s'",
+                              optarg);
       break;
     case OPT_AREA: a->search.area_weighted = 1; break;
     case OPT_RESUME: a->resume = optarg; break;
