@@ -116,7 +116,7 @@ typedef struct jl_circle_search_opts {
   double aim;              /* share of the walk's jumps aimed by overlap energy */
   int walk_k;              /* neighbours per walk step; 0: by n (jl_walk_k_default) */
   int tenure;              /* walk steps a moved circle stays tabu; 0: JL_WALK_TENURE_DEFAULT */
-  int probe;               /* the walk's probe just below the record (jl_relax_walk_step) */
+  int probe;               /* the walk's probe just below the record (JL_PROBE_*, jl_walk_probe) */
   int area_weighted;
   int progress;            /* progress line (on stderr, or through log) */
   jl_log_fn log;           /* progress lines as JL_LOG_PROGRESS; NULL: stderr */
