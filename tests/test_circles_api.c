@@ -89,6 +89,37 @@ static void test_ready_refuses(void **state) {
   jl_circles_problem_free(&p);
 }
 
+/* The walk's probe: names and values both ways, off by default, and a run
+ * with a value that is none of them refused before any work. */
+static void test_probe_option(void **state) {
+  (void)state;
+  jl_error err = {0};
+  const char *names[] = {"off", "restart", "keep"};
+  for (int k = 0; k < 3; ++k) {
+    int v = -1;
+    assert_int_equal(jl_circles_probe_parse(names[k], &v, &err), JL_OK);
+    assert_int_equal(v, k);
+    assert_string_equal(jl_circles_probe_name(v), names[k]);
+  }
+  int v = 5;
+  assert_int_equal(jl_circles_probe_parse("on", &v, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "'on'"));
+  assert_int_equal(v, 5);
+  jl_circles_problem p;
+  assert_int_equal(jl_circles_problem_equal(&p, 5, &err), JL_OK);
+  lines l = {0};
+  jl_circles_options o;
+  quick(&o, &l);
+  assert_int_equal(o.probe, JL_CIRCLES_PROBE_OFF);
+  o.probe = 3;
+  jl_circles_run run;
+  assert_int_equal(jl_circles_run_search(&p, &o, &run, &err), JL_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "probe"));
+  assert_int_equal(l.info, 0);
+  jl_circles_run_free(&run);
+  jl_circles_problem_free(&p);
+}
+
 /* 7 unit circles: the optimum is R = 3 (a hexagon around one). */
 static void test_run_write_verify_resume(void **state) {
   (void)state;
@@ -164,6 +195,7 @@ static void test_run_write_verify_resume(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_problems),
+    cmocka_unit_test(test_probe_option),
     cmocka_unit_test(test_ready_refuses),
     cmocka_unit_test(test_run_write_verify_resume),
   };

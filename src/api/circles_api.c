@@ -385,6 +385,9 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
   if (o->walk_k < 0 || o->walk_k > JL_CIRCLES_WALK_K_MAX || o->tenure < 0)
     return jl_error_set(err, JL_ERR_INPUT, "options: walk_k must lie in 0..%d and tenure be >= 0",
                         JL_CIRCLES_WALK_K_MAX);
+  if (o->probe < JL_CIRCLES_PROBE_OFF || o->probe > JL_CIRCLES_PROBE_KEEP)
+    return jl_error_set(err, JL_ERR_INPUT, "options: probe must be a jl_circles_probe (0..%d), got %d",
+                        (int)JL_CIRCLES_PROBE_KEEP, o->probe);
   if (o->time_s == 0.0 && o->rounds == 0 && o->target_R == 0.0 && !o->stop && !o->progress)
     return jl_error_set(err, JL_ERR_INPUT,
                         "options: no way to stop (give time_s, rounds, target_R, a stop flag or a "

@@ -1019,12 +1019,18 @@ JL_RELAX_FN int jl_walk_enter(jl_relax_ws *w, const jl_relax_params *p, int c) {
  * becomes the candidate's packing and record (sx, sy, R, R_rec), and the
  * walk enters the container below the new record. Returns 1 when the
  * record fell. */
-JL_RELAX_FN int jl_walk_found(jl_relax_ws *w, const jl_relax_params *p, int c) {
-  jl_relax_compress_from(w, p, p->delta_trial);
-  int improved = w->R < w->R_rec * (1.0 - p->accept_rel);
+/* The compressed packing in x, y (enclosing radius R) becomes the
+ * candidate's packing, and its record where below it. */
+JL_RELAX_FN void jl_walk_take(jl_relax_ws *w, const jl_relax_params *p) {
   JL_SYNC();
   if (JL_LEADER && w->R < w->R_rec) w->R_rec = w->R;
   jl_copy_xy(w->sx, w->sy, w->x, w->y, p->n);
+}
+
+JL_RELAX_FN int jl_walk_found(jl_relax_ws *w, const jl_relax_params *p, int c) {
+  jl_relax_compress_from(w, p, p->delta_trial);
+  int improved = w->R < w->R_rec * (1.0 - p->accept_rel);
+  jl_walk_take(w, p);
   /* one level deep: a walk that enters legal again counts on its next step */
   jl_walk_enter(w, p, c);
   return improved;
@@ -1109,20 +1115,17 @@ JL_RELAX_FN int jl_walk_probe(jl_relax_ws *w, const jl_relax_params *p, int c) {
   double R_was = w->R;
   jl_relax_compress_from(w, p, p->delta_trial);
   int improved = w->R < w->R_rec * (1.0 - p->accept_rel);
-  JL_SYNC();
-  if (improved && w->R < w->Rt) {
-    if (JL_LEADER) w->R_rec = w->R;
-    jl_copy_xy(w->sx, w->sy, w->x, w->y, n);
-    jl_walk_enter(w, p, c);
-    return 1;
-  }
   if (improved) {
-    if (JL_LEADER) w->R_rec = w->R;
-    jl_copy_xy(w->sx, w->sy, w->x, w->y, n);
-  } else if (JL_LEADER) {
-    w->R = R_was;  /* the candidate's packing stays */
+    jl_walk_take(w, p);
+    if (w->R < w->Rt) {  /* below the walk's container: a find in Rt */
+      jl_walk_enter(w, p, c);
+      return 1;
+    }
+  } else {
+    JL_SYNC();  /* every thread has read R */
+    if (JL_LEADER) w->R = R_was;  /* the candidate's packing stays */
+    JL_SYNC();
   }
-  JL_SYNC();
   jl_copy_xy(w->x, w->y, w->kx, w->ky, n);
   return improved ? 1 : -1;
 }
