@@ -89,7 +89,7 @@ static void test_ready_refuses(void **state) {
   jl_circles_problem_free(&p);
 }
 
-/* The walk's probe: names and values both ways, off by default, and a run
+/* The walk's probe: names and values both ways, keep by default, and a run
  * with a value that is none of them refused before any work. */
 static void test_probe_option(void **state) {
   (void)state;
@@ -110,7 +110,7 @@ static void test_probe_option(void **state) {
   lines l = {0};
   jl_circles_options o;
   quick(&o, &l);
-  assert_int_equal(o.probe, JL_CIRCLES_PROBE_OFF);
+  assert_int_equal(o.probe, JL_CIRCLES_PROBE_KEEP);
   o.probe = 3;
   jl_circles_run run;
   assert_int_equal(jl_circles_run_search(&p, &o, &run, &err), JL_ERR_INPUT);

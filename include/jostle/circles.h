@@ -84,7 +84,7 @@ typedef struct jl_circles_options {
   double aim;              /* share of the walk's jumps aimed by overlap (default 0.5) */
   int walk_k;              /* neighbours a walk step relaxes (0: 8 below 64 circles, 16 from 64) */
   int tenure;              /* walk steps a moved circle stays tabu (0: default 4) */
-  int probe;               /* the walk's probe, a jl_circles_probe (default off) */
+  int probe;               /* the walk's probe, a jl_circles_probe (default keep) */
   int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: 8 from
                             * 256 candidates, as on a GPU, else 4) */
   double crowding;         /* population: shape distance of one family (0: equal R alone;

@@ -45,11 +45,12 @@ static inline int jl_walk_k_default(int n) {
   return n >= JL_WALK_K_LARGE_N ? JL_WALK_K_LARGE : JL_WALK_K_DEFAULT;
 }
 #define JL_WALK_TENURE_DEFAULT 4
-/* The walk's probe below the record (jl_walk_probe): off. On four H100s at
- * n = 30 the restarting probe took the three seeds that ended 1.03e-4 above
- * the record to 7.7e-6, but lost seeds 1 and 2 their records (6 of 10 within
- * 1e-4 against 5; docs/benchmarks.md). */
-#define JL_WALK_PROBE_DEFAULT JL_PROBE_OFF
+/* The walk's probe below the record (jl_walk_probe): keep. On four H100s at
+ * n = 30 over seeds 1-10 it reached the record 4 times and came within 1e-4
+ * 6 times, no run past 1.03e-4, against 2, 5 and two runs at 5e-4 to 9e-4
+ * without it; the restarting form lost seeds 1 and 2 their early records
+ * (docs/benchmarks.md). */
+#define JL_WALK_PROBE_DEFAULT JL_PROBE_KEEP
 
 /* The elite restarts adopt from, by the size of the population. A large
  * one (a GPU's thousands of candidates) keeps 8 packings, one per shape

@@ -15,7 +15,7 @@ for run in a:7 b:7 c:8 e:7 f:7; do
   args=("${common[@]}")
   # n = 20 leaves several families to keep after 3 rounds, n = 12 one
   [ "$name" = e ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05 --walk-k 12 --tenure 6 \
-    --probe keep)
+    --probe off)
   # adopters spread over the elite by how many candidates are near each
   # member; a low stuck limit makes candidates restart within the 3 rounds
   [ "$name" = f ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05 --walk-k 12 --tenure 6 \
@@ -60,8 +60,8 @@ for name, d, K, D, WK, T, least in (("a", a, 4, 0.0, 8, 4, 1), ("e", load(sys.ar
 f = load(sys.argv[5])["run"]
 if a["run"]["adopt_by"] != "uniform" or f["adopt_by"] != "spread":
     fail("adopt_by: expected uniform (default) and spread, got %r and %r" % (a["run"]["adopt_by"], f["adopt_by"]))
-if a["run"]["probe"] != "off" or load(sys.argv[4])["run"]["probe"] != "keep":
-    fail("probe: expected off (default) and keep, got %r and %r" % (a["run"]["probe"], load(sys.argv[4])["run"]["probe"]))
+if a["run"]["probe"] != "keep" or load(sys.argv[4])["run"]["probe"] != "off":
+    fail("probe: expected keep (default) and off, got %r and %r" % (a["run"]["probe"], load(sys.argv[4])["run"]["probe"]))
 if not 0 < f["adoptions"] <= f["restarts"]:
     fail("run f (--adopt-by spread --stuck 20): expected adoptions, at most the restarts, got %r of %r"
          % (f["adoptions"], f["restarts"]))
