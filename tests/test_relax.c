@@ -304,11 +304,11 @@ static void test_record_to_record(void **state) {
 
 /* The fixed-container walk: a walker reports only legal packings (its walk's
  * packing, which overlaps, stays in wx, wy), its record is the R it reports,
- * its walk's container sits its rung of the ladder below that record, the
- * record never rises, and walks do find legal packings below their records.
- * The other candidates keep the seed's trials. */
-static void test_walk_keeps_legal_record(void **state) {
-  (void)state;
+ * its walk's container sits its rung of the ladder below that record (with
+ * the keep probe, below the record it entered at: between the rung and the
+ * record), the record never rises, and walks do find legal packings below
+ * their records. The other candidates keep the seed's trials. */
+static void walk_keeps_legal_record(int probe) {
   enum { N = 10, C = 8 };
   double r[N];
   jl_circle_batch b;
@@ -316,6 +316,7 @@ static void test_walk_keeps_legal_record(void **state) {
   fresh_batch(&b, r, N, C, 11, &p);
   p.walk_every = 2;
   p.trials = 8;
+  p.walk_probe = probe;
   double rec_prev[C];
   for (int launch = 0; launch < 4; ++launch) {
     assert_int_equal(jl_circle_batch_run_cpu(&p, &b, 2, NULL), JL_OK);
@@ -331,13 +332,28 @@ static void test_walk_keeps_legal_record(void **state) {
       assert_true(b.R[c] == b.R_rec[c]);
       double s = p.walk_shrink;
       for (int l = 0; l < (c / p.walk_every) % p.walk_levels; ++l) s *= p.walk_ratio;
-      assert_true(b.Rt[c] == b.R_rec[c] * (1.0 - s));
+      if (probe == JL_PROBE_KEEP) {
+        assert_true(b.Rt[c] >= b.R_rec[c] * (1.0 - s));
+        assert_true(b.Rt[c] < b.R_rec[c]);
+      } else {
+        assert_true(b.Rt[c] == b.R_rec[c] * (1.0 - s));
+      }
     }
   }
   uint64_t found = 0;  /* walks that found a legal packing below their record */
   for (int c = 1; c < C; c += 2) found += b.accepted[c];
   assert_true(found > 0);
   jl_circle_batch_free(&b);
+}
+
+static void test_walk_keeps_legal_record(void **state) {
+  (void)state;
+  walk_keeps_legal_record(JL_PROBE_OFF);
+}
+
+static void test_walk_keeps_legal_record_probe_keep(void **state) {
+  (void)state;
+  walk_keeps_legal_record(JL_PROBE_KEEP);
 }
 
 /* The walk's aimed jumps: each circle's overlap energy (a quarter of each
@@ -485,6 +501,7 @@ int main(void) {
     cmocka_unit_test(test_batch_cut_at_deadline),
     cmocka_unit_test(test_record_to_record),
     cmocka_unit_test(test_walk_keeps_legal_record),
+    cmocka_unit_test(test_walk_keeps_legal_record_probe_keep),
     cmocka_unit_test(test_walk_aim),
     cmocka_unit_test(test_walk_probe_finds_nearer_basin),
     cmocka_unit_test(test_walk_search_reaches_record_n10),

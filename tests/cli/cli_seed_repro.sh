@@ -19,7 +19,7 @@ for run in a:7 b:7 c:8 e:7 f:7; do
   # adopters spread over the elite by how many candidates are near each
   # member; a low stuck limit makes candidates restart within the 3 rounds
   [ "$name" = f ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05 --walk-k 12 --tenure 6 \
-    --adopt-by spread --stuck 20)
+    --adopt-by spread --stuck 4)
   jrun "$name" circles "${args[@]}" --seed "$seed" --out "$d/$name.json"
   expect_rc 0
   check_result "$d/$name.json" "$(case $name in e|f) echo 20 ;; *) echo 12 ;; esac)"
@@ -63,7 +63,7 @@ if a["run"]["adopt_by"] != "uniform" or f["adopt_by"] != "spread":
 if a["run"]["probe"] != "keep" or load(sys.argv[4])["run"]["probe"] != "off":
     fail("probe: expected keep (default) and off, got %r and %r" % (a["run"]["probe"], load(sys.argv[4])["run"]["probe"]))
 if not 0 < f["adoptions"] <= f["restarts"]:
-    fail("run f (--adopt-by spread --stuck 20): expected adoptions, at most the restarts, got %r of %r"
+    fail("run f (--adopt-by spread --stuck 4): expected adoptions, at most the restarts, got %r of %r"
          % (f["adoptions"], f["restarts"]))
 ' "$d/a.json" "$d/b.json" "$d/c.json" "$d/e.json" "$d/f.json" || fail "seed reproducibility checks failed"
 
