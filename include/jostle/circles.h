@@ -94,6 +94,14 @@ typedef struct jl_circles_options {
                             * (default 0: one drawn alike) */
   int area_weighted;       /* split contact moves by area */
   const jl_circles_packing *resume; /* start from this packing (the problem's radii), or NULL */
+  /* Checkpoints (not under several MPI ranks): checkpoint names a file the
+   * search's whole state is written to, atomically, every minute and when
+   * it stops; continue_from one to go on from, with its seed, mode and
+   * batch (seed, mode and batch here are then not used): time_s and rounds
+   * count from the first run's start, so with rounds and fixed threads a
+   * run in two parts gives the bits of one run. NULL: none. */
+  const char *checkpoint;
+  const char *continue_from;
   /* Lines for people (jl_circles_run only): notices, the run's first line
    * and, with progress_lines, the progress line every progress_period_s
    * (0: 5 s) and on every new best. NULL: silent. */

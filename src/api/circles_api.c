@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "circle_batch.h"
+#include "circle_checkpoint.h"
 #include "circle_search.h"
 #include "circles.h"
 #include "device.h"
@@ -394,6 +395,8 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
                         "progress callback)");
   if (o->resume && jl_circle_check_instance(o->resume, prob, "resume", JL_ERR_INPUT, err) != JL_OK)
     return JL_ERR_INPUT;
+  if (o->resume && o->continue_from)
+    return jl_error_set(err, JL_ERR_INPUT, "options: resume and continue_from exclude each other");
   const char *want = o->device ? o->device : "auto";
   if (strcmp(want, "auto") != 0 && strcmp(want, "cpu") != 0 && strcmp(want, "cuda") != 0)
     return jl_error_set(err, JL_ERR_INPUT, "options: device \"%s\" (expected auto, cpu or cuda)",
@@ -405,6 +408,13 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
   const int root = isl.rank == 0;
   run->rank = isl.rank;
   int ok = 1, rc = JL_OK;
+  jl_circle_checkpoint ck;
+  memset(&ck, 0, sizeof ck);
+  if ((o->continue_from || o->checkpoint) && isl.size > 1)
+    ok = jl_error_set(err, JL_ERR_INPUT,
+                      "checkpoints: not under several MPI ranks (each rank's state is its own)") == JL_OK;
+  if (ok && o->continue_from && jl_circle_checkpoint_load(o->continue_from, prob, &ck, err) != JL_OK)
+    ok = 0;
   /* Setup errors (the caller's check, the device) are agreed on by all
    * ranks, so a rank never waits in a migration for one that has left. */
   if (o->ready && o->ready(o->ready_ctx, isl.rank, err) != JL_OK) ok = 0;
@@ -438,11 +448,21 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
   so.log_ctx = o->log_ctx;
   so.progress_period_s = o->progress_period_s;
   so.resume = o->resume;
+  so.checkpoint = o->checkpoint;
+  if (o->continue_from) {
+    /* the run goes on as the checkpoint's: its seed, mode and batch */
+    so.resume_state = &ck;
+    so.batch = ck.batch.count;
+    so.mode = (jl_search_mode)ck.mode;
+  }
   snprintf(run->device, sizeof run->device, "%s", jl_device_kind_name(dev.kind));
   snprintf(run->device_name, sizeof run->device_name, "%s", dev.name);
   jl_circle_layout_describe(&dev, prob->n, jl_circle_search_batch(&dev, prob->n, &so), run->layout,
                             sizeof run->layout);
-  so.seed = jl_islands_seed(o->seed, isl.rank);
+  so.seed = o->continue_from ? ck.seed : jl_islands_seed(o->seed, isl.rank);
+  if (o->continue_from)
+    jl_api_log(o, JL_LOG_NOTICE, "going on from %s: %ld rounds, %.1f s, best R %.10f", o->continue_from,
+               ck.round, ck.elapsed_s, ck.best.R);
   if (isl.size > 1) {
     so.migrate = jl_islands_circle_migrate;
     so.migrate_ctx = &isl;
@@ -457,7 +477,7 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
                  so.rounds > 0 ? "rounds" : "s");
   } else {
     jl_api_log(o, JL_LOG_INFO, "%s, %d circles, %s, %s, %s mode, seed %llu", prob->name, prob->n,
-               dev.name, run->layout, jl_search_mode_name(so.mode), (unsigned long long)o->seed);
+               dev.name, run->layout, jl_search_mode_name(so.mode), (unsigned long long)so.seed);
   }
   jl_circle_run_info *info = &run->info;
   /* JL_ISLANDS_FAIL_RANK=r: rank r fails as a device error would (tests the
@@ -493,7 +513,7 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
   }
   info->device = run->device;
   info->device_name = run->device_name;
-  info->seed = o->seed;
+  info->seed = o->continue_from ? so.seed : o->seed;
   info->ranks = isl.size;
   if (isl.size > 1) {
     jl_rank_info mine;
@@ -536,6 +556,7 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
   }
   run->writes = 1;
 done:
+  jl_circle_checkpoint_free(&ck);
   if (o->islands) jl_islands_finalize(&isl);
   return rc;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "circle_batch.h"
+#include "circle_checkpoint.h"
 #include "circle_elite.h"
 #include "progress.h"
 #include "stop_flag.h"
@@ -419,6 +420,92 @@ static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_
   }
 }
 
+/* The loop's own state beside st and the batch, for a checkpoint. */
+typedef struct jl_search_loop {
+  long round;
+  uint64_t migrations;
+  jl_rng host_rng;
+  uint64_t step_budget;
+  int first;
+} jl_search_loop;
+
+/* Writes the search's state, as it stands after a round's stop checks
+ * (before its restarts, which a run going on from it does first). */
+static int jl_search_checkpoint(const jl_search_state *st, const jl_circle_batch *b,
+                                const jl_search_loop *l, const jl_circle_search_opts *o,
+                                jl_error *err) {
+  jl_circle_checkpoint ck;
+  memset(&ck, 0, sizeof ck);
+  ck.seed = o->seed;
+  ck.mode = (int)o->mode;
+  ck.round = l->round;
+  ck.restarts = st->restarts;
+  ck.adoptions = st->adoptions;
+  ck.migrations = l->migrations;
+  ck.elite_offers = st->elite.offers;
+  ck.elite_crowded = st->elite.crowded;
+  ck.step_budget = l->step_budget;
+  ck.first = l->first;
+  ck.elapsed_s = jl_time_now() - st->t0;
+  ck.t_best = st->t_best;
+  ck.polish_iter_s = st->polish_iter_s;
+  ck.host_rng = l->host_rng;
+  ck.batch = *b;
+  ck.polished_R = st->polished_R;
+  ck.best = st->best;
+  ck.elite_count = st->elite.count;
+  ck.elite = st->elite.pk;
+  return jl_circle_checkpoint_save(o->checkpoint, &ck, err);
+}
+
+/* A run going on from a checkpoint: the candidates, the best, the elite,
+ * the counters and the clock as they were. */
+static int jl_search_restore(jl_search_state *st, jl_circle_batch *b, jl_search_loop *l,
+                             const jl_circle_checkpoint *ck, const jl_circle_search_opts *o,
+                             jl_error *err) {
+  const jl_circle_batch *cb = &ck->batch;
+  if (cb->n != b->n || cb->count != b->count || ck->seed != o->seed || ck->mode != (int)o->mode)
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "checkpoint: %d candidates of %d circles, seed %llu, %s mode; the run has "
+                        "%d of %d, seed %llu, %s mode",
+                        cb->count, cb->n, (unsigned long long)ck->seed,
+                        jl_search_mode_name((jl_search_mode)ck->mode), b->count, b->n,
+                        (unsigned long long)o->seed, jl_search_mode_name(o->mode));
+  size_t n = (size_t)b->n, k = (size_t)b->count, nc = n * k;
+  memcpy(b->x, cb->x, 8 * nc);
+  memcpy(b->y, cb->y, 8 * nc);
+  memcpy(b->wx, cb->wx, 8 * nc);
+  memcpy(b->wy, cb->wy, 8 * nc);
+  memcpy(b->R, cb->R, 8 * k);
+  memcpy(b->R_rec, cb->R_rec, 8 * k);
+  memcpy(b->Rt, cb->Rt, 8 * k);
+  memcpy(b->rng_offset, cb->rng_offset, 8 * k);
+  memcpy(b->steps, cb->steps, 8 * k);
+  memcpy(b->trials_done, cb->trials_done, 8 * k);
+  memcpy(b->accepted, cb->accepted, 8 * k);
+  memcpy(b->stuck, cb->stuck, 4 * k);
+  memcpy(b->need_start, cb->need_start, k);
+  memcpy(st->polished_R, ck->polished_R, 8 * k);
+  int rc;
+  if (ck->best.R > 0.0 && (rc = jl_circle_packing_copy(&st->best, &ck->best, err)) != JL_OK) return rc;
+  /* members R ascending, no two of one family: offered in order, each joins */
+  for (int e = 0; e < ck->elite_count; ++e)
+    if ((rc = jl_circle_elite_offer(&st->elite, &ck->elite[e], NULL, err)) != JL_OK) return rc;
+  st->elite.offers = ck->elite_offers;
+  st->elite.crowded = ck->elite_crowded;
+  st->restarts = ck->restarts;
+  st->adoptions = ck->adoptions;
+  st->t_best = ck->t_best;
+  st->polish_iter_s = ck->polish_iter_s;
+  st->t0 -= ck->elapsed_s;
+  l->round = ck->round;
+  l->migrations = ck->migrations;
+  l->host_rng = ck->host_rng;
+  if (ck->step_budget > 0) l->step_budget = ck->step_budget;
+  l->first = ck->first;
+  return JL_OK;
+}
+
 int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
                      const jl_circle_search_opts *o, jl_circle_packing *best,
                      jl_circle_run_info *info, jl_error *err) {
@@ -442,7 +529,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   jl_circle_engine eng = {0};
   jl_search_state st = {0};
   if ((rc = jl_sorted_init(&s, prob, err)) != JL_OK) goto done;
-  int count = jl_circle_search_batch(dev, prob->n, o);
+  int count = o->resume_state ? o->resume_state->batch.count : jl_circle_search_batch(dev, prob->n, o);
   if ((rc = jl_circle_batch_alloc(&b, prob->n, count, s.r, err)) != JL_OK) goto done;
   if ((rc = jl_circle_engine_init(&eng, dev, prob->n, count, err)) != JL_OK) goto done;
   eng.stop = o->stop;
@@ -487,8 +574,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
                     : (prob->n * JL_STUCK_PER_CIRCLE > JL_STUCK_MIN ? prob->n * JL_STUCK_PER_CIRCLE
                                                                     : JL_STUCK_MIN);
   /* The host's own choices (restarts) draw from a stream no candidate uses. */
-  jl_rng host_rng;
-  jl_rng_init(&host_rng, o->seed, (uint64_t)1 << 62, 0);
+  jl_search_loop l = {.step_budget = p.step_budget};
+  jl_rng_init(&l.host_rng, o->seed, (uint64_t)1 << 62, 0);
 
   if (o->resume) {
     for (int c = 0; c < count; ++c) jl_packing_to_batch(o->resume, &s, &b, c, 1);
@@ -505,9 +592,16 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   st.t0 = o->t_start > 0.0 ? o->t_start : jl_time_now();
   st.deadline = o->time_s > 0 ? st.t0 + o->time_s : 0.0;
   st.stop = o->stop;
+  if (o->resume_state) {
+    if ((rc = jl_search_restore(&st, &b, &l, o->resume_state, o, err)) != JL_OK) goto done;
+    p.step_budget = l.step_budget;
+    eng.first = l.first;
+    /* the checkpoint was taken before the round's restarts */
+    jl_search_restart(&st, &b, &s, o, stuck_limit, &l.host_rng);
+  }
+  const double ck_period = o->checkpoint_period_s > 0 ? o->checkpoint_period_s : JL_CHECKPOINT_PERIOD_S;
+  double ck_last = jl_time_now();
   int stopped_by = JL_STOP_ROUNDS;
-  long round = 0;
-  uint64_t migrations = 0;
   double next_migration = o->migrate_s;
   for (;;) {
     /* With --rounds launches run to their budgets, so a seed gives the
@@ -530,7 +624,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
       double fit = JL_LAUNCH_TARGET_S * (double)(steps1 - steps0) / t_launch / count;
       p.step_budget = fit < (double)budget_max ? (fit > 1.0 ? (uint64_t)fit : 1) : budget_max;
     }
-    round++;
+    l.round++;
     st.polish_deadline = 0.0;
     if (st.deadline > 0)
       st.polish_deadline = o->rounds > 0 ? st.deadline + JL_POLISH_GRACE_S
@@ -555,18 +649,24 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
              o->on_progress(o->on_progress_ctx,
                             &(jl_progress_info){now, st.best.R, trials}) != 0)
       want = JL_STOP_SIGNAL + 1;
-    else if (o->rounds > 0 && round >= o->rounds) want = JL_STOP_ROUNDS + 1;
+    else if (o->rounds > 0 && l.round >= o->rounds) want = JL_STOP_ROUNDS + 1;
     else if (o->time_s > 0 && now >= o->time_s) want = JL_STOP_TIME + 1;
     if (o->migrate) {
-      int due = o->rounds > 0 ? o->migrate_rounds > 0 && round % o->migrate_rounds == 0
+      int due = o->rounds > 0 ? o->migrate_rounds > 0 && l.round % o->migrate_rounds == 0
                               : now >= next_migration;
       int started = 0;
-      if ((rc = jl_search_migrate(&st, o, due, want, &migrations, &started, &want, err)) != JL_OK)
+      if ((rc = jl_search_migrate(&st, o, due, want, &l.migrations, &started, &want, err)) != JL_OK)
         goto done;
       if (started) next_migration = now + o->migrate_s;
     }
+    if (o->checkpoint && (want || jl_time_now() - ck_last >= ck_period)) {
+      l.step_budget = p.step_budget;
+      l.first = eng.first;
+      if ((rc = jl_search_checkpoint(&st, &b, &l, o, err)) != JL_OK) goto done;
+      ck_last = jl_time_now();
+    }
     if (want) { stopped_by = want - 1; break; }
-    jl_search_restart(&st, &b, &s, o, stuck_limit, &host_rng);
+    jl_search_restart(&st, &b, &s, o, stuck_limit, &l.host_rng);
   }
   jl_progress_end(&pr);
 
@@ -607,7 +707,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     info->elite_R[k] = st.elite.pk[k].R;
     info->elite_spread[k] = jl_circle_elite_spread(&st.elite, k);
   }
-  info->migrations = migrations;
+  info->migrations = l.migrations;
   info->stopped_by = stopped_by;
   rc = JL_OK;
 done:

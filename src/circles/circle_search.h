@@ -124,6 +124,12 @@ typedef struct jl_circle_search_opts {
   void *log_ctx;
   double progress_period_s; /* with log: between lines (0: 5 s) */
   const jl_circle_packing *resume; /* start every candidate from this packing */
+  const struct jl_circle_checkpoint *resume_state; /* go on from this state (its seed,
+                                    * mode and batch; circle_checkpoint.h): the rounds
+                                    * and time_s count from the first run's start */
+  const char *checkpoint;          /* write the state here every checkpoint_period_s
+                                    * and when the search stops (NULL: never) */
+  double checkpoint_period_s;      /* 0: JL_CHECKPOINT_PERIOD_S */
   volatile sig_atomic_t *stop;     /* set asynchronously (SIGINT): the launch, the
                                     * polish and the search end within about a second */
   jl_progress_fn on_progress;      /* after every round (about a second), on the calling
@@ -134,6 +140,10 @@ typedef struct jl_circle_search_opts {
   double migrate_s;                /* a migration every this many seconds (--time runs) */
   long migrate_rounds;             /* or every this many rounds (--rounds runs, reproducible) */
 } jl_circle_search_opts;
+
+/* A checkpoint is rewritten at most this often (and when the search stops):
+ * a run killed outright loses at most this much of its work. */
+#define JL_CHECKPOINT_PERIOD_S 60.0
 
 void jl_circle_search_opts_default(jl_circle_search_opts *o);
 const char *jl_search_mode_name(jl_search_mode m);

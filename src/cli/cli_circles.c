@@ -65,7 +65,12 @@ static const char *const jl_circles_help =
   "                    nearer than the walk's container is legal; the walk keeps\n"
   "                    going after a record found so, or restarts below it\n"
   "  --area-weighted   split contact moves by area instead of half and half\n"
-  "  --resume FILE     continue from a packing (.json result or Packomania .txt)\n"
+  "  --resume FILE     start from a packing (.json result or Packomania .txt)\n"
+  "  --checkpoint FILE write the search's whole state to FILE every minute and\n"
+  "                    when the run stops (not under several MPI ranks)\n"
+  "  --continue FILE   go on from a checkpoint, with its seed, mode and batch: --time\n"
+  "                    and --rounds count from the first run's start, so a run in\n"
+  "                    parts gives what one run gives (with --rounds, the same bits)\n"
   "  --device D        cpu, cuda or auto (default auto)\n"
   "  --threads T       CPU threads (default: all cores, shared by the ranks on a node)\n"
   "  --migrate S       under mpirun: the ranks exchange their best packings every S\n"
@@ -104,7 +109,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_ADOPT_BY, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_ADOPT_BY, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -133,6 +138,8 @@ static const struct option jl_circles_opts[] = {
   {"probe", required_argument, NULL, OPT_PROBE},
   {"area-weighted", no_argument, NULL, OPT_AREA},
   {"resume", required_argument, NULL, OPT_RESUME},
+  {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+  {"continue", required_argument, NULL, OPT_CONTINUE},
   {"device", required_argument, NULL, OPT_DEVICE},
   {"threads", required_argument, NULL, OPT_THREADS},
   {"migrate", required_argument, NULL, OPT_MIGRATE},
@@ -149,6 +156,7 @@ typedef struct jl_circles_args {
   const char *problem, *resume, *device, *out, *svg, *txt;
   jl_circles_options search;
   int time_given, quiet;
+  const char *fixed_by_checkpoint; /* --seed, --batch or --mode when given: --continue takes them */
 } jl_circles_args;
 
 static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help, jl_error *err) {
@@ -175,13 +183,18 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       rc = jl_cli_int("--rounds", optarg, 1, 1000000000L, &v, err);
       a->search.rounds = v;
       break;
-    case OPT_SEED: rc = jl_cli_u64("--seed", optarg, &a->search.seed, err); break;
+    case OPT_SEED:
+      rc = jl_cli_u64("--seed", optarg, &a->search.seed, err);
+      a->fixed_by_checkpoint = "--seed";
+      break;
     case OPT_MODE:
+      a->fixed_by_checkpoint = "--mode";
       if (jl_circles_mode_parse(optarg, &a->search.mode, NULL) != JL_OK)
         rc = jl_cli_error_set(err, JL_ERR_INPUT,
                               "--mode: expected population, trials or instances, got '%s'", optarg);
       break;
     case OPT_BATCH:
+      a->fixed_by_checkpoint = "--batch";
       rc = jl_cli_int("--batch", optarg, 1, 1000000, &v, err);
       a->search.batch = (int)v;
       break;
@@ -231,6 +244,8 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       break;
     case OPT_AREA: a->search.area_weighted = 1; break;
     case OPT_RESUME: a->resume = optarg; break;
+    case OPT_CHECKPOINT: a->search.checkpoint = optarg; break;
+    case OPT_CONTINUE: a->search.continue_from = optarg; break;
     case OPT_DEVICE: a->device = optarg; break;
     case OPT_THREADS: rc = jl_cli_int("--threads", optarg, 1, 256, &a->threads, err); break;
     case OPT_MIGRATE: rc = jl_cli_double("--migrate", optarg, 0.01, 1e6, &a->search.migrate_s, err); break;
@@ -249,6 +264,11 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
   if (a->time_given && a->search.time_s <= 0.0)
     return jl_cli_error_set(err, JL_ERR_INPUT, "--time: must be > 0");
   if (a->search.rounds > 0 && !a->time_given) a->search.time_s = 0.0;
+  if (a->search.continue_from && (a->fixed_by_checkpoint || a->resume))
+    return jl_cli_error_set(err, JL_ERR_INPUT,
+                            "%s: not with --continue (the run goes on with the checkpoint's seed, "
+                            "mode, batch and packings)",
+                            a->resume ? "--resume" : a->fixed_by_checkpoint);
   a->search.threads = (int)a->threads;
   return jl_cli_out_json("--out", a->out, err);
 }
@@ -342,6 +362,8 @@ int jl_cli_circles(int argc, char **argv) {
   jl_cli_outputs_add(&outs, a.out ? "--out" : "the result", out);
   jl_cli_outputs_add(&outs, a.svg ? "--svg" : "the picture", svg);
   jl_cli_outputs_add(&outs, a.txt ? "--txt" : "the text", txt);
+  /* checked with the others, written by the search (atomically) */
+  jl_cli_outputs_add(&outs, "--checkpoint", a.search.checkpoint);
   jl_circles_ready ready = {&outs, {a.problem, a.resume}};
 
   jl_cli_log log;
