@@ -51,7 +51,7 @@ def circles_record(n: int) -> Optional[float]:
 
 
 def pack_circles(radii, time=60.0, device="auto", seed=1, threads=0, target=None, rounds=0,
-                 batch=0, progress=None) -> Circles:
+                 batch=0, progress=None, checkpoint=None, continue_from=None) -> Circles:
     """Packs circles of the given radii (finite, > 0, ratio at most 1e6) into
     the smallest enclosing circle found.
 
@@ -60,7 +60,11 @@ def pack_circles(radii, time=60.0, device="auto", seed=1, threads=0, target=None
     the same packing); device: "auto" (CUDA when present), "cpu" or "cuda";
     threads: host threads (0: all); progress: called with a jostle.Progress
     about once a second, a true return stops the run. Ctrl-C stops it and
-    returns the best so far. Raises jostle.InputError for bad input.
+    returns the best so far. checkpoint: a path the search's whole state is
+    written to every minute and at the stop; continue_from: a checkpoint to go
+    on from, with its seed and batch (time and rounds count from the first
+    run's start: with rounds, the packing of one run). Raises
+    jostle.InputError for bad input.
     """
     r = np.ascontiguousarray(radii, dtype=np.float64)
     if r.ndim != 1:
@@ -68,7 +72,7 @@ def pack_circles(radii, time=60.0, device="auto", seed=1, threads=0, target=None
     result, f = _jostle.pack_circles(
         r, time=float(time), device=str(device), seed=check_seed(seed), threads=int(threads),
         target=0.0 if target is None else float(target), rounds=int(rounds), batch=int(batch),
-        progress=adapt(progress))
+        progress=adapt(progress), checkpoint=checkpoint, continue_from=continue_from)
     n = r.shape[0]
     x, y = np.frombuffer(f["x"]), np.frombuffer(f["y"])
     record = f["record"] if f["record"] > 0 else None

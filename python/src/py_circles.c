@@ -45,32 +45,34 @@ static PyObject *jl_py_circles_out(jl_circles_result *res) {
 static PyObject *jl_py_pack_circles(PyObject *self, PyObject *args, PyObject *kw) {
   (void)self;
   static char *kwlist[] = {"radii", "time", "device", "seed", "threads", "target", "rounds",
-                           "batch", "progress", NULL};
-  PyObject *radii_obj, *progress = Py_None;
+                           "batch", "progress", "checkpoint", "continue_from", NULL};
+  PyObject *radii_obj, *progress = Py_None, *ck_out = NULL, *ck_in = NULL;
   jl_circles_options o;
   jl_circles_options_default(&o);
   unsigned long long seed = o.seed;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|dsKidliO", kwlist, &radii_obj, &o.time_s,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|dsKidliOO&O&", kwlist, &radii_obj, &o.time_s,
                                    &o.device, &seed, &o.threads, &o.target_R, &o.rounds,
-                                   &o.batch, &progress))
+                                   &o.batch, &progress, jl_py_path, &ck_out, jl_py_path, &ck_in))
     return NULL;
+  PyObject *out = NULL;
+  Py_ssize_t n = 0;
+  double *radii = NULL;
+  jl_circles_result *res = NULL;
   if (progress != Py_None && !PyCallable_Check(progress)) {
     PyErr_SetString(PyExc_TypeError, "progress: expected a callable or None");
-    return NULL;
+    goto done;
   }
   o.seed = seed;
-  Py_ssize_t n = 0;
-  double *radii = jl_py_doubles(radii_obj, "radii", &n);
-  if (!radii) return NULL;
+  o.checkpoint = ck_out ? PyBytes_AS_STRING(ck_out) : NULL;
+  o.continue_from = ck_in ? PyBytes_AS_STRING(ck_in) : NULL;
+  if (!(radii = jl_py_doubles(radii_obj, "radii", &n))) goto done;
   if (n > INT_MAX) {
-    PyMem_RawFree(radii);
     PyErr_SetString(jl_py_input_error, "radii: too many circles");
-    return NULL;
+    goto done;
   }
-  jl_circles_result *res = PyMem_RawMalloc(sizeof *res);
-  if (!res) {
-    PyMem_RawFree(radii);
-    return PyErr_NoMemory();
+  if (!(res = PyMem_RawMalloc(sizeof *res))) {
+    PyErr_NoMemory();
+    goto done;
   }
   jl_py_run run;
   jl_py_run_init(&run, progress);
@@ -80,18 +82,26 @@ static PyObject *jl_py_pack_circles(PyObject *self, PyObject *args, PyObject *kw
   run.ts = PyEval_SaveThread();
   int rc = jl_circles_pack(radii, (int)n, &o, res, &err);
   PyEval_RestoreThread(run.ts);
-  PyMem_RawFree(radii);
   if (rc != JL_OK) {
     PyMem_RawFree(res);
-    if (jl_py_run_finish(&run) < 0) return NULL;
-    return jl_py_raise(&err);
+    res = NULL;
+    if (jl_py_run_finish(&run) == 0) jl_py_raise(&err);
+    goto done;
   }
   if (jl_py_run_finish(&run) < 0) {
     jl_circles_result_free(res);
     PyMem_RawFree(res);
-    return NULL;
+    res = NULL;
+    goto done;
   }
-  return jl_py_circles_out(res);
+  out = jl_py_circles_out(res);
+  res = NULL;  /* the result object owns it now */
+done:
+  if (res) PyMem_RawFree(res);
+  PyMem_RawFree(radii);
+  Py_XDECREF(ck_out);
+  Py_XDECREF(ck_in);
+  return out;
 }
 
 static PyObject *jl_py_circles_record(PyObject *self, PyObject *arg) {

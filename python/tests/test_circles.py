@@ -53,6 +53,22 @@ def test_same_seed_same_packing():
     assert np.array_equal(a.centres, b.centres)
 
 
+def test_checkpoint_two_parts_give_one_run(tmp_path):
+    radii = np.arange(1.0, 16.0)
+    kw = dict(device="cpu", threads=2, batch=8)
+    whole = jostle.pack_circles(radii, rounds=4, seed=9, **kw)
+    ck = tmp_path / "search.ck"
+    first = jostle.pack_circles(radii, rounds=2, seed=9, checkpoint=ck, **kw)
+    assert ck.stat().st_size > 0
+    # the checkpoint's seed and batch, whatever is given here
+    rest = jostle.pack_circles(radii, rounds=4, device="cpu", threads=2, continue_from=ck)
+    assert rest.seed == 9 and rest.trials == whole.trials and first.trials < whole.trials
+    assert rest.R == whole.R
+    assert np.array_equal(rest.centres, whole.centres)
+    with pytest.raises(jostle.InputError, match="search.ck: n: the checkpoint holds 15 circles"):
+        jostle.pack_circles(np.arange(1.0, 15.0), rounds=1, device="cpu", continue_from=ck)
+
+
 @pytest.mark.parametrize("radii, message", [
     ([1.0, -2.0, 3.0], "radii: r[1]: -2 is outside"),
     ([1.0, float("nan")], "radii: r[1]: nan is outside"),

@@ -131,7 +131,7 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->max_overlap = run.check.max_overlap > 0 ? (double)run.check.max_overlap : 0.0;
   res->time_s = run.info.time_s;
   res->time_to_best_s = run.info.time_to_best_s;
-  res->seed = o->seed;
+  res->seed = run.info.seed;  /* a continued run's is its checkpoint's */
   res->trials = run.info.trials;
   res->relax_steps = run.info.relax_steps;
   res->restarts = run.info.restarts;

@@ -204,7 +204,7 @@ int jl_circle_checkpoint_load(const char *path, const jl_circle_problem *prob,
   ck->seed = h.seed;
   ck->mode = (int)h.mode;
   ck->elite_count = (int)h.elite_count;
-  double *r_file = malloc(sizeof(double) * (size_t)n);
+  double *r_file = calloc((size_t)n, sizeof(double));  /* read over below */
   rc = r_file ? jl_circle_batch_alloc(&ck->batch, n, count, r_file, err)
               : jl_error_set(err, JL_ERR_NOMEM, "out of memory");
   free(r_file);
