@@ -590,15 +590,16 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   /* from the run's start, so device set-up (a CUDA context takes up to a
    * second) counts against --time */
   st.t0 = o->t_start > 0.0 ? o->t_start : jl_time_now();
-  st.deadline = o->time_s > 0 ? st.t0 + o->time_s : 0.0;
   st.stop = o->stop;
   if (o->resume_state) {
+    /* the clock too: t0 moves back by the time the checkpoint's run had had */
     if ((rc = jl_search_restore(&st, &b, &l, o->resume_state, o, err)) != JL_OK) goto done;
     p.step_budget = l.step_budget;
     eng.first = l.first;
     /* the checkpoint was taken before the round's restarts */
     jl_search_restart(&st, &b, &s, o, stuck_limit, &l.host_rng);
   }
+  st.deadline = o->time_s > 0 ? st.t0 + o->time_s : 0.0;
   const double ck_period = o->checkpoint_period_s > 0 ? o->checkpoint_period_s : JL_CHECKPOINT_PERIOD_S;
   double ck_last = jl_time_now();
   int stopped_by = JL_STOP_ROUNDS;
