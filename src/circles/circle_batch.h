@@ -18,6 +18,9 @@ extern "C" {
 int jl_circle_batch_alloc(jl_circle_batch *b, int n, int count, const double *r_sorted,
                           jl_error *err);
 void jl_circle_batch_free(jl_circle_batch *b);
+/* Every candidate's state (packings, records, walks, stream offsets,
+ * counters) from src into dst, of the same n and count; the radii stay. */
+void jl_circle_batch_copy(jl_circle_batch *dst, const jl_circle_batch *src);
 
 /* The CPU twin: candidates spread over threads. */
 int jl_circle_batch_run_cpu(const jl_relax_params *p, jl_circle_batch *b, int threads,

@@ -58,6 +58,23 @@ void jl_circle_batch_free(jl_circle_batch *b) {
   memset(b, 0, sizeof *b);
 }
 
+void jl_circle_batch_copy(jl_circle_batch *dst, const jl_circle_batch *src) {
+  size_t k = (size_t)src->count, nc = (size_t)src->n * k;
+  memcpy(dst->x, src->x, sizeof(double) * nc);
+  memcpy(dst->y, src->y, sizeof(double) * nc);
+  memcpy(dst->wx, src->wx, sizeof(double) * nc);
+  memcpy(dst->wy, src->wy, sizeof(double) * nc);
+  memcpy(dst->R, src->R, sizeof(double) * k);
+  memcpy(dst->R_rec, src->R_rec, sizeof(double) * k);
+  memcpy(dst->Rt, src->Rt, sizeof(double) * k);
+  memcpy(dst->need_start, src->need_start, k);
+  memcpy(dst->stuck, src->stuck, sizeof(uint32_t) * k);
+  memcpy(dst->rng_offset, src->rng_offset, sizeof(uint64_t) * k);
+  memcpy(dst->steps, src->steps, sizeof(uint64_t) * k);
+  memcpy(dst->trials_done, src->trials_done, sizeof(uint64_t) * k);
+  memcpy(dst->accepted, src->accepted, sizeof(uint64_t) * k);
+}
+
 typedef struct jl_cpu_job {
   const jl_relax_params *p;
   jl_circle_batch *b;

@@ -471,21 +471,8 @@ static int jl_search_restore(jl_search_state *st, jl_circle_batch *b, jl_search_
                         cb->count, cb->n, (unsigned long long)ck->seed,
                         jl_search_mode_name((jl_search_mode)ck->mode), b->count, b->n,
                         (unsigned long long)o->seed, jl_search_mode_name(o->mode));
-  size_t n = (size_t)b->n, k = (size_t)b->count, nc = n * k;
-  memcpy(b->x, cb->x, 8 * nc);
-  memcpy(b->y, cb->y, 8 * nc);
-  memcpy(b->wx, cb->wx, 8 * nc);
-  memcpy(b->wy, cb->wy, 8 * nc);
-  memcpy(b->R, cb->R, 8 * k);
-  memcpy(b->R_rec, cb->R_rec, 8 * k);
-  memcpy(b->Rt, cb->Rt, 8 * k);
-  memcpy(b->rng_offset, cb->rng_offset, 8 * k);
-  memcpy(b->steps, cb->steps, 8 * k);
-  memcpy(b->trials_done, cb->trials_done, 8 * k);
-  memcpy(b->accepted, cb->accepted, 8 * k);
-  memcpy(b->stuck, cb->stuck, 4 * k);
-  memcpy(b->need_start, cb->need_start, k);
-  memcpy(st->polished_R, ck->polished_R, 8 * k);
+  jl_circle_batch_copy(b, cb);
+  memcpy(st->polished_R, ck->polished_R, sizeof(double) * (size_t)b->count);
   int rc;
   if (ck->best.R > 0.0 && (rc = jl_circle_packing_copy(&st->best, &ck->best, err)) != JL_OK) return rc;
   /* members R ascending, no two of one family: offered in order, each joins */

@@ -10,16 +10,7 @@ printf '%s\n' '{"kind": "circles", "name": "neg", "radii": [1, -2, 3]}' > "$in/n
 printf '%s\n' '{"kind": "circles", "name": "unk", "radii": [1, 2, 3], "bogus_key": 1}' > "$in/unknown.json"
 printf '%s\n' '{"kind": "circles", "name": "bad", "radii": [1, 2,' > "$in/malformed.json"
 
-# bad NAME PATTERN WHAT ARGS...: jostle circles ARGS --out $o/NAME.json must exit 2
-# with stderr matching PATTERN and write nothing.
-bad() {
-  local name=$1 pat=$2 what=$3
-  shift 3
-  jrun "$name" circles "$@" --out "$o/$name.json" --quiet
-  expect_rc 2
-  expect_err "$pat" "$what"
-  no_output
-}
+bad() { bad_circles "$@"; }
 
 N_OPT='--n|(^|[^[:alnum:]_])n([^[:alnum:]_]|$)'
 bad n_zero     "$N_OPT"                 "the option --n"    --n 0 --device cpu --time 2

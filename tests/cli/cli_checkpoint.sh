@@ -48,15 +48,7 @@ if not (t1["time_s"] >= 2 and 4 <= t2["time_s"] < 5.0 and t2["trials"] > t1["tri
         t1["time_s"], t2["time_s"], t1["trials"], t2["trials"]))
 ' "$W/t1.json" "$W/t2.json" || fail "--continue with --time"
 
-# bad NAME PATTERN WHAT ARGS...: exit 2, stderr matching PATTERN, nothing written
-bad() {
-  local name=$1 pat=$2 what=$3
-  shift 3
-  jrun "$name" circles "$@" --out "$o/$name.json" --quiet
-  expect_rc 2
-  expect_err "$pat" "$what"
-  no_output
-}
+bad() { bad_circles "$@"; }
 head -c 1000 "$W/ck3.bin" > "$W/short.bin"
 "$PY" - "$W/ck3.bin" "$W/nan.bin" <<'PY'
 import struct, sys

@@ -10,6 +10,7 @@
 #   jpy CODE ARGS...       run python CODE with sys.argv[1:] = ARGS; CODE can call
 #                          load(path) (parsed JSON) and fail(msg)
 #   fail MSG               print MSG (and the last run's output) and exit 1
+#   bad_circles NAME PATTERN WHAT ARGS...   a circles run that must exit 2 naming WHAT
 set -u
 
 if [ $# -lt 2 ]; then
@@ -120,6 +121,17 @@ def fail(msg):
     sys.stderr.write('FAIL: ' + msg + '\n')
     sys.exit(1)
 $code" "$@"
+}
+
+# bad_circles NAME PATTERN WHAT ARGS...: jostle circles ARGS --out $o/NAME.json
+# must exit 2 with stderr matching PATTERN and write nothing in $o.
+bad_circles() {
+  local name=$1 pat=$2 what=$3
+  shift 3
+  jrun "$name" circles "$@" --out "$o/$name.json" --quiet
+  expect_rc 2
+  expect_err "$pat" "$what"
+  no_output
 }
 
 # check_result FILE N: the result JSON is a legal packing of N circles, checked here
