@@ -201,6 +201,7 @@ int jl_circle_checkpoint_load(const char *path, const jl_circle_problem *prob,
   }
   const int n = (int)h.n, count = (int)h.count;
   ck->owned = 1;
+  ck->path = path;
   ck->seed = h.seed;
   ck->mode = (int)h.mode;
   ck->elite_count = (int)h.elite_count;
@@ -223,19 +224,11 @@ int jl_circle_checkpoint_load(const char *path, const jl_circle_problem *prob,
   free(data);
   data = NULL;
 
-  /* the radii: the instance's, ascending */
-  double *rs = malloc(sizeof(double) * (size_t)n);
-  if (!rs) {
-    rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  memcpy(rs, prob->radii, sizeof(double) * (size_t)n);
-  for (int i = 1; i < n; ++i)  /* insertion sort: the file's order is ascending */
-    for (int j = i; j > 0 && rs[j - 1] > rs[j]; --j) {
-      double t = rs[j]; rs[j] = rs[j - 1]; rs[j - 1] = t;
-    }
-  int same = memcmp(rs, ck->batch.r, sizeof(double) * (size_t)n) == 0;
-  free(rs);
+  /* the radii, before the packings that use them: the batch's, ascending */
+  jl_circle_sorted s = {0};
+  if ((rc = jl_circle_sorted_init(&s, prob, err)) != JL_OK) goto fail;
+  int same = memcmp(s.r, ck->batch.r, sizeof(double) * (size_t)n) == 0;
+  jl_circle_sorted_free(&s);
   if (!same) {
     rc = jl_error_set(err, JL_ERR_INPUT, "%s: radii: not those of the instance %s", path, prob->name);
     goto fail;

@@ -37,6 +37,7 @@ typedef struct jl_circle_checkpoint {
   jl_circle_packing best;     /* problem order; R 0: nothing polished yet */
   int elite_count;            /* members, R ascending, problem order */
   jl_circle_packing *elite;
+  const char *path;           /* the file it was loaded from (messages) */
   int owned;                  /* 1: loaded, the arrays are this struct's to free */
 } jl_circle_checkpoint;
 

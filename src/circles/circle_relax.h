@@ -33,10 +33,10 @@ enum { JL_RELAX_JACOBI = 0, JL_RELAX_FIRE = 1 };
 enum { JL_MOVE_SWAP_NEXT = 0, JL_MOVE_SWAP = 1, JL_MOVE_OUTSIDE = 2, JL_MOVE_JUMP = 3,
        JL_MOVE_COUNT = 4 };
 
-/* Settings shared by every candidate of a batch. */
 /* The walk's probe below the record (jl_walk_probe). */
 enum { JL_PROBE_OFF = 0, JL_PROBE_RESTART = 1, JL_PROBE_KEEP = 2 };
 
+/* Settings shared by every candidate of a batch. */
 typedef struct jl_relax_params {
   int n;                   /* circles per candidate */
   int relax;               /* JL_RELAX_JACOBI (the seed's) or JL_RELAX_FIRE */
@@ -1015,10 +1015,6 @@ JL_RELAX_FN int jl_walk_enter(jl_relax_ws *w, const jl_relax_params *p, int c) {
   return legal;
 }
 
-/* The packing in x, y is legal in the walk's container: it is compressed,
- * becomes the candidate's packing and record (sx, sy, R, R_rec), and the
- * walk enters the container below the new record. Returns 1 when the
- * record fell. */
 /* The compressed packing in x, y (enclosing radius R) becomes the
  * candidate's packing, and its record where below it. */
 JL_RELAX_FN void jl_walk_take(jl_relax_ws *w, const jl_relax_params *p) {
@@ -1027,6 +1023,10 @@ JL_RELAX_FN void jl_walk_take(jl_relax_ws *w, const jl_relax_params *p) {
   jl_copy_xy(w->sx, w->sy, w->x, w->y, p->n);
 }
 
+/* The packing in x, y is legal in the walk's container: it is compressed,
+ * becomes the candidate's packing and record (sx, sy, R, R_rec), and the
+ * walk enters the container below the new record. Returns 1 when the
+ * record fell. */
 JL_RELAX_FN int jl_walk_found(jl_relax_ws *w, const jl_relax_params *p, int c) {
   jl_relax_compress_from(w, p, p->delta_trial);
   int improved = w->R < w->R_rec * (1.0 - p->accept_rel);
@@ -1041,14 +1041,14 @@ JL_RELAX_FN int jl_walk_begin(jl_relax_ws *w, const jl_relax_params *p, int c) {
   return jl_walk_enter(w, p, c) ? jl_walk_found(w, p, c) : 0;
 }
 
+JL_RELAX_FN int jl_walk_probe(jl_relax_ws *w, const jl_relax_params *p, int c);
+
 /* One step of a fixed-container walk (the penalty search of the tabu and
  * quasi-physical methods for this problem): walk_k moves from the walk's
  * packing, each relaxed in the container Rt below the record; the packing
  * moves to the neighbour of least overlap energy, and the moved circles
  * turn tabu. A neighbour that is legal
  * at Rt is a new record. Returns 1 when the record fell. */
-JL_RELAX_FN int jl_walk_probe(jl_relax_ws *w, const jl_relax_params *p, int c);
-
 JL_RELAX_FN int jl_relax_walk_step(jl_relax_ws *w, const jl_relax_params *p, int c) {
   const int n = p->n;
   double Rt = w->Rt;

@@ -116,13 +116,6 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->seed = seed;
 }
 
-/* Radii sorted ascending (swap-with-next-larger needs that order) and the
- * map back to the problem's order. */
-typedef struct jl_sorted {
-  int n;
-  double *r;
-  int *orig;               /* sorted index -> problem index */
-} jl_sorted;
 
 typedef struct jl_radius_idx {
   double r;
@@ -135,7 +128,7 @@ static int jl_cmp_radius(const void *a, const void *b) {
   return u->i - v->i;
 }
 
-static int jl_sorted_init(jl_sorted *s, const jl_circle_problem *prob, jl_error *err) {
+int jl_circle_sorted_init(jl_circle_sorted *s, const jl_circle_problem *prob, jl_error *err) {
   s->n = prob->n;
   s->r = malloc(sizeof(double) * (size_t)prob->n);
   s->orig = malloc(sizeof(int) * (size_t)prob->n);
@@ -154,13 +147,13 @@ static int jl_sorted_init(jl_sorted *s, const jl_circle_problem *prob, jl_error 
   return JL_OK;
 }
 
-static void jl_sorted_free(jl_sorted *s) {
+void jl_circle_sorted_free(jl_circle_sorted *s) {
   free(s->r);
   free(s->orig);
 }
 
 /* Candidate c of the batch into a packing in problem order. */
-static void jl_batch_to_packing(const jl_circle_batch *b, int c, const jl_sorted *s,
+static void jl_batch_to_packing(const jl_circle_batch *b, int c, const jl_circle_sorted *s,
                                 jl_circle_packing *pk) {
   for (int k = 0; k < s->n; ++k) {
     int i = s->orig[k];
@@ -174,7 +167,7 @@ static void jl_batch_to_packing(const jl_circle_batch *b, int c, const jl_sorted
 /* A packing into candidate c. fresh: a new chain starts there (adoption,
  * resume), with its own record and stuck count; otherwise it is the same
  * chain, polished, whose record can only fall. */
-static void jl_packing_to_batch(const jl_circle_packing *pk, const jl_sorted *s,
+static void jl_packing_to_batch(const jl_circle_packing *pk, const jl_circle_sorted *s,
                                 jl_circle_batch *b, int c, int fresh) {
   for (int k = 0; k < s->n; ++k) {
     int i = s->orig[k];
@@ -284,7 +277,7 @@ static void *jl_polish_worker(void *arg) {
  * per host thread), skipping copies of one packing and candidates far
  * behind; a polished packing goes back into its candidate so the search
  * continues from the exact local optimum. */
-static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_sorted *s,
+static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_circle_sorted *s,
                             int *improved_best, jl_error *err) {
   *improved_best = 0;
   int njobs = 0;
@@ -373,7 +366,7 @@ static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o
  * crowding distances) into st->crowd; candidates that are not near any, or
  * restart this round, count for none. */
 static void jl_search_count_crowds(jl_search_state *st, const jl_circle_batch *b,
-                                   const jl_sorted *s, int stuck_limit) {
+                                   const jl_circle_sorted *s, int stuck_limit) {
   double near = JL_ADOPT_NEAR_FAMILIES * st->elite.crowding;
   for (int k = 0; k < st->elite.count; ++k) st->crowd[k] = 0;
   if (!(near > 0.0)) return;
@@ -389,7 +382,7 @@ static void jl_search_count_crowds(jl_search_state *st, const jl_circle_batch *b
  * one of the elite packings, where their own moves take them elsewhere.
  * With adopt_spread an adopter takes the member the fewest candidates are
  * near (the best on ties), which then counts one more. */
-static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_sorted *s,
+static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_circle_sorted *s,
                               const jl_circle_search_opts *o, int stuck_limit, jl_rng *rng) {
   int counted = 0;
   for (int c = 0; c < b->count; ++c) {
@@ -464,10 +457,11 @@ static int jl_search_restore(jl_search_state *st, jl_circle_batch *b, jl_search_
                              const jl_circle_checkpoint *ck, const jl_circle_search_opts *o,
                              jl_error *err) {
   const jl_circle_batch *cb = &ck->batch;
+  const char *path = ck->path ? ck->path : "checkpoint";
   if (cb->n != b->n || cb->count != b->count || ck->seed != o->seed || ck->mode != (int)o->mode)
     return jl_error_set(err, JL_ERR_INPUT,
-                        "checkpoint: %d candidates of %d circles, seed %llu, %s mode; the run has "
-                        "%d of %d, seed %llu, %s mode",
+                        "%s: %d candidates of %d circles, seed %llu, %s mode; the run has "
+                        "%d of %d, seed %llu, %s mode", path,
                         cb->count, cb->n, (unsigned long long)ck->seed,
                         jl_search_mode_name((jl_search_mode)ck->mode), b->count, b->n,
                         (unsigned long long)o->seed, jl_search_mode_name(o->mode));
@@ -511,11 +505,11 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     return JL_OK;
   }
   int rc;
-  jl_sorted s = {0};
+  jl_circle_sorted s = {0};
   jl_circle_batch b = {0};
   jl_circle_engine eng = {0};
   jl_search_state st = {0};
-  if ((rc = jl_sorted_init(&s, prob, err)) != JL_OK) goto done;
+  if ((rc = jl_circle_sorted_init(&s, prob, err)) != JL_OK) goto done;
   int count = o->resume_state ? o->resume_state->batch.count : jl_circle_search_batch(dev, prob->n, o);
   if ((rc = jl_circle_batch_alloc(&b, prob->n, count, s.r, err)) != JL_OK) goto done;
   if ((rc = jl_circle_engine_init(&eng, dev, prob->n, count, err)) != JL_OK) goto done;
@@ -708,6 +702,6 @@ done:
   jl_circle_packing_free(&st.view);
   jl_circle_engine_free(&eng);
   jl_circle_batch_free(&b);
-  jl_sorted_free(&s);
+  jl_circle_sorted_free(&s);
   return rc;
 }

@@ -149,6 +149,17 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o);
 const char *jl_search_mode_name(jl_search_mode m);
 int jl_search_mode_parse(const char *s, jl_search_mode *m);
 
+/* Radii sorted ascending (swap-with-next-larger needs that order) and the
+ * map back to the problem's order: the batch's radii, which a checkpoint
+ * must hold too. */
+typedef struct jl_circle_sorted {
+  int n;
+  double *r;
+  int *orig;               /* sorted index -> problem index */
+} jl_circle_sorted;
+int jl_circle_sorted_init(jl_circle_sorted *s, const jl_circle_problem *prob, jl_error *err);
+void jl_circle_sorted_free(jl_circle_sorted *s);
+
 /* Relaxation settings for a problem (shared with benchmarks and tests). */
 void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, uint64_t seed);
 

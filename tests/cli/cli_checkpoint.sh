@@ -60,6 +60,8 @@ bad short   "short.bin: .*bytes, its header says"   "a checkpoint cut short" --n
 bad nan     "nan.bin: .*not a finite number"         "a centre that is NaN"   --n 20 --device cpu --continue "$W/nan.bin" --rounds 4
 bad other_n "ck3.bin: n: the checkpoint holds 20 circles, the instance zimmermann-21 21" \
             "the instance's size" --n 21 --device cpu --continue "$W/ck3.bin" --rounds 4
+bad radii   "ck3.bin: radii: not those of the instance" \
+            "the instance's radii" --equal 20 --device cpu --continue "$W/ck3.bin" --rounds 4
 bad json    "whole.json: not a jostle checkpoint"    "a file of another kind" --n 20 --device cpu --continue "$W/whole.json" --rounds 4
 bad seed    "--seed: not with --continue"            "the option --seed"      --n 20 --device cpu --continue "$W/ck3.bin" --seed 2 --rounds 4
 bad resume  "--resume: not with --continue"          "the option --resume"    --n 20 --device cpu --continue "$W/ck3.bin" --resume "$W/whole.json" --rounds 4
