@@ -31,7 +31,8 @@ static void test_curand_matches_host_philox(void **state) {
   }
 }
 
-/* Runs the same batch (random starts, then trials) on both paths; aim < 0
+/* Runs the same batch (random starts, then trials, then starts from placed
+ * centres for every third candidate) on both paths; aim < 0
  * keeps the default share of aimed walk jumps; nbr: contacts from neighbour
  * lists (in global memory on the device) on both paths; probe: the walk's
  * probe below the record (JL_PROBE_*). */
@@ -65,6 +66,19 @@ static void compare_paths_nbr(int n, int count, int trials, int area_weighted, i
     if (rc != JL_OK) fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, JL_OK);
   }
+  /* every third candidate starts again from its packing pressed to 0.9 of
+   * its size (overlapping, as a crossover's child is), on both paths */
+  for (int c = 0; c < count; c += 3) {
+    for (int i = 0; i < n; ++i) {
+      size_t k = (size_t)c * n + i;
+      cpu.x[k] *= 0.9; cpu.y[k] *= 0.9;
+      gpu.x[k] *= 0.9; gpu.y[k] *= 0.9;
+    }
+    cpu.need_start[c] = gpu.need_start[c] = JL_START_PLACED;
+  }
+  assert_int_equal(jl_circle_batch_run_cpu(&p, &cpu, jl_cpu_count(), &err), JL_OK);
+  assert_int_equal(jl_circle_engine_run(&eng, &p, &gpu, &err), JL_OK);
+  for (int c = 0; c < count; c += 3) assert_int_equal(gpu.need_start[c], JL_START_NONE);
   /* and one benchmark launch: a fixed number of steps, no early exit */
   p.bench_steps = 300;
   assert_int_equal(jl_circle_batch_run_cpu(&p, &cpu, jl_cpu_count(), &err), JL_OK);

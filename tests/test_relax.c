@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "circle_batch.h"
+#include "circle_cross.h"
 #include "circle_search.h"
 #include "circles.h"
 #include "timer.h"
@@ -107,7 +108,7 @@ static void test_fire_compress_three_circles(void **state) {
     ws_setup(&m, &p, r, 3);
     jl_rng_init(&m.ws.rng, seed, 0, 0);
     assert_int_equal(p.relax, JL_RELAX_FIRE);
-    jl_relax_start(&m.ws, &p);
+    jl_relax_start(&m.ws, &p, 0);
     assert_true(m.ws.R >= R3 * (1.0 - 1e-12));
     assert_true(m.ws.R < R3 * (1.0 + 1e-4));
   }
@@ -133,7 +134,7 @@ static void test_start_is_legal(void **state) {
   ws_mem m;
   jl_relax_params p;
   ws_setup(&m, &p, r, 8);
-  jl_relax_start(&m.ws, &p);
+  jl_relax_start(&m.ws, &p, 0);
   jl_circle_packing pk;
   assert_int_equal(jl_circle_packing_init(&pk, 8, NULL), JL_OK);
   for (int i = 0; i < 8; ++i) { pk.x[i] = m.ws.x[i]; pk.y[i] = m.ws.y[i]; pk.r[i] = r[i]; }
@@ -142,6 +143,143 @@ static void test_start_is_legal(void **state) {
   jl_circle_check_packing(&pk, 1e-8, &chk);
   assert_true(chk.legal);
   assert_true(fabs((double)chk.R - m.ws.R) < 1e-12 * m.ws.R);
+  jl_circle_packing_free(&pk);
+}
+
+/* ---- cut-and-splice children (jl_circle_cross_child) ---- */
+
+/* A packing of radii r (problem order: the reverse of sorted) at centres
+ * drawn from seed, and the sorted view of its problem. */
+static void cross_fixture(const double *r, int n, uint64_t seed, jl_circle_packing *pk,
+                          jl_circle_problem *prob, jl_circle_sorted *s) {
+  assert_int_equal(jl_circle_packing_init(pk, n, NULL), JL_OK);
+  jl_rng g;
+  jl_rng_init(&g, seed, 0, 0);
+  jl_rng_square(&g, 10.0, n, pk->x, pk->y);
+  for (int i = 0; i < n; ++i) pk->r[i] = r[i];
+  jl_circle_packing_update_R(pk);
+  if (prob) {
+    assert_int_equal(jl_circle_problem_init(prob, n, NULL), JL_OK);
+    for (int i = 0; i < n; ++i) prob->radii[i] = r[i];
+    assert_int_equal(jl_circle_sorted_init(s, prob, NULL), JL_OK);
+  }
+}
+
+/* The child of a packing and itself is the packing, bit for bit (the turn
+ * is the identity, each circle lies on one side of the cut); of a packing
+ * and a turned, mirrored copy of it, the packing to rounding. */
+static void test_cross_child_of_copies(void **state) {
+  (void)state;
+  enum { N = 9 };
+  double r[N] = {9, 8, 7, 6, 5, 4, 3, 2, 1};
+  jl_circle_packing a, b;
+  jl_circle_problem prob;
+  jl_circle_sorted s;
+  cross_fixture(r, N, 3, &a, &prob, &s);
+  cross_fixture(r, N, 3, &b, NULL, NULL);
+  double tmp[JL_CROSS_TMP_DOUBLES(N)], x[N], y[N];
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    jl_rng g;
+    jl_rng_init(&g, seed, 0, 0);
+    jl_circle_cross_child(&a, &a, &s, &g, tmp, x, y);
+    for (int k = 0; k < N; ++k) {
+      assert_true(x[k] == a.x[s.orig[k]]);
+      assert_true(y[k] == a.y[s.orig[k]]);
+    }
+  }
+  double c = cos(2.1), sn = sin(2.1);
+  for (int i = 0; i < N; ++i) {
+    double px = a.x[i], py = -a.y[i];
+    b.x[i] = c * px - sn * py;
+    b.y[i] = sn * px + c * py;
+  }
+  jl_circle_packing_update_R(&b);
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    jl_rng g;
+    jl_rng_init(&g, seed, 0, 0);
+    jl_circle_cross_child(&a, &b, &s, &g, tmp, x, y);
+    for (int k = 0; k < N; ++k) {
+      assert_true(fabs(x[k] - a.x[s.orig[k]]) < 1e-12 * a.R);
+      assert_true(fabs(y[k] - a.y[s.orig[k]]) < 1e-12 * a.R);
+    }
+  }
+  jl_circle_packing_free(&a);
+  jl_circle_packing_free(&b);
+  jl_circle_sorted_free(&s);
+  jl_circle_problem_free(&prob);
+}
+
+/* Of two unrelated packings, with equal circles among distinct ones: each
+ * circle of the child is one of a's circles of its radius, one of b's
+ * (scaled to a's R and turned: the same distance from the centre) or a
+ * point of a's container; both parents give circles; the same draws give
+ * the same child. */
+static void test_cross_child_of_two(void **state) {
+  (void)state;
+  enum { N = 12 };
+  double r[N] = {5, 5, 5, 4, 3, 3, 2, 1, 1, 1, 1, 6};
+  jl_circle_packing a, b;
+  jl_circle_problem prob;
+  jl_circle_sorted s;
+  cross_fixture(r, N, 5, &a, &prob, &s);
+  cross_fixture(r, N, 6, &b, NULL, NULL);
+  double tmp[JL_CROSS_TMP_DOUBLES(N)], x[N], y[N], x2[N], y2[N];
+  const double f = a.R / b.R, tol = 1e-12 * a.R;
+  int from_a = 0, from_b = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    jl_rng g;
+    jl_rng_init(&g, seed, 0, 0);
+    jl_circle_cross_child(&a, &b, &s, &g, tmp, x, y);
+    jl_rng_init(&g, seed, 0, 0);
+    jl_circle_cross_child(&a, &b, &s, &g, tmp, x2, y2);
+    assert_memory_equal(x, x2, sizeof x);
+    assert_memory_equal(y, y2, sizeof y);
+    for (int k = 0; k < N; ++k) {
+      double d = hypot(x[k], y[k]);
+      int in_a = 0, in_b = 0;
+      for (int i = 0; i < N; ++i) {
+        if (r[i] != s.r[k]) continue;
+        in_a |= fabs(x[k] - a.x[i]) < tol && fabs(y[k] - a.y[i]) < tol;
+        in_b |= fabs(d - f * hypot(b.x[i], b.y[i])) < tol;
+      }
+      from_a += in_a;
+      from_b += in_b && !in_a;
+      assert_true(in_a || in_b || d <= a.R - s.r[k] + tol);
+    }
+  }
+  assert_true(from_a > 40);
+  assert_true(from_b > 40);
+  jl_circle_packing_free(&a);
+  jl_circle_packing_free(&b);
+  jl_circle_sorted_free(&s);
+  jl_circle_problem_free(&prob);
+}
+
+/* A start from placed, overlapping centres (JL_START_PLACED) ends legal
+ * without a random draw, and from a packing already jammed it stays
+ * near it (the compression from 5% finds it again). */
+static void test_start_placed(void **state) {
+  (void)state;
+  double r[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  ws_mem m;
+  jl_relax_params p;
+  ws_setup(&m, &p, r, 8);
+  jl_rng g;
+  jl_rng_init(&g, 9, 0, 0);
+  jl_rng_square(&g, 6.0, 8, m.ws.x, m.ws.y);
+  jl_relax_start(&m.ws, &p, 1);
+  assert_int_equal(m.ws.draws, 0);
+  jl_circle_packing pk;
+  assert_int_equal(jl_circle_packing_init(&pk, 8, NULL), JL_OK);
+  for (int i = 0; i < 8; ++i) { pk.x[i] = m.ws.x[i]; pk.y[i] = m.ws.y[i]; pk.r[i] = r[i]; }
+  jl_circle_packing_update_R(&pk);
+  jl_circle_check chk;
+  jl_circle_check_packing(&pk, 1e-8, &chk);
+  assert_true(chk.legal);
+  assert_true(fabs((double)chk.R - m.ws.R) < 1e-12 * m.ws.R);
+  double R1 = m.ws.R;
+  jl_relax_start(&m.ws, &p, 1);
+  assert_true(m.ws.R < R1 * (1.0 + 1e-3));
   jl_circle_packing_free(&pk);
 }
 
@@ -496,6 +634,9 @@ int main(void) {
     cmocka_unit_test(test_fire_compress_three_circles),
     cmocka_unit_test(test_block_sum3),
     cmocka_unit_test(test_start_is_legal),
+    cmocka_unit_test(test_start_placed),
+    cmocka_unit_test(test_cross_child_of_copies),
+    cmocka_unit_test(test_cross_child_of_two),
     cmocka_unit_test(test_batch_threads_agree),
     cmocka_unit_test(test_batch_cut_takes_no_more),
     cmocka_unit_test(test_batch_cut_at_deadline),

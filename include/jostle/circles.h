@@ -90,6 +90,8 @@ typedef struct jl_circles_options {
   double crowding;         /* population: shape distance of one family (0: equal R alone;
                             * default -1: 0.02 from 256 candidates, else 0) */
   double adopt;            /* population: share of restarts that adopt (default 0.5) */
+  double cross;            /* population: share of restarts that start from a child of two
+                            * elite packings, cut and spliced (default 0; at most 1 - adopt) */
   int adopt_spread;        /* population: adopt the elite packing fewest candidates are near
                             * (default 0: one drawn alike) */
   int area_weighted;       /* split contact moves by area */

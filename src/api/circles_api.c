@@ -32,6 +32,7 @@ void jl_circles_options_default(jl_circles_options *o) {
   o->probe = so.probe;
   o->crowding = so.crowding;
   o->adopt = so.adopt;
+  o->cross = so.cross;
 }
 
 /* The search's settings from the public options. */
@@ -59,6 +60,7 @@ static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opt
   so->elite = o->elite;
   so->crowding = o->crowding;
   so->adopt = o->adopt;
+  so->cross = o->cross;
   so->adopt_spread = o->adopt_spread;
   so->area_weighted = o->area_weighted;
 }

@@ -243,9 +243,9 @@ int jl_circle_checkpoint_load(const char *path, const jl_circle_problem *prob,
     goto fail;
   }
   for (int k = 0; k < count; ++k)
-    if (b->need_start[k] > 1 || b->R[k] < 0.0 || b->R_rec[k] < 0.0 || b->Rt[k] < 0.0) {
+    if (b->need_start[k] > JL_START_PLACED || b->R[k] < 0.0 || b->R_rec[k] < 0.0 || b->Rt[k] < 0.0) {
       rc = jl_error_set(err, JL_ERR_INPUT,
-                        "%s: candidate %d: need_start must be 0 or 1 and R, R_rec, Rt >= 0", path, k);
+                        "%s: candidate %d: need_start must be 0, 1 or 2 and R, R_rec, Rt >= 0", path, k);
       goto fail;
     }
   if (!(ck->elapsed_s >= 0.0) || !isfinite(ck->elapsed_s) || !isfinite(ck->t_best) ||

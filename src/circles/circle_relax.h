@@ -120,6 +120,9 @@ int jl_circle_cut_check(jl_circle_cut *c);
  * or every few. */
 #define JL_CUT_POLL_PAIRS 1000000
 
+/* need_start: a candidate's packing is its own (0), or is made first. */
+enum { JL_START_NONE = 0, JL_START_RANDOM = 1, JL_START_PLACED = 2 };
+
 /* A batch of candidates, structure of arrays, candidate-major. */
 typedef struct jl_circle_batch {
   int n, count;
@@ -128,7 +131,8 @@ typedef struct jl_circle_batch {
   double *R;               /* count container radii */
   double *R_rec;           /* each candidate's record: its smallest R since its
                               last start or adoption (0: none yet) */
-  uint8_t *need_start;     /* 1: make a random start packing before the trials */
+  uint8_t *need_start;     /* before the trials, a start packing: JL_START_RANDOM from random
+                              centres, JL_START_PLACED from the overlapping centres in x, y */
   uint32_t *stuck;         /* trials since the record last improved */
   uint64_t *rng_offset;    /* 32-bit draws used by each candidate's Philox stream */
   uint64_t *steps;         /* relaxation steps done, accumulated */
@@ -766,10 +770,11 @@ JL_RELAX_FN void jl_relax_compress(jl_relax_ws *w, const jl_relax_params *p) {
 
 /* Random start (seed 4.1.2.1, first option): centres uniform in a square
  * sized by the total area, relaxed without a container, then scaled apart
- * so that it is legal whatever the relaxation left, then compressed. */
-JL_RELAX_FN void jl_relax_start(jl_relax_ws *w, const jl_relax_params *p) {
+ * so that it is legal whatever the relaxation left, then compressed.
+ * placed: the centres already in x, y instead (a crossover's child). */
+JL_RELAX_FN void jl_relax_start(jl_relax_ws *w, const jl_relax_params *p, int placed) {
   const int n = p->n;
-  if (JL_LEADER) {
+  if (!placed && JL_LEADER) {
     double area = 0.0;
     for (int i = 0; i < n; ++i) area += w->r[i] * w->r[i];
     double half = 1.2 * sqrt(area);
@@ -1179,7 +1184,7 @@ JL_RELAX_FN void jl_relax_candidate(jl_relax_ws *w, double *mem, double *nbmem,
   }
   JL_SYNC();
   if (b.need_start[c]) {
-    jl_relax_start(w, p);
+    jl_relax_start(w, p, b.need_start[c] == JL_START_PLACED);
   } else {
     /* the host may hand over any legal packing: take its true radius */
     double R = jl_relax_enclosing(w, n);

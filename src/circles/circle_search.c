@@ -9,6 +9,7 @@
 #include "circle_batch.h"
 #include "circle_checkpoint.h"
 #include "circle_elite.h"
+#include "circle_cross.h"
 #include "progress.h"
 #include "stop_flag.h"
 #include "timer.h"
@@ -37,6 +38,7 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->mode = JL_MODE_POPULATION;
   o->seed = 1;
   o->adopt = 0.5;
+  o->cross = JL_CROSS_DEFAULT;
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
   o->tenure = JL_WALK_TENURE_DEFAULT;
@@ -248,7 +250,8 @@ typedef struct jl_search_state {
   double polish_deadline;  /* this round's polish (0: none) */
   double polish_iter_s;    /* the longest SLSQP iteration the polish has seen */
   volatile sig_atomic_t *stop;
-  uint64_t restarts, adoptions;
+  uint64_t restarts, adoptions, crossovers;
+  double *cross_tmp;       /* JL_CROSS_TMP_DOUBLES(n): a child's scratch (--cross) */
   jl_circle_packing view;  /* one candidate's packing, problem order (--adopt-by spread) */
   int crowd[JL_ELITE_MAX]; /* candidates near each elite member, this round */
 } jl_search_state;
@@ -406,6 +409,16 @@ static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_
       }
       jl_packing_to_batch(&st->elite.pk[k], s, b, c, 1);
       st->adoptions++;
+    } else if (o->mode == JL_MODE_POPULATION && st->elite.count >= 2 && u < o->adopt + o->cross) {
+      /* a child of two members, relaxed as a start */
+      int k1 = (int)jl_uint_below(jl_rng_u32(rng), (uint32_t)st->elite.count);
+      int k2 = (int)jl_uint_below(jl_rng_u32(rng), (uint32_t)st->elite.count - 1);
+      if (k2 >= k1) ++k2;
+      jl_circle_cross_child(&st->elite.pk[k1], &st->elite.pk[k2], s, rng, st->cross_tmp,
+                            b->x + (size_t)c * s->n, b->y + (size_t)c * s->n);
+      b->need_start[c] = JL_START_PLACED;
+      b->stuck[c] = 0;
+      st->crossovers++;
     } else {
       b->need_start[c] = 1;
       b->stuck[c] = 0;
@@ -517,7 +530,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   if ((rc = jl_circle_packing_init(&st.best, prob->n, err)) != JL_OK) goto done;
   if ((rc = jl_circle_packing_init(&st.view, prob->n, err)) != JL_OK) goto done;
   st.polished_R = calloc((size_t)count, sizeof(double));
-  if (!st.polished_R) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
+  st.cross_tmp = malloc(sizeof(double) * JL_CROSS_TMP_DOUBLES(prob->n));
+  if (!st.polished_R || !st.cross_tmp) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
   st.best.R = 0.0;
   /* the defaults by the population's size (circle_search.h) */
   int large = count >= JL_CROWD_MIN_BATCH;
@@ -698,6 +712,7 @@ done:
   jl_circle_elite_free(&st.elite);
   free(st.jobs);
   free(st.polished_R);
+  free(st.cross_tmp);
   jl_circle_packing_free(&st.best);
   jl_circle_packing_free(&st.view);
   jl_circle_engine_free(&eng);

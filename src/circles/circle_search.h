@@ -69,6 +69,10 @@ static inline int jl_walk_k_default(int n) {
 #define JL_ELITE_SMALL_DEFAULT 4
 #define JL_CROWD_MIN_BATCH 256
 
+/* Share of restarts that start from a cut-and-splice child of two elite
+ * packings (--cross). */
+#define JL_CROSS_DEFAULT 0.0
+
 /* The most circles a search takes: a relaxation step costs n^2 pair
  * tests, some 0.3 s of one CPU thread here, the longest a step may run
  * between two polls of --time and SIGINT. */
@@ -102,6 +106,9 @@ typedef struct jl_circle_search_opts {
   long rounds;             /* stop after this many launches; 0: no limit */
   int stuck_limit;         /* trials without a new record before a restart; 0: auto */
   double adopt;            /* population: share of restarts that adopt an elite packing */
+  double cross;            /* population: share of restarts that start from a child of two
+                            * elite packings (jl_circle_cross_child), taken from the
+                            * random starts' share */
   int adopt_spread;        /* population: an adopter takes the elite packing the fewest
                             * candidates are near (jl_circle_elite_nearest) instead of
                             * one drawn alike */
