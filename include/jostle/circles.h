@@ -139,8 +139,8 @@ typedef struct jl_circles_result {
    * (elite 0: not set, and jl_circles_result_write writes the defaults) */
   char mode[16];           /* "population", "trials" or "instances" */
   int walk, walk_k, tenure, probe, elite, adopt_spread;
-  double aim, crowding;
-  uint64_t adoptions;
+  double aim, crowding, cross;
+  uint64_t adoptions, crossovers;
 } jl_circles_result;
 
 JL_API void jl_circles_options_default(jl_circles_options *o);
@@ -228,6 +228,8 @@ typedef struct jl_circles_run_info {
   uint64_t relax_steps;
   uint64_t restarts;
   uint64_t adoptions;             /* restarts that adopted an elite packing */
+  uint64_t crossovers;            /* restarts from a child of two elite packings */
+  double cross;                   /* the share of restarts that could take one */
   int elite;                      /* the elite's size */
   double crowding;                /* its crowding distance */
   int adopt_spread;               /* adopters took the member fewest candidates are near */

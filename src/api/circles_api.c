@@ -150,6 +150,8 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->crowding = run.info.crowding;
   res->adopt_spread = run.info.adopt_spread;
   res->adoptions = run.info.adoptions;
+  res->cross = run.info.cross;
+  res->crossovers = run.info.crossovers;
 done:
   jl_circles_run_free(&run);
   jl_circle_problem_free(&prob);
@@ -189,6 +191,8 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.crowding = res->crowding;
     info.adopt_spread = res->adopt_spread;
     info.adoptions = res->adoptions;
+    info.cross = res->cross;
+    info.crossovers = res->crossovers;
   } else {  /* made by hand: the defaults */
     info.mode = jl_search_mode_name(JL_MODE_POPULATION);
     info.walk = JL_WALK_DEFAULT;
@@ -391,6 +395,10 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
   if (o->probe < JL_CIRCLES_PROBE_OFF || o->probe > JL_CIRCLES_PROBE_KEEP)
     return jl_error_set(err, JL_ERR_INPUT, "options: probe must be a jl_circles_probe (0..%d), got %d",
                         (int)JL_CIRCLES_PROBE_KEEP, o->probe);
+  if (!(o->adopt >= 0.0 && o->cross >= 0.0 && o->adopt + o->cross <= 1.0))
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "options: adopt and cross are shares of the restarts: each >= 0, together "
+                        "at most 1 (got %g and %g)", o->adopt, o->cross);
   if (o->time_s == 0.0 && o->rounds == 0 && o->target_R == 0.0 && !o->stop && !o->progress)
     return jl_error_set(err, JL_ERR_INPUT,
                         "options: no way to stop (give time_s, rounds, target_R, a stop flag or a "

@@ -45,6 +45,7 @@ static void jl_ck_walk(jl_ck_cursor *c, jl_ck_header *h, jl_circle_checkpoint *c
   jl_ck_field(c, &round, sizeof round);
   jl_ck_field(c, &ck->restarts, 8);
   jl_ck_field(c, &ck->adoptions, 8);
+  jl_ck_field(c, &ck->crossovers, 8);
   jl_ck_field(c, &ck->migrations, 8);
   jl_ck_field(c, &ck->elite_offers, 8);
   jl_ck_field(c, &ck->elite_crowded, 8);

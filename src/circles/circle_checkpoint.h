@@ -16,7 +16,7 @@
 
 /* The first 8 bytes of a checkpoint file. */
 #define JL_CHECKPOINT_MAGIC "JOSTLEcK"
-#define JL_CHECKPOINT_VERSION 1u
+#define JL_CHECKPOINT_VERSION 2u
 /* Most candidates a checkpoint may hold: the CLI's --batch limit. */
 #define JL_CHECKPOINT_MAX_BATCH 1000000
 
@@ -24,7 +24,7 @@ typedef struct jl_circle_checkpoint {
   uint64_t seed;
   int mode;                   /* jl_search_mode */
   long round;                 /* launches done */
-  uint64_t restarts, adoptions, migrations;
+  uint64_t restarts, adoptions, crossovers, migrations;
   uint64_t elite_offers, elite_crowded;
   uint64_t step_budget;       /* the next launch's relaxation steps per candidate */
   int first;                  /* CPU engine: the candidate the next launch takes first */

@@ -72,7 +72,9 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
                    ", \"adoptions\": %" PRIu64 ", \"elite\": %d, \"crowding\": ",
                 r->trials, r->relax_steps, r->restarts, r->adoptions, r->elite);
   jl_buf_json_number(b, r->crowding);
-  jl_buf_printf(b, ", \"adopt_by\": \"%s\"", r->adopt_spread ? "spread" : "uniform");
+  jl_buf_printf(b, ", \"adopt_by\": \"%s\", \"cross\": ", r->adopt_spread ? "spread" : "uniform");
+  jl_buf_json_number(b, r->cross);
+  jl_buf_printf(b, ", \"crossovers\": %" PRIu64, r->crossovers);
   jl_buf_printf(b, ", \"elite_crowded\": %" PRIu64 ", \"elite_R\": [", r->elite_crowded);
   for (int k = 0; k < r->elite_count; ++k) {
     if (k) jl_buf_printf(b, ", ");

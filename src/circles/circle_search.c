@@ -447,6 +447,7 @@ static int jl_search_checkpoint(const jl_search_state *st, const jl_circle_batch
   ck.round = l->round;
   ck.restarts = st->restarts;
   ck.adoptions = st->adoptions;
+  ck.crossovers = st->crossovers;
   ck.migrations = l->migrations;
   ck.elite_offers = st->elite.offers;
   ck.elite_crowded = st->elite.crowded;
@@ -489,6 +490,7 @@ static int jl_search_restore(jl_search_state *st, jl_circle_batch *b, jl_search_
   st->elite.crowded = ck->elite_crowded;
   st->restarts = ck->restarts;
   st->adoptions = ck->adoptions;
+  st->crossovers = ck->crossovers;
   st->t_best = ck->t_best;
   st->polish_iter_s = ck->polish_iter_s;
   st->t0 -= ck->elapsed_s;
@@ -694,6 +696,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   }
   info->restarts = st.restarts;
   info->adoptions = st.adoptions;
+  info->crossovers = st.crossovers;
+  info->cross = o->cross;
   info->elite = st.elite.cap;
   info->crowding = st.elite.crowding;
   info->elite_crowded = st.elite.crowded;

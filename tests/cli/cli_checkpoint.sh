@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checkpoints: a run of 6 rounds and one of 3 rounds with --checkpoint, then
 # --continue to round 6, end in the same packing, bit for bit, with the same
-# trials, restarts, adoptions and elite (n = 20, a low stuck limit so that
-# restarts and adoptions happen after the stop); a --time run's checkpoint
+# trials, restarts, adoptions, crossovers and elite (n = 20, a low stuck
+# limit and --cross so that restarts, adoptions and crossovers happen after
+# the stop); a --time run's checkpoint
 # goes on with --time counting from the first run's start; bad checkpoints
 # and options that --continue takes from the file exit 2 naming the reason,
 # writing nothing.
@@ -10,7 +11,7 @@
 
 o=$W/o
 mkdir -p "$o"
-common=(--n 20 --device cpu --threads 2 --stuck 10 --quiet)
+common=(--n 20 --device cpu --threads 2 --stuck 10 --cross 0.3 --quiet)
 
 jrun whole circles "${common[@]}" --seed 5 --rounds 6 --out "$W/whole.json"
 expect_rc 0
@@ -28,12 +29,12 @@ jpy '
 a, f, c = load(sys.argv[1]), load(sys.argv[2]), load(sys.argv[3])
 if a["circles"] != c["circles"] or a["R"] != c["R"]:
     fail("expected the packing of the whole run, got R %r against %r" % (c["R"], a["R"]))
-for k in ("trials", "relax_steps", "restarts", "adoptions", "elite_R", "seed", "stopped_by"):
+for k in ("trials", "relax_steps", "restarts", "adoptions", "crossovers", "elite_R", "seed", "stopped_by"):
     if a["run"][k] != c["run"][k]:
         fail("run.%s: %r in two parts, %r whole" % (k, c["run"][k], a["run"][k]))
-if not (f["run"]["restarts"] < a["run"]["restarts"] and f["run"]["adoptions"] < a["run"]["adoptions"]):
-    fail("expected restarts and adoptions after round 3 (%r, %r of %r, %r)" % (
-        f["run"]["restarts"], f["run"]["adoptions"], a["run"]["restarts"], a["run"]["adoptions"]))
+for k in ("restarts", "adoptions", "crossovers"):
+    if not f["run"][k] < a["run"][k]:
+        fail("expected %s after round 3 (%r of %r)" % (k, f["run"][k], a["run"][k]))
 ' "$W/whole.json" "$W/first.json" "$W/rest.json" || fail "a run in two parts differs from one run"
 
 # --time counts from the first run's start: 2 s, then on to 4

@@ -8,6 +8,11 @@ MPIRUN=${MPIRUN:-mpirun}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 command -v nvidia-smi >/dev/null 2>&1 || { echo "no nvidia-smi: skipped"; exit 77; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+# CUDA sees only the devices CUDA_VISIBLE_DEVICES names, when it is set
+if [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then
+  visible=$(printf '%s' "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+  [ "$visible" -lt "$gpus" ] && gpus=$visible
+fi
 [ "$gpus" -ge 2 ] || { echo "$gpus CUDA device(s), two needed: skipped"; exit 77; }
 
 d=$W/o

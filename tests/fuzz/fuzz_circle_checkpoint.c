@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     JL_FUZZ_CHECK(b->n == n && b->count >= 1 && ck.elite_count >= 0);
     for (size_t i = 0; i < (size_t)n * (size_t)b->count; ++i)
       JL_FUZZ_CHECK(isfinite(b->x[i]) && isfinite(b->y[i]) && isfinite(b->wx[i]) && isfinite(b->wy[i]));
-    for (int k = 0; k < b->count; ++k) JL_FUZZ_CHECK(b->need_start[k] <= 1 && b->R[k] >= 0.0);
+    for (int k = 0; k < b->count; ++k) JL_FUZZ_CHECK(b->need_start[k] <= JL_START_PLACED && b->R[k] >= 0.0);
     for (int e = 0; e < ck.elite_count; ++e) {
       jl_circle_check chk;
       jl_circle_check_packing(&ck.elite[e], JL_LEGAL_REL_TOL, &chk);
