@@ -8,8 +8,8 @@
 
 #include "circle_batch.h"
 #include "circle_checkpoint.h"
-#include "circle_elite.h"
 #include "circle_cross.h"
+#include "circle_elite.h"
 #include "progress.h"
 #include "stop_flag.h"
 #include "timer.h"
@@ -177,7 +177,7 @@ static void jl_packing_to_batch(const jl_circle_packing *pk, const jl_circle_sor
     b->y[(size_t)c * s->n + k] = pk->y[i];
   }
   b->R[c] = pk->R;
-  b->need_start[c] = 0;
+  b->need_start[c] = JL_START_NONE;
   if (fresh || !(b->R_rec[c] > 0.0) || pk->R < b->R_rec[c]) b->R_rec[c] = pk->R;
   if (fresh) {
     b->stuck[c] = 0;
@@ -420,7 +420,7 @@ static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_
       b->stuck[c] = 0;
       st->crossovers++;
     } else {
-      b->need_start[c] = 1;
+      b->need_start[c] = JL_START_RANDOM;
       b->stuck[c] = 0;
     }
   }
@@ -578,7 +578,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     for (int c = 0; c < count; ++c) jl_packing_to_batch(o->resume, &s, &b, c, 1);
     if ((rc = jl_circle_packing_copy(&st.best, o->resume, err)) != JL_OK) goto done;
   } else {
-    for (int c = 0; c < count; ++c) b.need_start[c] = 1;
+    for (int c = 0; c < count; ++c) b.need_start[c] = JL_START_RANDOM;
   }
 
   jl_progress pr;

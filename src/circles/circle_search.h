@@ -70,7 +70,10 @@ static inline int jl_walk_k_default(int n) {
 #define JL_CROWD_MIN_BATCH 256
 
 /* Share of restarts that start from a cut-and-splice child of two elite
- * packings (--cross). */
+ * packings (--cross): none. On four H100s (n = 30-50, 135-170 s) 0.25 ended
+ * lower in 5 of 7 runs at n = 35-45 and reached the default's 4 records and
+ * 6 of 10 seeds within 1e-4 at n = 30, with two seeds further off; 0.5
+ * ended higher in 3 of 4 (docs/benchmarks.md). */
 #define JL_CROSS_DEFAULT 0.0
 
 /* The most circles a search takes: a relaxation step costs n^2 pair
