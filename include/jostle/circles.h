@@ -131,6 +131,7 @@ typedef struct jl_circles_result {
   double best_known_R;     /* the published record for radii 1..n (n = 5..50), else 0 */
   double max_overlap;      /* the exact check's deepest overlap (long double, <= 1e-10 R) */
   double time_s, time_to_best_s;
+  double launch_s, polish_s;   /* of time_s, in the launches and in the polish between them */
   uint64_t seed, trials, relax_steps, restarts;
   jl_stop_reason stopped_by;
   char device[8];          /* "cpu" or "cuda" */
@@ -224,6 +225,8 @@ typedef struct jl_circles_run_info {
   int probe;                      /* the walk's probe (jl_circles_probe) */
   double time_s;
   double time_to_best_s;
+  double launch_s;                /* of time_s, in the engine's launches (the GPU busy) */
+  double polish_s;                /* of time_s, in the polish between launches */
   uint64_t trials;
   uint64_t relax_steps;
   uint64_t restarts;

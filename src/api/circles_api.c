@@ -133,6 +133,8 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->max_overlap = run.check.max_overlap > 0 ? (double)run.check.max_overlap : 0.0;
   res->time_s = run.info.time_s;
   res->time_to_best_s = run.info.time_to_best_s;
+  res->launch_s = run.info.launch_s;
+  res->polish_s = run.info.polish_s;
   res->seed = run.info.seed;  /* a continued run's is its checkpoint's */
   res->trials = run.info.trials;
   res->relax_steps = run.info.relax_steps;
@@ -205,6 +207,8 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
   }
   info.time_s = res->time_s;
   info.time_to_best_s = res->time_to_best_s;
+  info.launch_s = res->launch_s;
+  info.polish_s = res->polish_s;
   info.trials = res->trials;
   info.relax_steps = res->relax_steps;
   info.restarts = res->restarts;

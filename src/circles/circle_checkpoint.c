@@ -55,6 +55,8 @@ static void jl_ck_walk(jl_ck_cursor *c, jl_ck_header *h, jl_circle_checkpoint *c
   jl_ck_field(c, &ck->elapsed_s, 8);
   jl_ck_field(c, &ck->t_best, 8);
   jl_ck_field(c, &ck->polish_iter_s, 8);
+  jl_ck_field(c, &ck->launch_s, 8);
+  jl_ck_field(c, &ck->polish_s, 8);
   jl_ck_field(c, &ck->best.R, 8);
   jl_ck_field(c, ck->host_rng.ctr, 16);
   jl_ck_field(c, ck->host_rng.key, 8);
@@ -250,10 +252,12 @@ int jl_circle_checkpoint_load(const char *path, const jl_circle_problem *prob,
       goto fail;
     }
   if (!(ck->elapsed_s >= 0.0) || !isfinite(ck->elapsed_s) || !isfinite(ck->t_best) ||
-      !(ck->polish_iter_s >= 0.0) || !isfinite(ck->polish_iter_s) || ck->round < 0 ||
+      !(ck->polish_iter_s >= 0.0) || !isfinite(ck->polish_iter_s) || !(ck->launch_s >= 0.0) ||
+      !isfinite(ck->launch_s) || !(ck->polish_s >= 0.0) || !isfinite(ck->polish_s) || ck->round < 0 ||
       ck->first < 0 || ck->first >= count || ck->host_rng.idx > 4 || !(ck->best.R >= 0.0)) {
     rc = jl_error_set(err, JL_ERR_INPUT,
-                      "%s: run: elapsed, best time, rounds, first candidate or host stream out of range",
+                      "%s: run: elapsed, best, launch or polish time, rounds, first candidate or host "
+                      "stream out of range",
                       path);
     goto fail;
   }

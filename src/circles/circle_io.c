@@ -68,6 +68,10 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
   jl_buf_json_number(b, r->time_s);
   jl_buf_printf(b, ", \"time_to_best_s\": ");
   jl_buf_json_number(b, r->time_to_best_s);
+  jl_buf_printf(b, ", \"launch_s\": ");
+  jl_buf_json_number(b, r->launch_s);
+  jl_buf_printf(b, ", \"polish_s\": ");
+  jl_buf_json_number(b, r->polish_s);
   jl_buf_printf(b, ", \"trials\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"restarts\": %" PRIu64
                    ", \"adoptions\": %" PRIu64 ", \"elite\": %d, \"crowding\": ",
                 r->trials, r->relax_steps, r->restarts, r->adoptions, r->elite);

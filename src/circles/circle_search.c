@@ -249,6 +249,7 @@ typedef struct jl_search_state {
   double deadline;         /* t0 + --time (0: none) */
   double polish_deadline;  /* this round's polish (0: none) */
   double polish_iter_s;    /* the longest SLSQP iteration the polish has seen */
+  double launch_s, polish_s; /* time in the launches and in the polish */
   volatile sig_atomic_t *stop;
   uint64_t restarts, adoptions, crossovers;
   double *cross_tmp;       /* JL_CROSS_TMP_DOUBLES(n): a child's scratch (--cross) */
@@ -447,6 +448,8 @@ static int jl_search_checkpoint(const jl_search_state *st, const jl_circle_batch
   ck.round = l->round;
   ck.restarts = st->restarts;
   ck.adoptions = st->adoptions;
+  ck.launch_s = st->launch_s;
+  ck.polish_s = st->polish_s;
   ck.crossovers = st->crossovers;
   ck.migrations = l->migrations;
   ck.elite_offers = st->elite.offers;
@@ -490,6 +493,8 @@ static int jl_search_restore(jl_search_state *st, jl_circle_batch *b, jl_search_
   st->elite.crowded = ck->elite_crowded;
   st->restarts = ck->restarts;
   st->adoptions = ck->adoptions;
+  st->launch_s = ck->launch_s;
+  st->polish_s = ck->polish_s;
   st->crossovers = ck->crossovers;
   st->t_best = ck->t_best;
   st->polish_iter_s = ck->polish_iter_s;
@@ -612,6 +617,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     double t_launch = jl_time_now();
     if ((rc = jl_circle_engine_run(&eng, &p, &b, err)) != JL_OK) goto done;
     t_launch = jl_time_now() - t_launch;
+    st.launch_s += t_launch;
     uint64_t steps1 = 0;
     for (int c = 0; c < count; ++c) steps1 += b.steps[c];
     /* Under --time the next launch's budget follows this one's step rate, so
@@ -628,7 +634,9 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
       st.polish_deadline = o->rounds > 0 ? st.deadline + JL_POLISH_GRACE_S
                            : fmin(st.deadline + JL_POLISH_GRACE_S, jl_time_now() + JL_POLISH_ROUND_MAX_S);
     int improved = 0;
+    double t_polish = jl_time_now();
     if ((rc = jl_search_polish(&st, &b, &s, &improved, err)) != JL_OK) goto done;
+    st.polish_s += jl_time_now() - t_polish;
     double now = jl_time_now() - st.t0;
     uint64_t steps = 0, trials = 0;
     for (int c = 0; c < count; ++c) { steps += b.steps[c]; trials += b.trials_done[c]; }
@@ -690,6 +698,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->probe = p.walk_probe;
   info->time_s = jl_time_now() - st.t0;
   info->time_to_best_s = st.t_best;
+  info->launch_s = st.launch_s;
+  info->polish_s = st.polish_s;
   for (int c = 0; c < count; ++c) {
     info->trials += b.trials_done[c];
     info->relax_steps += b.steps[c];

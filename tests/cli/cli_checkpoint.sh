@@ -47,6 +47,11 @@ t1, t2 = load(sys.argv[1])["run"], load(sys.argv[2])["run"]
 if not (t1["time_s"] >= 2 and 4 <= t2["time_s"] < 5.0 and t2["trials"] > t1["trials"]):
     fail("expected 2 s, then 4 s in all with more trials, got %r and %r s, %r and %r trials" % (
         t1["time_s"], t2["time_s"], t1["trials"], t2["trials"]))
+# the seconds in launches and polish go on from the first part, within time_s
+if not (0 < t1["launch_s"] < t2["launch_s"] and 0 <= t1["polish_s"] <= t2["polish_s"] and
+        t2["launch_s"] + t2["polish_s"] <= t2["time_s"]):
+    fail("expected launch and polish seconds going on and within time_s, got %r + %r of %r, then %r + %r of %r" % (
+        t1["launch_s"], t1["polish_s"], t1["time_s"], t2["launch_s"], t2["polish_s"], t2["time_s"]))
 ' "$W/t1.json" "$W/t2.json" || fail "--continue with --time"
 
 bad() { bad_circles "$@"; }
