@@ -127,6 +127,19 @@ static void test_block_sum3(void **state) {
   }
 }
 
+/* The workspace's packing (radii r) passes the exact check, with the R it claims. */
+static void assert_ws_legal(const ws_mem *m, const double *r, int n) {
+  jl_circle_packing pk;
+  assert_int_equal(jl_circle_packing_init(&pk, n, NULL), JL_OK);
+  for (int i = 0; i < n; ++i) { pk.x[i] = m->ws.x[i]; pk.y[i] = m->ws.y[i]; pk.r[i] = r[i]; }
+  jl_circle_packing_update_R(&pk);
+  jl_circle_check chk;
+  jl_circle_check_packing(&pk, 1e-8, &chk);
+  assert_true(chk.legal);
+  assert_true(fabs((double)chk.R - m->ws.R) < 1e-12 * m->ws.R);
+  jl_circle_packing_free(&pk);
+}
+
 /* A random start is legal after relaxation and scaling. */
 static void test_start_is_legal(void **state) {
   (void)state;
@@ -135,15 +148,7 @@ static void test_start_is_legal(void **state) {
   jl_relax_params p;
   ws_setup(&m, &p, r, 8);
   jl_relax_start(&m.ws, &p, 0);
-  jl_circle_packing pk;
-  assert_int_equal(jl_circle_packing_init(&pk, 8, NULL), JL_OK);
-  for (int i = 0; i < 8; ++i) { pk.x[i] = m.ws.x[i]; pk.y[i] = m.ws.y[i]; pk.r[i] = r[i]; }
-  jl_circle_packing_update_R(&pk);
-  jl_circle_check chk;
-  jl_circle_check_packing(&pk, 1e-8, &chk);
-  assert_true(chk.legal);
-  assert_true(fabs((double)chk.R - m.ws.R) < 1e-12 * m.ws.R);
-  jl_circle_packing_free(&pk);
+  assert_ws_legal(&m, r, 8);
 }
 
 /* ---- cut-and-splice children (jl_circle_cross_child) ---- */
@@ -269,18 +274,10 @@ static void test_start_placed(void **state) {
   jl_rng_square(&g, 6.0, 8, m.ws.x, m.ws.y);
   jl_relax_start(&m.ws, &p, 1);
   assert_int_equal(m.ws.draws, 0);
-  jl_circle_packing pk;
-  assert_int_equal(jl_circle_packing_init(&pk, 8, NULL), JL_OK);
-  for (int i = 0; i < 8; ++i) { pk.x[i] = m.ws.x[i]; pk.y[i] = m.ws.y[i]; pk.r[i] = r[i]; }
-  jl_circle_packing_update_R(&pk);
-  jl_circle_check chk;
-  jl_circle_check_packing(&pk, 1e-8, &chk);
-  assert_true(chk.legal);
-  assert_true(fabs((double)chk.R - m.ws.R) < 1e-12 * m.ws.R);
+  assert_ws_legal(&m, r, 8);
   double R1 = m.ws.R;
   jl_relax_start(&m.ws, &p, 1);
   assert_true(m.ws.R < R1 * (1.0 + 1e-3));
-  jl_circle_packing_free(&pk);
 }
 
 /* Two batches of count fresh candidates of radii 1..12 (to be started), and
