@@ -98,6 +98,27 @@ static void test_mixed_scene_with_planes_and_large_box(void **state) {
   jl_scene_free(&s);
 }
 
+/* No boxes: the narrow phase's kernels for round shapes (spheres of two
+ * sizes, a large static sphere, planes on either side of a pair), the same
+ * bytes as the CPU's jl_collide. */
+static void test_round_scene_with_planes_and_large_sphere(void **state) {
+  (void)state;
+  jl_scene s;
+  assert_int_equal(fx_mixed_scene(&s, 8, 22, 1, 1), 0);
+  jl_bodies *b = &s.bodies;
+  for (int k = 0; k < b->count; ++k)
+    if (b->shape[k] == JL_SHAPE_BOX) {
+      b->shape[k] = JL_SHAPE_SPHERE;
+      b->size[3 * k] = b->is_static[k] ? 15.0 : 0.45;
+      if (b->is_static[k]) b->pos[3 * k + 2] = -15.0 + 0.05;
+    }
+  jl_scene_gpu *g = new_gpu();
+  int n = compare_scene(g, &s, 0.02);
+  assert_true(n > 1000);
+  jl_scene_gpu_destroy(g);
+  jl_scene_free(&s);
+}
+
 static void test_arena_grows_and_is_reused(void **state) {
   (void)state;
   jl_scene small, big;
@@ -184,6 +205,7 @@ int main(void) {
   if (!jl_gpu_test_begin()) return JL_TEST_SKIP;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_mixed_scene_with_planes_and_large_box),
+    cmocka_unit_test(test_round_scene_with_planes_and_large_sphere),
     cmocka_unit_test(test_arena_grows_and_is_reused),
     cmocka_unit_test(test_edge_scenes),
     cmocka_unit_test(test_memory_limit_reports_bytes),

@@ -85,6 +85,9 @@ extern "C" int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, cha
   JL_RESERVE(inv_inertia, 3 * n * sizeof(double), "body inertias");
   JL_RESERVE(dv, 6 * n * sizeof(double), "free velocities");
   g->nb = (int)n;
+  g->round_only = 1;
+  for (size_t i = 0; i < n; ++i)
+    if (b->shape[i] == JL_SHAPE_BOX) g->round_only = 0;
   if (n == 0) return 0;
   cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
   JL_CUDA_TRY(cudaMemcpy(g->shape.p, b->shape, n, h2d));

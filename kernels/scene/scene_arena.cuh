@@ -39,6 +39,7 @@ struct jl_scene_gpu {
   size_t limit = 0;        // most bytes the arena may hold (0: what the device has)
   // bodies, structure-of-arrays (rigid_body.h)
   int nb = 0;
+  int round_only = 0;      // no boxes: the narrow phase's kernels for round shapes
   jl_dbuf shape, is_static, material, size, pos, quat, vel, omega, inv_mass, inv_inertia, dv;
   // broad phase
   jl_dbuf aabb, kind, cell_range, entry_count, entry_start, flag, flag_scan, planes, large;

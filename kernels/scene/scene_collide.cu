@@ -295,7 +295,28 @@ struct jl_np_out {
   int *fault;
 };
 
-// Pair (u, v), u < v, as collide.c does it: static body as b, else the lower index as a.
+// A sphere's or a plane's pose: the round shapes never read the orientation.
+__device__ static inline jl_shape_pose jl_pose_round(const jl_gbodies &b, int i) {
+  jl_shape_pose p;
+  p.shape = b.shape[i];
+  p.pos = jl_v3(b.pos[3 * i], b.pos[3 * i + 1], b.pos[3 * i + 2]);
+  p.quat.w = 1.0;
+  p.quat.x = p.quat.y = p.quat.z = 0.0;
+  p.size = jl_v3(b.size[3 * i], b.size[3 * i + 1], b.size[3 * i + 2]);
+  return p;
+}
+
+// Most points of a pair's manifold: a constant loop bound, so a round
+// scene's manifold is indexed by constants and stays in registers.
+template <bool kRound>
+__device__ constexpr int jl_np_points() {
+  return kRound ? 1 : JL_MAX_MANIFOLD;
+}
+
+// Pair (u, v), u < v, as collide.c does it: static body as b, else the lower
+// index as a. kRound: a scene without boxes (jl_narrow_collide_round, the
+// same points: at most one per pair).
+template <bool kRound>
 __device__ static int jl_np_pair(const jl_gbodies &b, int u, int v, double margin,
                                  jl_manifold *m, int *a_out, int *b_out) {
   int a = u, bb = v;
@@ -303,9 +324,13 @@ __device__ static int jl_np_pair(const jl_gbodies &b, int u, int v, double margi
     a = v;
     bb = u;
   }
-  jl_shape_pose sa = jl_pose(b, a), sb = jl_pose(b, bb);
   *a_out = a;
   *b_out = bb;
+  if (kRound) {
+    jl_shape_pose sa = jl_pose_round(b, a), sb = jl_pose_round(b, bb);
+    return jl_narrow_collide_round(&sa, &sb, margin, m);
+  }
+  jl_shape_pose sa = jl_pose(b, a), sb = jl_pose(b, bb);
   return jl_narrow_collide(&sa, &sb, margin, m);
 }
 
@@ -325,6 +350,7 @@ __device__ static inline int jl_np_keeps(const jl_gbodies &b, jl_np_filter f, do
 // write pass and jl_cuda_scene_get_pairs read those). The extra thread
 // (p == m_pairs) ends the counts with 0 for the exclusive scan and clears
 // the write pass's fault flag (no launches of their own).
+template <bool kRound>
 __global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pairs, int *pa,
                                    int *pb, double margin, jl_np_filter f, long long *count,
                                    int *fault) {
@@ -340,8 +366,9 @@ __global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pa
   pb[p] = v;
   jl_manifold m;
   int a, bb;
-  int cnt = jl_np_pair(b, u, v, margin, &m, &a, &bb), kept = 0;
-  for (int k = 0; k < cnt; ++k) kept += jl_np_keeps(b, f, m.gap[k], a, bb);
+  int cnt = jl_np_pair<kRound>(b, u, v, margin, &m, &a, &bb), kept = 0;
+  for (int k = 0; k < jl_np_points<kRound>() && k < cnt; ++k)
+    kept += jl_np_keeps(b, f, m.gap[k], a, bb);
   count[p] = kept;
 }
 
@@ -360,6 +387,7 @@ __device__ static inline void jl_np_store(const jl_np_out &o, long long c, int a
   o.key[c] = key;
 }
 
+template <bool kRound>
 __global__ void jl_np_write_kernel(jl_gbodies b, int m_pairs, const int *pa, const int *pb,
                                    double margin, jl_np_filter f, const long long *start,
                                    jl_np_out o) {
@@ -367,9 +395,9 @@ __global__ void jl_np_write_kernel(jl_gbodies b, int m_pairs, const int *pa, con
   if (p >= m_pairs) return;
   jl_manifold m;
   int a, bb;
-  int cnt = jl_np_pair(b, pa[p], pb[p], margin, &m, &a, &bb);
+  int cnt = jl_np_pair<kRound>(b, pa[p], pb[p], margin, &m, &a, &bb);
   long long c = start[p], room = start[p + 1] - c, w = 0;
-  for (int k = 0; k < cnt; ++k) {
+  for (int k = 0; k < jl_np_points<kRound>() && k < cnt; ++k) {
     if (!jl_np_keeps(b, f, m.gap[k], a, bb)) continue;
     if (w < room)
       jl_np_store(o, c + w, a, bb, m.point[k], m.normal, m.gap[k],
@@ -588,8 +616,9 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   jl_np_filter f = {o && o->closed_only, o ? o->closed_tol : 0.0};
   int *fault_d = jl_dp<int>(g->fault);
   long long *ccount = jl_dp<long long>(g->np_count), *cstart = jl_dp<long long>(g->np_start);
-  jl_np_count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, dp.Current(), pa, pb,
-                                                              margin, f, ccount, fault_d);
+  auto count_kernel = g->round_only ? jl_np_count_kernel<true> : jl_np_count_kernel<false>;
+  count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, dp.Current(), pa, pb, margin, f,
+                                                        ccount, fault_d);
   JL_CUDA_TRY(cudaGetLastError());
   long long nc = 0;
   if (jl_scan_ll(g, ccount, cstart, np, &nc, msg, msg_len)) return -1;
@@ -610,8 +639,8 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   jl_np_out out = {jl_dp<int>(g->c_a), jl_dp<int>(g->c_b), jl_dp<double>(g->c_point),
                    jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap),
                    jl_dp<uint64_t>(g->c_key), fault_d};
-  jl_np_write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, f, cstart,
-                                                              out);
+  auto write_kernel = g->round_only ? jl_np_write_kernel<true> : jl_np_write_kernel<false>;
+  write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, f, cstart, out);
   JL_CUDA_TRY(cudaGetLastError());
   jl_scene_mark(g, "narrow: write");
   g->contacts = (int)nc;

@@ -485,21 +485,39 @@ JL_NP_FN int jl_np_box_box(jl_vec3 pa, jl_quat qa, jl_vec3 ha, jl_vec3 pb, jl_qu
   return m->count;
 }
 
+/* Two shapes of which neither is a box (sphere/sphere, sphere/plane in
+ * either order; plane/plane gives nothing), as jl_narrow_collide gives them:
+ * at most one point, feature 0. A device kernel calling only this needs far
+ * fewer registers than one that can reach the box paths. */
+JL_NP_FN int jl_narrow_collide_round(const jl_shape_pose *a, const jl_shape_pose *b,
+                                     double margin, jl_manifold *m) {
+  /* No pointer chosen at run time (jl_narrow_collide's order by shape): on
+   * the device that would keep both poses in local memory. */
+  m->count = 0;
+  if (a->shape == JL_SHAPE_SPHERE && b->shape == JL_SHAPE_SPHERE) {
+    jl_np_sphere_sphere(a->pos, a->size.x, b->pos, b->size.x, margin, m);
+  } else if (a->shape == JL_SHAPE_SPHERE && b->shape == JL_SHAPE_PLANE) {
+    jl_np_sphere_plane(a->pos, a->size.x, b->pos, b->size, margin, m);
+  } else if (a->shape == JL_SHAPE_PLANE && b->shape == JL_SHAPE_SPHERE) {
+    jl_np_sphere_plane(b->pos, b->size.x, a->pos, a->size, margin, m);
+    if (m->count > 0) m->normal = jl_v3_scale(m->normal, -1.0);
+  }
+  return m->count;
+}
+
 /* Any two shapes, a and b in the given order (the normal points from a to
  * b); planes are static half-spaces, plane/plane gives nothing. */
 JL_NP_FN int jl_narrow_collide(const jl_shape_pose *a, const jl_shape_pose *b, double margin,
                                jl_manifold *m) {
+  if (a->shape != JL_SHAPE_BOX && b->shape != JL_SHAPE_BOX)
+    return jl_narrow_collide_round(a, b, margin, m);
   m->count = 0;
   int sa = a->shape, sb = b->shape;
   int flip = sa > sb;      /* order: sphere < box < plane */
   const jl_shape_pose *x = flip ? b : a, *y = flip ? a : b;
   int sx = x->shape, sy = y->shape;
-  if (sx == JL_SHAPE_SPHERE && sy == JL_SHAPE_SPHERE)
-    jl_np_sphere_sphere(x->pos, x->size.x, y->pos, y->size.x, margin, m);
-  else if (sx == JL_SHAPE_SPHERE && sy == JL_SHAPE_BOX)
+  if (sx == JL_SHAPE_SPHERE && sy == JL_SHAPE_BOX)
     jl_np_sphere_box(x->pos, x->size.x, y->pos, y->quat, y->size, margin, m);
-  else if (sx == JL_SHAPE_SPHERE && sy == JL_SHAPE_PLANE)
-    jl_np_sphere_plane(x->pos, x->size.x, y->pos, y->size, margin, m);
   else if (sx == JL_SHAPE_BOX && sy == JL_SHAPE_BOX)
     jl_np_box_box(x->pos, x->quat, x->size, y->pos, y->quat, y->size, margin, m);
   else if (sx == JL_SHAPE_BOX && sy == JL_SHAPE_PLANE)
