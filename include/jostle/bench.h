@@ -132,6 +132,8 @@ typedef struct jl_bench_scene_options {
                             * plan only (docs/design.md) */
   int streamed;            /* larger JOR and APGD solves by the streamed kernels: 1 always,
                             * 0 never, -1 by size (default) */
+  int round_narrow;        /* CUDA: a scene without boxes by the narrow-phase kernels for
+                            * round shapes (default 1); 0 the general ones */
   const char *body_order;  /* "auto" (default), "spatial" or "given" */
   const char *device;      /* "cuda" (default), "cpu" or "auto" */
   int threads;             /* CPU path: threads (default 0: all cores) */

@@ -40,6 +40,7 @@ struct jl_scene_gpu {
   // bodies, structure-of-arrays (rigid_body.h)
   int nb = 0;
   int round_only = 0;      // no boxes: the narrow phase's kernels for round shapes
+  int round_narrow = 1;    // 0: the general narrow kernels all the same (benchmarks)
   jl_dbuf shape, is_static, material, size, pos, quat, vel, omega, inv_mass, inv_inertia, dv;
   // broad phase
   jl_dbuf aabb, kind, cell_range, entry_count, entry_start, flag, flag_scan, planes, large;

@@ -16,7 +16,7 @@ int jl_cli_bench_scene(int argc, char **argv);
 static const char *const jl_bench_scene_help =
   "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
   "                          [--check-every C] [--no-persistent] [--persistent-plan K]\n"
-  "                          [--streamed | --no-streamed]\n"
+  "                          [--streamed | --no-streamed] [--general-narrow]\n"
   "                          [--body-order auto|spatial|given] [--device cuda|cpu|auto]\n"
   "                          [--threads T] [--marks]\n"
   "\n"
@@ -37,6 +37,8 @@ static const char *const jl_bench_scene_help =
   "--streamed / --no-streamed: larger JOR and APGD solves always / never by\n"
   "the streamed kernels (constants by field, du from the update's terms; by\n"
   "default from 200,000 contacts up).\n"
+  "--general-narrow: a scene without boxes through the general narrow-phase\n"
+  "kernels instead of those for round shapes (the same contacts).\n"
   "--body-order: as jostle scene (auto: spatial from 4096 bodies up).\n"
   "--marks (CUDA): also marks_ms_per_step, the step's launch groups in launch\n"
   "order, each timed by CUDA events from the mark before it (kernels, copies\n"
@@ -52,6 +54,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     {"no-streamed", no_argument, NULL, 'N'},    {"body-order", required_argument, NULL, 'o'},
     {"device", required_argument, NULL, 'd'},   {"threads", required_argument, NULL, 't'},
     {"marks", no_argument, NULL, 'm'},         {"help", no_argument, NULL, 'h'},
+    {"general-narrow", no_argument, NULL, 'g'},
     {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
@@ -59,7 +62,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   jl_bench_scene_options_default(&bo);
   long steps = bo.steps, max_iter = 0, check_every = bo.check_every, threads = 0, plan = -1;
   const char *solver = NULL, *order = "auto", *device = "cuda";
-  int c, rc = JL_OK, persistent = 1, streamed = -1, marks = 0;
+  int c, rc = JL_OK, persistent = 1, streamed = -1, marks = 0, round_narrow = 1;
   optind = 2;
   c = -1;
   jl_cli_opts o = {.opts = opts, .cmd = "bench scene"};
@@ -97,6 +100,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
       break;
     case 't': rc = jl_cli_int("--threads", optarg, 1, 4096, &threads, &err); break;
     case 'm': marks = 1; break;
+    case 'g': round_narrow = 0; break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
     default: break;
     }
@@ -113,6 +117,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   bo.persistent = persistent;
   bo.persistent_plan = (int)plan;
   bo.streamed = streamed;
+  bo.round_narrow = round_narrow;
   bo.body_order = order;
   bo.device = device;
   bo.threads = (int)threads;

@@ -14,6 +14,7 @@ void jl_cuda_scene_set_limit(jl_scene_gpu *g, size_t bytes);
 void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_streamed(jl_scene_gpu *g, int mode);
+void jl_cuda_scene_set_round_narrow(jl_scene_gpu *g, int on);
 long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g);
 void jl_cuda_scene_set_persistent_cache(jl_scene_gpu *g, int mode);
 const char *jl_cuda_scene_persistent_cache(const jl_scene_gpu *g);
@@ -78,6 +79,7 @@ void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { jl_cuda_scene_set_l
 void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { jl_cuda_scene_set_graphs(g, on); }
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { jl_cuda_scene_set_persistent(g, on); }
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { jl_cuda_scene_set_streamed(g, mode); }
+void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on) { jl_cuda_scene_set_round_narrow(g, on); }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   return jl_cuda_scene_persistent_solves(g);
 }
@@ -225,6 +227,7 @@ void jl_scene_gpu_set_limit(jl_scene_gpu *g, size_t bytes) { (void)g, (void)byte
 void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { (void)g, (void)mode; }
+void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   (void)g;
   return 0;

@@ -84,6 +84,10 @@ const char *jl_scene_gpu_persistent_cache(const jl_scene_gpu *g);
  * JL_JOR_STREAMED_MIN contacts up, where it is the faster; 1 always, 0 never
  * (for the tests and benchmarks that compare them). The same bits either way. */
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode);
+/* A scene without boxes goes through narrow-phase kernels for round shapes
+ * (a third of the registers); on = 0 takes the general ones all the same
+ * (for the benchmark that compares them). The same contacts either way. */
+void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on);
 
 /* Copies every body array to the device (grows the arena). */
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err);
