@@ -225,6 +225,7 @@ int jl_circle_search_batch(const jl_device *dev, int n, const jl_circle_search_o
 typedef struct jl_polish_job {
   jl_circle_packing pk;
   int cand;
+  double R_from;           /* the candidate's R when the job was taken */
   int legal;
   int rc;
   jl_error err;
@@ -250,6 +251,10 @@ typedef struct jl_search_state {
   double polish_deadline;  /* this round's polish (0: none) */
   double polish_iter_s;    /* the longest SLSQP iteration the polish has seen */
   double launch_s, polish_s; /* time in the launches and in the polish */
+  int njobs;               /* the polish jobs taken (jl_search_polish_take) */
+  jl_polish_pool pool;     /* ... and the threads polishing them */
+  pthread_t tid[JL_POLISH_MAX_THREADS];
+  int started;
   volatile sig_atomic_t *stop;
   uint64_t restarts, adoptions, crossovers;
   double *cross_tmp;       /* JL_CROSS_TMP_DOUBLES(n): a child's scratch (--cross) */
@@ -277,18 +282,23 @@ static void *jl_polish_worker(void *arg) {
   return NULL;
 }
 
-/* Polishes the best candidates that changed since their last polish (one
- * per host thread), skipping copies of one packing and candidates far
- * behind; a polished packing goes back into its candidate so the search
- * continues from the exact local optimum. */
-static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_circle_sorted *s,
-                            int *improved_best, jl_error *err) {
-  *improved_best = 0;
+/* The polish, in three parts: take, finish, merge. On a CUDA device the
+ * jobs are taken before a launch and polished on the host threads while
+ * the launch runs (the host would otherwise wait: at n = 100 the polish was
+ * over half of a run's time), then merged after it, so a round polishes
+ * the packings of the launch before it. On the CPU the threads are the
+ * engine's: the jobs are taken and polished after the launch.
+ *
+ * Takes the jobs: the best candidates that changed since their last polish
+ * (one per host thread), skipping copies of one packing and candidates far
+ * behind. */
+static void jl_search_polish_take(jl_search_state *st, const jl_circle_batch *b,
+                                  const jl_circle_sorted *s) {
   int njobs = 0;
   for (int k = 0; k < st->polish_slots; ++k) {
     int c_best = -1;
     for (int c = 0; c < b->count; ++c) {
-      /* need_start: never run (a stop cut the round short) */
+      /* need_start: never run, or restarting */
       if (b->need_start[c] || b->R[c] == st->polished_R[c]) continue;
       if (c_best < 0 || b->R[c] < b->R[c_best]) c_best = c;
     }
@@ -297,25 +307,62 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_ci
     st->polished_R[c_best] = b->R[c_best];  /* also marks it taken for this round */
     int dup = 0;
     for (int j = 0; j < njobs; ++j)
-      if (b->R[st->jobs[j].cand] == b->R[c_best]) dup = 1;
+      if (st->jobs[j].R_from == b->R[c_best]) dup = 1;
     if (dup) { --k; continue; }
     st->jobs[njobs].cand = c_best;
+    st->jobs[njobs].R_from = b->R[c_best];
+    st->jobs[njobs].iter_s = st->polish_iter_s;
     jl_batch_to_packing(b, c_best, s, &st->jobs[njobs].pk);
     njobs++;
   }
-  if (njobs == 0) return JL_OK;
-  for (int j = 0; j < njobs; ++j) st->jobs[j].iter_s = st->polish_iter_s;
-  jl_polish_pool pool = {.jobs = st->jobs, .count = njobs, .deadline = st->polish_deadline,
-                         .stop = st->stop};
-  atomic_init(&pool.next, 0);
-  pthread_t tid[JL_POLISH_MAX_THREADS];
-  int started = 0;
-  for (int t = 1; t < st->threads && t < njobs && started < JL_POLISH_MAX_THREADS; ++t)
-    if (pthread_create(&tid[started], NULL, jl_polish_worker, &pool) == 0) started++;
-  jl_polish_worker(&pool);
-  for (int t = 0; t < started; ++t) pthread_join(tid[t], NULL);
-  /* merge in job order, so the outcome does not depend on thread timing */
-  for (int j = 0; j < njobs; ++j) {
+  st->njobs = njobs;
+  st->started = 0;
+  st->pool.jobs = st->jobs;
+  st->pool.count = njobs;
+  st->pool.deadline = st->polish_deadline;
+  st->pool.stop = st->stop;
+  atomic_init(&st->pool.next, 0);
+}
+
+/* When a polish starting now ends under --time: after JL_POLISH_ROUND_MAX_S
+ * (what it reached goes back, the next round goes on from there), and at
+ * most grace past the deadline (with --rounds only that). On a device a
+ * round's polish takes half of JL_POLISH_GRACE_S, the last launch's polish
+ * at the stop the rest, so the two stay within it. */
+static double jl_polish_deadline(const jl_search_state *st, const jl_circle_search_opts *o,
+                                 double grace) {
+  if (!(st->deadline > 0)) return 0.0;
+  if (o->rounds > 0) return st->deadline + grace;
+  return fmin(st->deadline + grace, jl_time_now() + JL_POLISH_ROUND_MAX_S);
+}
+
+/* Starts polishing the jobs on threads of their own (all the host's). */
+static void jl_search_polish_start(jl_search_state *st) {
+  for (int t = 0; t < st->threads && t < st->njobs && st->started < JL_POLISH_MAX_THREADS; ++t)
+    if (pthread_create(&st->tid[st->started], NULL, jl_polish_worker, &st->pool) == 0) st->started++;
+}
+
+/* Ends the polish: the calling thread takes the jobs no thread has taken
+ * (all of them when none was started, with threads - 1 helpers), then
+ * waits for the threads. */
+static void jl_search_polish_finish(jl_search_state *st) {
+  if (st->njobs == 0) return;
+  if (st->started == 0)
+    for (int t = 1; t < st->threads && t < st->njobs && st->started < JL_POLISH_MAX_THREADS; ++t)
+      if (pthread_create(&st->tid[st->started], NULL, jl_polish_worker, &st->pool) == 0) st->started++;
+  jl_polish_worker(&st->pool);
+  for (int t = 0; t < st->started; ++t) pthread_join(st->tid[t], NULL);
+  st->started = 0;
+}
+
+/* Merges the polished jobs in job order, so the outcome does not depend on
+ * thread timing: each is offered to the elite and the best, and goes back
+ * into its candidate, which then continues from the exact local optimum,
+ * unless the launch has moved the candidate on since the job was taken. */
+static int jl_search_polish_merge(jl_search_state *st, jl_circle_batch *b, const jl_circle_sorted *s,
+                                  int *improved_best, jl_error *err) {
+  *improved_best = 0;
+  for (int j = 0; j < st->njobs; ++j) {
     jl_polish_job *job = &st->jobs[j];
     st->polish_iter_s = fmax(st->polish_iter_s, job->iter_s);
     if (job->rc != JL_OK) {
@@ -323,8 +370,11 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_ci
       return job->rc;
     }
     if (!job->legal) continue;
-    jl_packing_to_batch(&job->pk, s, b, job->cand, 0);
-    st->polished_R[job->cand] = b->R[job->cand];
+    int c = job->cand;
+    if (!b->need_start[c] && b->R[c] == job->R_from) {
+      jl_packing_to_batch(&job->pk, s, b, c, 0);
+      st->polished_R[c] = b->R[c];
+    }
     int rc_e = jl_circle_elite_offer(&st->elite, &job->pk, NULL, err);
     if (rc_e != JL_OK) return rc_e;
     if (st->best.R == 0.0 || job->pk.R < st->best.R) {
@@ -336,6 +386,7 @@ static int jl_search_polish(jl_search_state *st, jl_circle_batch *b, const jl_ci
       if (rc != JL_OK) return rc;
     }
   }
+  st->njobs = 0;
   return JL_OK;
 }
 
@@ -602,6 +653,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     jl_search_restart(&st, &b, &s, o, stuck_limit, &l.host_rng);
   }
   st.deadline = o->time_s > 0 ? st.t0 + o->time_s : 0.0;
+  /* CUDA: the polish runs beside the launch (jl_search_polish_take's comment) */
+  const int beside = dev->kind == JL_DEVICE_CUDA;
   const double ck_period = o->checkpoint_period_s > 0 ? o->checkpoint_period_s : JL_CHECKPOINT_PERIOD_S;
   double ck_last = jl_time_now();
   int stopped_by = JL_STOP_ROUNDS;
@@ -614,10 +667,21 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
       eng.cut_at = jl_time_now() + JL_LAUNCH_MAX_S;
     uint64_t steps0 = 0;
     for (int c = 0; c < count; ++c) steps0 += b.steps[c];
+    if (beside) {
+      st.polish_deadline = jl_polish_deadline(&st, o, 0.5 * JL_POLISH_GRACE_S);
+      jl_search_polish_take(&st, &b, &s);
+      jl_search_polish_start(&st);
+    }
     double t_launch = jl_time_now();
-    if ((rc = jl_circle_engine_run(&eng, &p, &b, err)) != JL_OK) goto done;
+    rc = jl_circle_engine_run(&eng, &p, &b, err);
     t_launch = jl_time_now() - t_launch;
     st.launch_s += t_launch;
+    if (beside) {  /* what of the polish outlasted the launch */
+      double t_polish = jl_time_now();
+      jl_search_polish_finish(&st);
+      st.polish_s += jl_time_now() - t_polish;
+    }
+    if (rc != JL_OK) goto done;
     uint64_t steps1 = 0;
     for (int c = 0; c < count; ++c) steps1 += b.steps[c];
     /* Under --time the next launch's budget follows this one's step rate, so
@@ -629,14 +693,15 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
       p.step_budget = fit < (double)budget_max ? (fit > 1.0 ? (uint64_t)fit : 1) : budget_max;
     }
     l.round++;
-    st.polish_deadline = 0.0;
-    if (st.deadline > 0)
-      st.polish_deadline = o->rounds > 0 ? st.deadline + JL_POLISH_GRACE_S
-                           : fmin(st.deadline + JL_POLISH_GRACE_S, jl_time_now() + JL_POLISH_ROUND_MAX_S);
+    if (!beside) {  /* the CPU: this launch's packings, after it (the threads are the engine's) */
+      st.polish_deadline = jl_polish_deadline(&st, o, JL_POLISH_GRACE_S);
+      jl_search_polish_take(&st, &b, &s);
+      double t_polish = jl_time_now();
+      jl_search_polish_finish(&st);
+      st.polish_s += jl_time_now() - t_polish;
+    }
     int improved = 0;
-    double t_polish = jl_time_now();
-    if ((rc = jl_search_polish(&st, &b, &s, &improved, err)) != JL_OK) goto done;
-    st.polish_s += jl_time_now() - t_polish;
+    if ((rc = jl_search_polish_merge(&st, &b, &s, &improved, err)) != JL_OK) goto done;
     double now = jl_time_now() - st.t0;
     uint64_t steps = 0, trials = 0;
     for (int c = 0; c < count; ++c) { steps += b.steps[c]; trials += b.trials_done[c]; }
@@ -673,6 +738,17 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     }
     if (want) { stopped_by = want - 1; break; }
     jl_search_restart(&st, &b, &s, o, stuck_limit, &l.host_rng);
+  }
+  if (beside) {
+    /* the last launch's packings, polished for the result only: after the
+     * checkpoint, which a run going on from it polishes in its first round */
+    st.polish_deadline = jl_polish_deadline(&st, o, JL_POLISH_GRACE_S);
+    jl_search_polish_take(&st, &b, &s);
+    double t_polish = jl_time_now();
+    jl_search_polish_finish(&st);
+    st.polish_s += jl_time_now() - t_polish;
+    int improved = 0;
+    if ((rc = jl_search_polish_merge(&st, &b, &s, &improved, err)) != JL_OK) goto done;
   }
   jl_progress_end(&pr);
 
