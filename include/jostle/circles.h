@@ -92,6 +92,8 @@ typedef struct jl_circles_options {
   double adopt;            /* population: share of restarts that adopt (default 0.5) */
   double cross;            /* population: share of restarts that start from a child of two
                             * elite packings, cut and spliced (default 0; at most 1 - adopt) */
+  int polish_after;        /* CUDA: polish after each launch instead of on the host threads
+                            * beside it (default 0; the CPU always polishes after) */
   int adopt_spread;        /* population: adopt the elite packing fewest candidates are near
                             * (default 0: one drawn alike) */
   int area_weighted;       /* split contact moves by area */
@@ -131,7 +133,9 @@ typedef struct jl_circles_result {
   double best_known_R;     /* the published record for radii 1..n (n = 5..50), else 0 */
   double max_overlap;      /* the exact check's deepest overlap (long double, <= 1e-10 R) */
   double time_s, time_to_best_s;
-  double launch_s, polish_s;   /* of time_s, in the launches and in the polish between them */
+  double launch_s, polish_s;   /* of time_s, in the launches and in the polish between them
+                                * (beside the launches: what of it outlasted them) */
+  int polish_beside;           /* the polish ran beside the launches (CUDA) */
   uint64_t seed, trials, relax_steps, restarts;
   jl_stop_reason stopped_by;
   char device[8];          /* "cpu" or "cuda" */
@@ -226,7 +230,9 @@ typedef struct jl_circles_run_info {
   double time_s;
   double time_to_best_s;
   double launch_s;                /* of time_s, in the engine's launches (the GPU busy) */
-  double polish_s;                /* of time_s, in the polish between launches */
+  double polish_s;                /* of time_s, in the polish between launches (beside
+                                   * them: what of it outlasted them) */
+  int polish_beside;              /* the polish ran on the host beside the launches */
   uint64_t trials;
   uint64_t relax_steps;
   uint64_t restarts;

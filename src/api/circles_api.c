@@ -62,6 +62,7 @@ static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opt
   so->adopt = o->adopt;
   so->cross = o->cross;
   so->adopt_spread = o->adopt_spread;
+  so->polish_after = o->polish_after;
   so->area_weighted = o->area_weighted;
 }
 
@@ -135,6 +136,7 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->time_to_best_s = run.info.time_to_best_s;
   res->launch_s = run.info.launch_s;
   res->polish_s = run.info.polish_s;
+  res->polish_beside = run.info.polish_beside;
   res->seed = run.info.seed;  /* a continued run's is its checkpoint's */
   res->trials = run.info.trials;
   res->relax_steps = run.info.relax_steps;
@@ -209,6 +211,7 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
   info.time_to_best_s = res->time_to_best_s;
   info.launch_s = res->launch_s;
   info.polish_s = res->polish_s;
+  info.polish_beside = res->polish_beside;
   info.trials = res->trials;
   info.relax_steps = res->relax_steps;
   info.restarts = res->restarts;

@@ -72,6 +72,7 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
   jl_buf_json_number(b, r->launch_s);
   jl_buf_printf(b, ", \"polish_s\": ");
   jl_buf_json_number(b, r->polish_s);
+  jl_buf_printf(b, ", \"polish\": \"%s\"", r->polish_beside ? "beside" : "after");
   jl_buf_printf(b, ", \"trials\": %" PRIu64 ", \"relax_steps\": %" PRIu64 ", \"restarts\": %" PRIu64
                    ", \"adoptions\": %" PRIu64 ", \"elite\": %d, \"crowding\": ",
                 r->trials, r->relax_steps, r->restarts, r->adoptions, r->elite);

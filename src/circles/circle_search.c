@@ -654,7 +654,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   }
   st.deadline = o->time_s > 0 ? st.t0 + o->time_s : 0.0;
   /* CUDA: the polish runs beside the launch (jl_search_polish_take's comment) */
-  const int beside = dev->kind == JL_DEVICE_CUDA;
+  const int beside = dev->kind == JL_DEVICE_CUDA && !o->polish_after;
   const double ck_period = o->checkpoint_period_s > 0 ? o->checkpoint_period_s : JL_CHECKPOINT_PERIOD_S;
   double ck_last = jl_time_now();
   int stopped_by = JL_STOP_ROUNDS;
@@ -776,6 +776,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->time_to_best_s = st.t_best;
   info->launch_s = st.launch_s;
   info->polish_s = st.polish_s;
+  info->polish_beside = beside;
   for (int c = 0; c < count; ++c) {
     info->trials += b.trials_done[c];
     info->relax_steps += b.steps[c];

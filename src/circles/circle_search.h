@@ -112,6 +112,7 @@ typedef struct jl_circle_search_opts {
   double cross;            /* population: share of restarts that start from a child of two
                             * elite packings (jl_circle_cross_child), taken from the
                             * random starts' share */
+  int polish_after;        /* CUDA: polish after each launch, not beside it */
   int adopt_spread;        /* population: an adopter takes the elite packing the fewest
                             * candidates are near (jl_circle_elite_nearest) instead of
                             * one drawn alike */

@@ -52,6 +52,8 @@ static const char *const jl_circles_help =
   "  --cross P         population: share of restarts that start from a child of\n"
   "                    two elite packings, each side of a random cut from one\n"
   "                    (default 0; taken from the random starts)\n"
+  "  --polish P        CUDA: beside (default: on the host threads while the next\n"
+  "                    launch runs) or after (each launch, the device waiting)\n"
   "  --adopt-by A      population: which elite packing an adopter takes: uniform\n"
   "                    (default: drawn alike) or spread (the one the fewest\n"
   "                    candidates are near, by shape)\n"
@@ -112,7 +114,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_POLISH, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -135,6 +137,7 @@ static const struct option jl_circles_opts[] = {
   {"adopt", required_argument, NULL, OPT_ADOPT},
   {"cross", required_argument, NULL, OPT_CROSS},
   {"adopt-by", required_argument, NULL, OPT_ADOPT_BY},
+  {"polish", required_argument, NULL, OPT_POLISH},
   {"walk", required_argument, NULL, OPT_WALK},
   {"aim", required_argument, NULL, OPT_AIM},
   {"walk-k", required_argument, NULL, OPT_WALK_K},
@@ -224,6 +227,11 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       break;
     case OPT_ADOPT: rc = jl_cli_double("--adopt", optarg, 0.0, 1.0, &a->search.adopt, err); break;
     case OPT_CROSS: rc = jl_cli_double("--cross", optarg, 0.0, 1.0, &a->search.cross, err); break;
+    case OPT_POLISH:
+      if (strcmp(optarg, "beside") == 0) a->search.polish_after = 0;
+      else if (strcmp(optarg, "after") == 0) a->search.polish_after = 1;
+      else rc = jl_cli_error_set(err, JL_ERR_INPUT, "--polish: expected beside or after, got '%s'", optarg);
+      break;
     case OPT_ADOPT_BY:
       if (strcmp(optarg, "uniform") == 0) a->search.adopt_spread = 0;
       else if (strcmp(optarg, "spread") == 0) a->search.adopt_spread = 1;

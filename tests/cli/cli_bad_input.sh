@@ -31,6 +31,7 @@ bad aim_big    "--aim: must be between" "the option --aim" --n 5 --aim 2 --devic
 bad adopt_big  "--adopt: must be between" "the option --adopt" --n 5 --adopt 1.5 --device cpu --time 2
 bad cross_sum  "adopt and cross are shares of the restarts.*0.8 and 0.3" "--adopt with --cross" --n 5 --adopt 0.8 --cross 0.3 --device cpu --time 2
 bad cross_big  "--cross: must be between" "the option --cross" --n 5 --cross 2 --device cpu --time 2
+bad polish_mode "--polish: expected beside or after, got 'sideways'" "the option --polish" --n 5 --polish sideways --device cpu --time 2
 bad neg_radius 'neg\.json'              "the file neg.json" --problem "$in/neg.json" --device cpu --time 2
 expect_err 'radii' "the field 'radii'"
 bad unknown_key 'bogus_key'             "the key 'bogus_key'" --problem "$in/unknown.json" --device cpu --time 2
