@@ -236,6 +236,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_energy_after_steps),
     cmocka_unit_test(test_problem_of_a_device_step),
     cmocka_unit_test_prestate(sc_spatial_order_is_given_order, &cuda_dev),
+    cmocka_unit_test_prestate(sc_permuted_run_stays_warm, &cuda_dev),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #else

@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_prestate(sc_warm_start_helps, &one),
     cmocka_unit_test_prestate(test_sor_and_jor_agree, &one),
     cmocka_unit_test_prestate(sc_spatial_order_is_given_order, &two),
+    cmocka_unit_test_prestate(sc_permuted_run_stays_warm, &two),
     cmocka_unit_test(test_threads_same_bits),
     cmocka_unit_test(test_sort_keys),
   };

@@ -4,6 +4,8 @@
  *     summaries, energies, impulses by key);
  *   - a step that exports its contact problem (G assembled) changes nothing
  *     in the run;
+ *   - an ordered run renews its order once its bodies have travelled, and
+ *     still ends in the given order's bits (spheres flying apart);
  *   - the twin of the device energy reduction equals jl_scene_energy up to
  *     the order of additions (one block, a partial block, several blocks). */
 #include <math.h>
@@ -121,6 +123,74 @@ static void test_export_step_changes_nothing(void **state) {
   jl_scene_free(&b);
 }
 
+/* 343 spheres flying apart on rays from the centre, faster the farther out
+ * (no gravity, no contact): the stretch changes their spatial order, so the
+ * renewal (checked every 5 steps here) renumbers them; every body's motion
+ * is its own, so the run ends in the bits of the run in the given order. */
+static void flying(jl_scene *s, jl_body_order order) {
+  jl_error err = {0};
+  assert_int_equal(jl_scene_init(s, &err), JL_OK);
+  s->gravity[0] = s->gravity[1] = s->gravity[2] = 0.0;
+  s->dt = 0.01;
+  s->body_order = order;
+  jl_body_spec b;
+  for (int x = 0; x < 7; ++x)
+    for (int y = 0; y < 7; ++y)
+      for (int z = 0; z < 7; ++z) {
+        jl_body_spec_default(&b);
+        b.size[0] = 0.5;
+        double p[3] = {3.0 * (x - 3) + 0.1 * y, 3.0 * (y - 3) + 0.1 * z, 3.0 * (z - 3) + 0.1 * x};
+        double d = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+        for (int k = 0; k < 3; ++k) {
+          b.pos[k] = p[k];
+          b.vel[k] = 0.2 * d * p[k];
+        }
+        assert_true(jl_scene_add_body(s, &b, &err) >= 0);
+      }
+}
+
+static void test_order_renewed_as_bodies_travel(void **state) {
+  (void)state;
+  jl_scene a, b;
+  flying(&a, JL_BODY_ORDER_GIVEN);
+  flying(&b, JL_BODY_ORDER_SPATIAL);
+  jl_error err = {0};
+  jl_device dev;
+  assert_int_equal(jl_device_select(&dev, "cpu", 2, NULL, &err), JL_OK);
+  jl_scene_runner ra, rb;
+  assert_int_equal(jl_scene_runner_init(&ra, &a, &dev, &err), JL_OK);
+  assert_int_equal(jl_scene_runner_init(&rb, &b, &dev, &err), JL_OK);
+  assert_null(ra.perm);
+  assert_non_null(rb.perm);
+  assert_true(fabs(rb.body_size - 1.0) < 1e-15);
+  rb.renew_steps = 5;
+  size_t nb = (size_t)a.bodies.count;
+  int *first = malloc(sizeof(int) * nb);
+  assert_non_null(first);
+  memcpy(first, rb.perm, sizeof(int) * nb);
+  for (int i = 1; i <= 200; ++i) {
+    jl_scene_run_stats x, y;
+    assert_int_equal(jl_scene_runner_step(&ra, &x, &err), JL_OK);
+    assert_int_equal(jl_scene_runner_step(&rb, &y, &err), JL_OK);
+    assert_int_equal(y.contacts, 0);
+  }
+  /* the mean speed is about 20 m/s: 2 sizes in some 10 steps */
+  assert_true(rb.reorders >= 2);
+  int renumbered = 0;
+  for (size_t k = 0; k < nb; ++k) renumbered += rb.perm[k] != first[k];
+  assert_true(renumbered > 0);
+  free(first);
+  assert_int_equal(jl_scene_runner_fetch(&ra, &err), JL_OK);
+  assert_int_equal(jl_scene_runner_fetch(&rb, &err), JL_OK);
+  assert_memory_equal(a.bodies.pos, b.bodies.pos, 3 * nb * sizeof(double));
+  assert_memory_equal(a.bodies.vel, b.bodies.vel, 3 * nb * sizeof(double));
+  assert_memory_equal(a.bodies.quat, b.bodies.quat, 4 * nb * sizeof(double));
+  jl_scene_runner_free(&ra);
+  jl_scene_runner_free(&rb);
+  jl_scene_free(&a);
+  jl_scene_free(&b);
+}
+
 static void test_energy_twin(void **state) {
   (void)state;
   /* 27 + 6 statics; 2197 + 6 (two blocks, the second partial); 32768 + 6 (17 blocks) */
@@ -163,6 +233,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_runner_is_the_stepper),
     cmocka_unit_test(test_export_step_changes_nothing),
+    cmocka_unit_test(test_order_renewed_as_bodies_travel),
     cmocka_unit_test(test_energy_twin),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

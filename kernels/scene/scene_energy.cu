@@ -133,6 +133,20 @@ extern "C" int jl_cuda_scene_get_impulses(jl_scene_gpu *g, uint64_t *keys, doubl
   return 0;
 }
 
+// Replaces the warm-start memory (keys sorted, the next step looks them up).
+extern "C" int jl_cuda_scene_set_impulses(jl_scene_gpu *g, const uint64_t *keys, const double *imp,
+                                          int n, char *msg, int msg_len) {
+  g->prev_n = 0;
+  if (n <= 0) return 0;
+  size_t sn = (size_t)n;
+  JL_RESERVE(prev_key, sn * sizeof(uint64_t), "warm-start keys");
+  JL_RESERVE(prev_imp, 3 * sn * sizeof(double), "warm-start impulses");
+  JL_CUDA_TRY(cudaMemcpy(g->prev_key.p, keys, sn * sizeof(uint64_t), cudaMemcpyHostToDevice));
+  JL_CUDA_TRY(cudaMemcpy(g->prev_imp.p, imp, 3 * sn * sizeof(double), cudaMemcpyHostToDevice));
+  g->prev_n = n;
+  return 0;
+}
+
 extern "C" int jl_cuda_scene_sync(jl_scene_gpu *g, char *msg, int msg_len) {
   JL_CUDA_TRY(cudaSetDevice(g->ordinal));
   JL_CUDA_TRY(cudaDeviceSynchronize());

@@ -273,7 +273,7 @@ int jl_scene_sim_write_result(jl_scene_sim *sim, const char *path, const char *s
   jl_buf_printf(&b, ", \"device_kind\": \"%s\", \"threads\": %d, "
                 "\"steps\": %ld, \"time\": %s, \"wall_s\": %.6g, \"ms_per_step\": %.6g, "
                 "\"ms_first_step\": %s, \"ms_per_step_after_first\": %s, "
-                "\"body_order\": \"%s\", \"stopped_by\": \"%s\"},\n",
+                "\"body_order\": \"%s\", \"reorders\": %ld, \"stopped_by\": \"%s\"},\n",
                 jl_device_kind_name(dev->kind), dev->threads, t->steps,
                 jl_fmt_json_double(g4, sizeof g4, t->steps * s->dt), t->wall_s,
                 t->steps ? 1e3 * t->wall_s / t->steps : 0.0,
@@ -281,7 +281,7 @@ int jl_scene_sim_write_result(jl_scene_sim *sim, const char *path, const char *s
                 t->steps > 1 ? jl_fmt_or_null(g6, sizeof g6, 1e3 * (t->wall_s - t->first_s) / (double)(t->steps - 1))
                              : "null",
                 jl_body_order_name(sim->run.perm ? JL_BODY_ORDER_SPATIAL : JL_BODY_ORDER_GIVEN),
-                t->stopped_by);
+                sim->run.reorders, t->stopped_by);
   char dstep[32] = "null";
   if (t->diverged_step > 0) snprintf(dstep, sizeof dstep, "%ld", t->diverged_step);
   jl_buf_printf(&b, "  \"summary\": {\"contacts_mean\": %.6g, \"contacts_max\": %d, "

@@ -61,8 +61,7 @@ static int jl_order_cmp(const void *a, const void *b) {
   return (u->index > v->index) - (u->index < v->index);
 }
 
-/* perm (b->count entries) receives the spatial order. */
-static int jl_bodies_spatial_order(const jl_bodies *b, int *perm, jl_error *err) {
+int jl_bodies_spatial_order(const jl_bodies *b, int *perm, jl_error *err) {
   int n = b->count;
   if (n <= 0) return JL_OK;
   jl_order_item *items = malloc(sizeof *items * (size_t)n);
@@ -110,6 +109,18 @@ static int jl_bodies_gather(jl_bodies *dst, const jl_bodies *src, const int *per
 
 void jl_bodies_scatter(jl_bodies *dst, const jl_bodies *src, const int *perm) {
   for (int k = 0; k < src->count; ++k) jl_body_copy_one(dst, (size_t)perm[k], src, (size_t)k);
+}
+
+int jl_bodies_permute(jl_bodies *b, const int *q, jl_error *err) {
+  jl_bodies t;
+  int rc = jl_bodies_gather(&t, b, q, err);
+  if (rc != JL_OK) {
+    jl_bodies_free(&t);
+    return rc;
+  }
+  jl_bodies_free(b);
+  *b = t;
+  return JL_OK;
 }
 
 int jl_bodies_order_copy(jl_bodies *dst, const jl_bodies *src, jl_body_order o, int **perm_out,

@@ -51,6 +51,12 @@ int jl_bodies_order_copy(jl_bodies *dst, const jl_bodies *src, jl_body_order o, 
                          jl_error *err);
 /* The inverse: dst[perm[k]] = src[k], for dst of src's count. */
 void jl_bodies_scatter(jl_bodies *dst, const jl_bodies *src, const int *perm);
+/* b's bodies in the order q (b->count entries, a permutation): body k
+ * afterwards is body q[k] before. */
+int jl_bodies_permute(jl_bodies *b, const int *q, jl_error *err);
+/* The spatial order of b's current centres into perm (b->count entries):
+ * perm[k] is the index of the body that goes to k. */
+int jl_bodies_spatial_order(const jl_bodies *b, int *perm, jl_error *err);
 
 #ifdef __cplusplus
 }

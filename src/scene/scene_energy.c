@@ -99,6 +99,8 @@ void jl_cuda_stats_ws_free(jl_gpu_stats_ws *ws);
 int jl_cuda_scene_impulse_count(const jl_scene_gpu *g);
 int jl_cuda_scene_get_impulses(jl_scene_gpu *g, uint64_t *keys, double *imp, char *msg,
                                int msg_len);
+int jl_cuda_scene_set_impulses(jl_scene_gpu *g, const uint64_t *keys, const double *imp, int n,
+                               char *msg, int msg_len);
 
 int jl_scene_gpu_energy(jl_scene_gpu *g, const double gravity[3], jl_gpu_stats_ws *ws,
                         double *kinetic, double *potential, jl_error *err) {
@@ -138,6 +140,16 @@ int jl_scene_gpu_get_impulses(jl_scene_gpu *g, uint64_t **keys, double **imp, in
   return JL_OK;
 }
 
+int jl_scene_gpu_set_impulses(jl_scene_gpu *g, const uint64_t *keys, const double *imp, int n,
+                              jl_error *err) {
+  char msg[JL_ERROR_MSG_MAX - 64];
+  msg[0] = '\0';
+  if (jl_cuda_scene_set_impulses(g, keys, imp, n, msg, (int)sizeof msg) != 0)
+    return jl_error_set(err, strstr(msg, "out of memory") ? JL_ERR_NOMEM : JL_ERR_DEVICE,
+                        "upload impulses: %s", msg);
+  return JL_OK;
+}
+
 #else /* built without CUDA */
 
 int jl_scene_gpu_energy(jl_scene_gpu *g, const double gravity[3], jl_gpu_stats_ws *ws,
@@ -158,6 +170,12 @@ int jl_scene_gpu_get_impulses(jl_scene_gpu *g, uint64_t **keys, double **imp, in
                               jl_error *err) {
   (void)g, (void)keys, (void)imp, (void)cap;
   *n = 0;
+  return jl_error_set(err, JL_ERR_DEVICE, "jostle was built without CUDA");
+}
+
+int jl_scene_gpu_set_impulses(jl_scene_gpu *g, const uint64_t *keys, const double *imp, int n,
+                              jl_error *err) {
+  (void)g, (void)keys, (void)imp, (void)n;
   return jl_error_set(err, JL_ERR_DEVICE, "jostle was built without CUDA");
 }
 #endif

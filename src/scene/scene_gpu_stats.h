@@ -80,6 +80,10 @@ int jl_scene_gpu_sync(jl_scene_gpu *g, jl_error *err);
  * grown to *cap as needed (realloc); *n: the count. */
 int jl_scene_gpu_get_impulses(jl_scene_gpu *g, uint64_t **keys, double **imp, int *cap, int *n,
                               jl_error *err);
+/* Replaces that memory with n keys (sorted) and impulses, for the next
+ * device step's warm start (the runner after it renumbers the bodies). */
+int jl_scene_gpu_set_impulses(jl_scene_gpu *g, const uint64_t *keys, const double *imp, int n,
+                              jl_error *err);
 /* Grows *keys (m) and *imp (3 m) to hold m contacts; *cap: what they hold. */
 int jl_impulses_reserve(uint64_t **keys, double **imp, int *cap, int m, jl_error *err);
 

@@ -13,7 +13,8 @@
  * current when the run keeps their order). A scene of many bodies is stepped
  * in a spatial order (scene->body_order, body_order.h): the runner steps an
  * ordered copy and maps every result back, so callers see the scene's own
- * body numbering throughout. */
+ * body numbering throughout. The order is renewed when the bodies have
+ * travelled (below). */
 #ifndef JL_SCENE_RUNNER_H
 #define JL_SCENE_RUNNER_H
 
@@ -34,6 +35,14 @@ extern "C" {
 
 /* The device's solver state is read every this many iterations. */
 #define JL_RUNNER_CHECK_EVERY 8
+/* An ordered run checks every this many steps how far its bodies have
+ * travelled since the order was set, and renews the order from their
+ * current centres when the mean travel exceeds JL_RUNNER_RENEW_TRAVEL mean
+ * body sizes: bodies that flow (a hopper, an avalanche) would otherwise
+ * scatter neighbours over memory again. A check on the device downloads
+ * the bodies (a million: about 100 MB, a few ms every 250 steps). */
+#define JL_RUNNER_RENEW_STEPS 250
+#define JL_RUNNER_RENEW_TRAVEL 2.0
 
 /* What one step reports, on either path. */
 /* A step's figures are the public API's (step, time, contacts, iterations,
@@ -46,6 +55,11 @@ typedef struct jl_scene_runner {
   jl_scene *run;           /* the scene stepped: scene itself, or &ordered */
   jl_scene ordered;        /* when perm: scene's settings, bodies in the spatial order */
   int *perm;               /* ordered body k is scene body perm[k]; NULL: as given */
+  double *anchor;          /* ordered run: 3 per body, the centres when the order was set */
+  double body_size;        /* mean longest box edge of the moving bodies */
+  long renew_steps;        /* steps between two travel checks (0: never renewed) */
+  double renew_travel;     /* the mean travel, in body sizes, that renews the order */
+  long reorders;           /* orders renewed so far */
   jl_device dev;
   int on_gpu;
   long step;
@@ -91,6 +105,12 @@ int jl_scene_runner_fetch(jl_scene_runner *r, jl_error *err);
  * lower to the higher dynamic body). */
 int jl_scene_runner_impulses(jl_scene_runner *r, uint64_t **keys, double **imp, int *cap, int *n,
                              jl_error *err);
+/* Renumbers an ordered run's bodies: ordered body k afterwards is ordered
+ * body q[k] before (a permutation of the bodies). The warm-start memory is
+ * renumbered with them (an impulse changes sign where two moving bodies
+ * swap places in the order), so the next step starts as warm as before.
+ * The order's renewal does this; tests give their own q. */
+int jl_scene_runner_permute(jl_scene_runner *r, const int *q, jl_error *err);
 /* Waits for the device's queued work (nothing on the CPU): for timing. */
 int jl_scene_runner_sync(jl_scene_runner *r, jl_error *err);
 void jl_scene_runner_free(jl_scene_runner *r);
