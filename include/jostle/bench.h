@@ -134,6 +134,8 @@ typedef struct jl_bench_scene_options {
                             * 0 never, -1 by size (default) */
   int round_narrow;        /* CUDA: a scene without boxes by the narrow-phase kernels for
                             * round shapes (default 1); 0 the general ones */
+  int soa_by_setup;        /* CUDA: a streamed solve's constants by field written by the
+                            * setup (default 1); 0 copied by the solve */
   const char *body_order;  /* "auto" (default), "spatial" or "given" */
   const char *device;      /* "cuda" (default), "cpu" or "auto" */
   int threads;             /* CPU path: threads (default 0: all cores) */

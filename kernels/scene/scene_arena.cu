@@ -57,6 +57,9 @@ extern "C" void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on) { g->use_graph
 extern "C" void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on) {
   g->use_persistent = on != 0;
 }
+extern "C" void jl_cuda_scene_set_soa_by_setup(jl_scene_gpu *g, int on) {
+  g->soa_by_setup = on != 0;
+}
 extern "C" void jl_cuda_scene_set_round_narrow(jl_scene_gpu *g, int on) {
   g->round_narrow = on != 0;
 }

@@ -66,8 +66,12 @@ struct jl_scene_gpu {
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
   jl_dbuf lam_y0, lam_y1;  // APGD: the extrapolated points (reserved by an APGD solve)
   // the streamed JOR / APGD solve (kernels/scene/scene_prox.cu): the update's
-  // constants by field, each contact's du terms, each body entry's term row
+  // constants by field (jor_soa.cuh), each contact's du terms, each body
+  // entry's term row
   jl_dbuf j_soa, j_terms, j_body_term;
+  int setup_soa = 0;       // the next setup also writes j_soa (the step's solve streams)
+  int soa_by_setup = 1;    // 0: the solve copies j_soa all the same (benchmarks)
+  int soa_n = -1;          // j_soa holds the last setup's n contacts (-1: not written)
   // SOR: the problem's per-contact arrays and impulses in colour order
   jl_dbuf s_ka, s_kb, s_frame, s_rx, s_irx, s_im, s_c, s_mu, s_diag, s_lam;
   // the device step's warm-start memory (keys sorted, world impulses)

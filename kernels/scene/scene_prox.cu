@@ -20,6 +20,7 @@
 
 #include <cooperative_groups.h>
 
+#include "jor_soa.cuh"
 #include "scene_arena.cuh"
 
 #include "colour_math.h"
@@ -260,31 +261,16 @@ static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor
 //   (jl_jor_du_terms_kernel); the lanes' du gathered the frame, lever rows
 //   and impulses of every contact twice per iteration (about 300 bytes per
 //   body entry, 1.8 GB per iteration of the pile).
-// The constants by field: c, the normal, the levers, diag, mu, then iso and
-// im (the du terms' own), JL_SOA_FIELDS rows of n.
-enum {
-  JL_SOA_C = 0, JL_SOA_NORMAL = 3, JL_SOA_LEVER = 6, JL_SOA_DIAG = 12, JL_SOA_MU = 14,
-  JL_SOA_ISO = 15, JL_SOA_IM = 17, JL_SOA_FIELDS = 19
-};
-#define JL_TERMS_PER_CONTACT 12
-// From this many contacts the streamed kernels beat the two per-iteration
-// ones (H200: the 8000-brick wall, 63,000 contacts, 3.3 against 2.1 ms per
-// solve of 100 iterations; the million-sphere pile, 3 million contacts,
-// 47 against 66 ms).
-#define JL_JOR_STREAMED_MIN 200000
+// The constants by field: jor_soa.cuh (the step's setup writes them when
+// the solve will stream; other solves copy them here).
+int jl_jor_streams(const jl_scene_gpu *g, long long n, int on_g) {
+  return !on_g && (g->use_streamed > 0 || (g->use_streamed < 0 && n >= JL_JOR_STREAMED_MIN));
+}
 
 __global__ void jl_jor_soa_kernel(jl_jor_problem p, double *soa) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= p.n) return;
-  size_t n = (size_t)p.n;
-  double *o = soa + i;
-  for (int m = 0; m < 3; ++m) o[(JL_SOA_C + m) * n] = p.c[3 * i + m];
-  for (int m = 0; m < 3; ++m) o[(JL_SOA_NORMAL + m) * n] = p.frame[9 * i + m];
-  for (int m = 0; m < 6; ++m) o[(JL_SOA_LEVER + m) * n] = p.lever[6 * i + m];
-  for (int m = 0; m < 2; ++m) o[(JL_SOA_DIAG + m) * n] = p.diag[2 * i + m];
-  o[JL_SOA_MU * n] = p.mu[i];
-  for (int m = 0; m < 2; ++m) o[(JL_SOA_ISO + m) * n] = p.iso[2 * i + m];
-  for (int m = 0; m < 2; ++m) o[(JL_SOA_IM + m) * n] = p.im[2 * i + m];
+  jl_soa_store((size_t)p.n, (size_t)i, p.c, p.frame, p.lever, p.diag, p.mu, p.iso, p.im, soa);
 }
 
 // Each body entry's row of terms: 2 i + side, side as jl_pm_du_body picks it.
@@ -1069,7 +1055,7 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
     // the update's terms); on G, the update and the lanes' du.
     double *soa = nullptr, *terms = nullptr;
     int *body_term = nullptr;
-    int streamed = !on_g && (g->use_streamed > 0 || (g->use_streamed < 0 && n >= JL_JOR_STREAMED_MIN));
+    int streamed = jl_jor_streams(g, n, on_g);
     if (streamed) {
       size_t sn = (size_t)n, ne = (size_t)(2 * sn);
       JL_RESERVE(j_soa, JL_SOA_FIELDS * sn * sizeof(double), "contact constants by field");
@@ -1078,8 +1064,10 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
       soa = jl_dp<double>(g->j_soa);
       terms = jl_dp<double>(g->j_terms);
       body_term = jl_dp<int>(g->j_body_term);
-      jl_jor_soa_kernel<<<cb, JL_SCENE_BLOCK>>>(q, soa);
-      JL_CUDA_TRY(cudaGetLastError());
+      if (g->soa_n != n) {  // the setup did not write them
+        jl_jor_soa_kernel<<<cb, JL_SCENE_BLOCK>>>(q, soa);
+        JL_CUDA_TRY(cudaGetLastError());
+      }
       jl_jor_body_term_kernel<<<jl_scene_blocks(nb), JL_SCENE_BLOCK>>>(q, body_term);
       JL_CUDA_TRY(cudaGetLastError());
     }

@@ -12,6 +12,7 @@
 
 #include <cub/cub.cuh>
 
+#include "jor_soa.cuh"
 #include "scene_arena.cuh"
 
 #include "scene.h"
@@ -20,7 +21,7 @@
 __global__ void jl_setup_contact_kernel(int n, jl_sm_bodies b, const int *material, const int *ca,
                                         const int *cb, const double *point, const double *normal,
                                         const double *law, int law_stride, const double *dv_free,
-                                        jl_sm_problem p, uint64_t *keys) {
+                                        jl_sm_problem p, uint64_t *keys, double *soa) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   int a = ca[i], bb = cb[i];
@@ -28,6 +29,9 @@ __global__ void jl_setup_contact_kernel(int n, jl_sm_bodies b, const int *materi
   jl_sm_contact(&b, a, bb, point + 3 * (size_t)i, normal + 3 * (size_t)i, law[m],
                 law[law_stride + m], law[2 * law_stride + m], dv_free, i, &p);
   jl_sm_body_keys(p.ka, p.kb, i, keys + 2 * (size_t)i);
+  // the streamed solve's rows, read back while this thread's lines are in cache
+  if (soa)
+    jl_soa_store((size_t)n, (size_t)i, p.c, p.frame, p.lever, p.diag, p.mu, p.iso, p.im, soa);
 }
 
 // The body CSR from the sorted keys in one launch: thread t gives
@@ -65,6 +69,7 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                                    const double *eps_n_table, const double *eps_t_table,
                                    int build_g, char *msg, int msg_len) {
   int n = g->contacts, nb = g->nb;
+  g->soa_n = -1;
   g->p_n = 0;
   g->p_nb = 0;
   g->p_has_g = 0;
@@ -112,11 +117,17 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                      jl_dp<double>(g->p_rx), jl_dp<double>(g->p_irx), jl_dp<double>(g->p_im),
                      jl_dp<double>(g->p_c), jl_dp<double>(g->p_mu), jl_dp<double>(g->p_diag),
                      jl_dp<double>(g->p_lever), jl_dp<double>(g->p_iso)};
+  double *soa = nullptr;
+  if (g->setup_soa) {
+    JL_RESERVE(j_soa, JL_SOA_FIELDS * sn * sizeof(double), "contact constants by field");
+    soa = jl_dp<double>(g->j_soa);
+  }
   jl_setup_contact_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
       n, b, jl_dp<int>(g->material), jl_dp<int>(g->c_a), jl_dp<int>(g->c_b),
       jl_dp<double>(g->c_point), jl_dp<double>(g->c_normal), law, (int)law_n,
-      jl_dp<double>(g->dv), p, jl_dp<uint64_t>(g->p_keys));
+      jl_dp<double>(g->dv), p, jl_dp<uint64_t>(g->p_keys), soa);
   JL_CUDA_TRY(cudaGetLastError());
+  if (soa) g->soa_n = n;
   jl_scene_mark(g, "setup: contacts");
   int m = 2 * n;
   // A key is body << 32 | contact with body < nb, or UINT64_MAX for a static

@@ -15,6 +15,7 @@
 
 #include <cub/cub.cuh>
 
+#include "jor_soa.cuh"
 #include "scene_arena.cuh"
 
 #include "collide.h"
@@ -198,7 +199,11 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     jl_scene_mark(g, "max penetration");
   }
   JL_STAGE(JL_STEP_STAGE_COLLIDE);  // with the max penetration, as step_stages.h has it
-  if (jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, msg, msg_len)) return -1;
+  // a solve that will stream reads its constants by field from the setup
+  g->setup_soa = g->soa_by_setup && kind != JL_SOLVER_SOR && jl_jor_streams(g, n, 0);
+  int setup_rc = jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, msg, msg_len);
+  g->setup_soa = 0;
+  if (setup_rc) return -1;
   JL_STAGE(JL_STEP_STAGE_SETUP);
   const double *lam = nullptr;
   if (n > 0) {

@@ -16,7 +16,7 @@ int jl_cli_bench_scene(int argc, char **argv);
 static const char *const jl_bench_scene_help =
   "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
   "                          [--check-every C] [--no-persistent] [--persistent-plan K]\n"
-  "                          [--streamed | --no-streamed] [--general-narrow]\n"
+  "                          [--streamed | --no-streamed] [--general-narrow] [--soa-copy]\n"
   "                          [--body-order auto|spatial|given] [--device cuda|cpu|auto]\n"
   "                          [--threads T] [--marks]\n"
   "\n"
@@ -39,6 +39,8 @@ static const char *const jl_bench_scene_help =
   "default from 200,000 contacts up).\n"
   "--general-narrow: a scene without boxes through the general narrow-phase\n"
   "kernels instead of those for round shapes (the same contacts).\n"
+  "--soa-copy: a streamed solve copies its constants by field itself instead\n"
+  "of the setup writing them (the same bits).\n"
   "--body-order: as jostle scene (auto: spatial from 4096 bodies up).\n"
   "--marks (CUDA): also marks_ms_per_step, the step's launch groups in launch\n"
   "order, each timed by CUDA events from the mark before it (kernels, copies\n"
@@ -54,7 +56,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     {"no-streamed", no_argument, NULL, 'N'},    {"body-order", required_argument, NULL, 'o'},
     {"device", required_argument, NULL, 'd'},   {"threads", required_argument, NULL, 't'},
     {"marks", no_argument, NULL, 'm'},         {"help", no_argument, NULL, 'h'},
-    {"general-narrow", no_argument, NULL, 'g'},
+    {"general-narrow", no_argument, NULL, 'g'}, {"soa-copy", no_argument, NULL, 'y'},
     {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
@@ -62,7 +64,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   jl_bench_scene_options_default(&bo);
   long steps = bo.steps, max_iter = 0, check_every = bo.check_every, threads = 0, plan = -1;
   const char *solver = NULL, *order = "auto", *device = "cuda";
-  int c, rc = JL_OK, persistent = 1, streamed = -1, marks = 0, round_narrow = 1;
+  int c, rc = JL_OK, persistent = 1, streamed = -1, marks = 0, round_narrow = 1, soa_by_setup = 1;
   optind = 2;
   c = -1;
   jl_cli_opts o = {.opts = opts, .cmd = "bench scene"};
@@ -101,6 +103,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     case 't': rc = jl_cli_int("--threads", optarg, 1, 4096, &threads, &err); break;
     case 'm': marks = 1; break;
     case 'g': round_narrow = 0; break;
+    case 'y': soa_by_setup = 0; break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
     default: break;
     }
@@ -118,6 +121,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   bo.persistent_plan = (int)plan;
   bo.streamed = streamed;
   bo.round_narrow = round_narrow;
+  bo.soa_by_setup = soa_by_setup;
   bo.body_order = order;
   bo.device = device;
   bo.threads = (int)threads;

@@ -15,6 +15,7 @@ void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_streamed(jl_scene_gpu *g, int mode);
 void jl_cuda_scene_set_round_narrow(jl_scene_gpu *g, int on);
+void jl_cuda_scene_set_soa_by_setup(jl_scene_gpu *g, int on);
 long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g);
 void jl_cuda_scene_set_persistent_cache(jl_scene_gpu *g, int mode);
 const char *jl_cuda_scene_persistent_cache(const jl_scene_gpu *g);
@@ -80,6 +81,7 @@ void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { jl_cuda_scene_set_graphs
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { jl_cuda_scene_set_persistent(g, on); }
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { jl_cuda_scene_set_streamed(g, mode); }
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on) { jl_cuda_scene_set_round_narrow(g, on); }
+void jl_scene_gpu_set_soa_by_setup(jl_scene_gpu *g, int on) { jl_cuda_scene_set_soa_by_setup(g, on); }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   return jl_cuda_scene_persistent_solves(g);
 }
@@ -228,6 +230,7 @@ void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { (void)g, (void)mode; }
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on) { (void)g, (void)on; }
+void jl_scene_gpu_set_soa_by_setup(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   (void)g;
   return 0;

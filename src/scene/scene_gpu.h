@@ -88,6 +88,10 @@ void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode);
  * (a third of the registers); on = 0 takes the general ones all the same
  * (for the benchmark that compares them). The same contacts either way. */
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on);
+/* A step whose solve streams has the setup write the constants by field
+ * (jor_soa.cuh); on = 0 leaves the copy to the solve, as other solves do
+ * (for the benchmark that compares them). The same bits either way. */
+void jl_scene_gpu_set_soa_by_setup(jl_scene_gpu *g, int on);
 
 /* Copies every body array to the device (grows the arena). */
 int jl_scene_gpu_set_bodies(jl_scene_gpu *g, const jl_bodies *b, jl_error *err);
