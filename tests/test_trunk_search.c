@@ -175,7 +175,7 @@ static void test_search_time_many_blocks(void **state) {
 #if defined(__SANITIZE_ADDRESS__)
   cfg.time_s = 10.0;  /* a sanitized debug build runs about 5 times slower */
 #elif defined(__SANITIZE_THREAD__)
-  cfg.time_s = 20.0;  /* ThreadSanitizer: 10 s saw no launch end */
+  cfg.time_s = 20.0;  /* ThreadSanitizer: with 2 s no launch ended */
 #endif
   jl_trunk_run_info info;
   double t0 = jl_time_now();
