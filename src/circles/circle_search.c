@@ -355,6 +355,16 @@ static void jl_search_polish_finish(jl_search_state *st) {
   st->started = 0;
 }
 
+/* Takes the jobs and polishes them now, the launch done (merged after). */
+static void jl_search_polish_after(jl_search_state *st, const jl_circle_batch *b,
+                                   const jl_circle_sorted *s, const jl_circle_search_opts *o) {
+  st->polish_deadline = jl_polish_deadline(st, o, JL_POLISH_GRACE_S);
+  jl_search_polish_take(st, b, s);
+  double t0 = jl_time_now();
+  jl_search_polish_finish(st);
+  st->polish_s += jl_time_now() - t0;
+}
+
 /* Merges the polished jobs in job order, so the outcome does not depend on
  * thread timing: each is offered to the elite and the best, and goes back
  * into its candidate, which then continues from the exact local optimum,
@@ -693,13 +703,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
       p.step_budget = fit < (double)budget_max ? (fit > 1.0 ? (uint64_t)fit : 1) : budget_max;
     }
     l.round++;
-    if (!beside) {  /* the CPU: this launch's packings, after it (the threads are the engine's) */
-      st.polish_deadline = jl_polish_deadline(&st, o, JL_POLISH_GRACE_S);
-      jl_search_polish_take(&st, &b, &s);
-      double t_polish = jl_time_now();
-      jl_search_polish_finish(&st);
-      st.polish_s += jl_time_now() - t_polish;
-    }
+    if (!beside)  /* the CPU: this launch's packings, after it (the threads are the engine's) */
+      jl_search_polish_after(&st, &b, &s, o);
     int improved = 0;
     if ((rc = jl_search_polish_merge(&st, &b, &s, &improved, err)) != JL_OK) goto done;
     double now = jl_time_now() - st.t0;
@@ -742,11 +747,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   if (beside) {
     /* the last launch's packings, polished for the result only: after the
      * checkpoint, which a run going on from it polishes in its first round */
-    st.polish_deadline = jl_polish_deadline(&st, o, JL_POLISH_GRACE_S);
-    jl_search_polish_take(&st, &b, &s);
-    double t_polish = jl_time_now();
-    jl_search_polish_finish(&st);
-    st.polish_s += jl_time_now() - t_polish;
+    jl_search_polish_after(&st, &b, &s, o);
     int improved = 0;
     if ((rc = jl_search_polish_merge(&st, &b, &s, &improved, err)) != JL_OK) goto done;
   }
