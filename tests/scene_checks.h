@@ -472,6 +472,26 @@ static void sc_compare_runs(const jl_device *a, jl_solver_kind ka, const jl_devi
   sc_pair_free(k1, k2, i1, i2, &ra, &rb, &sa, &sb);
 }
 
+/* Two runs of one scene agree now: positions within SC_CMP_POS, the same
+ * contact keys, impulses within SC_CMP_IMP (both fetched; the impulse
+ * copies grow as needed). Returns the number of contacts. */
+static int sc_runs_agree(jl_scene_runner *ra, jl_scene_runner *rb, jl_scene *a, jl_scene *b,
+                         uint64_t **k1, double **i1, int *c1, uint64_t **k2, double **i2,
+                         int *c2) {
+  jl_error err = {0};
+  int n1 = 0, n2 = 0;
+  size_t nb = (size_t)a->bodies.count;
+  sc_fetch(ra);
+  sc_fetch(rb);
+  for (size_t e = 0; e < 3 * nb; ++e) assert_true(fabs(a->bodies.pos[e] - b->bodies.pos[e]) <= SC_CMP_POS);
+  assert_int_equal(jl_scene_runner_impulses(ra, k1, i1, c1, &n1, &err), JL_OK);
+  assert_int_equal(jl_scene_runner_impulses(rb, k2, i2, c2, &n2, &err), JL_OK);
+  assert_int_equal(n1, n2);
+  assert_memory_equal(*k1, *k2, (size_t)n1 * sizeof(uint64_t));
+  assert_true(fx_array_diff(*i1, *i2, 3 * (size_t)n1) <= SC_CMP_IMP);
+  return n1;
+}
+
 /* A run in the spatial body order (on the device in *state) is the CPU's
  * run in the given order, seen in the scene's numbering: only the order of
  * additions differs. Contact counts, keys and the exported problem's
@@ -493,8 +513,7 @@ static void sc_spatial_order_is_given_order(void **state) {
   assert_non_null(rb.perm);
   uint64_t *k1 = NULL, *k2 = NULL;
   double *i1 = NULL, *i2 = NULL;
-  int c1 = 0, c2 = 0, n1 = 0, n2 = 0, renumbered = 0;
-  size_t nb = (size_t)a.bodies.count;
+  int c1 = 0, c2 = 0, renumbered = 0;
   for (int step = 0; step < 12; ++step) {
     jl_scene_run_stats x, y;
     if (step == 6) {
@@ -518,14 +537,7 @@ static void sc_spatial_order_is_given_order(void **state) {
     sc_energy(&ra, &ke1, &pe1);
     sc_energy(&rb, &ke2, &pe2);
     assert_true(fabs(ke1 - ke2) <= 1e-9 * (ke1 + 1e-3) && fabs(pe1 - pe2) <= 1e-9 * fabs(pe1));
-    sc_fetch(&ra);
-    sc_fetch(&rb);
-    for (size_t e = 0; e < 3 * nb; ++e) assert_true(fabs(a.bodies.pos[e] - b.bodies.pos[e]) <= SC_CMP_POS);
-    assert_int_equal(jl_scene_runner_impulses(&ra, &k1, &i1, &c1, &n1, &err), JL_OK);
-    assert_int_equal(jl_scene_runner_impulses(&rb, &k2, &i2, &c2, &n2, &err), JL_OK);
-    assert_int_equal(n1, n2);
-    assert_memory_equal(k1, k2, (size_t)n1 * sizeof(uint64_t));
-    assert_true(fx_array_diff(i1, i2, 3 * (size_t)n1) <= SC_CMP_IMP);
+    sc_runs_agree(&ra, &rb, &a, &b, &k1, &i1, &c1, &k2, &i2, &c2);
   }
   /* the ordered run did renumber most of the 513 bodies */
   for (int k = 0; k < b.bodies.count; ++k) renumbered += rb.perm[k] != k;
@@ -556,8 +568,7 @@ static void sc_permuted_run_stays_warm(void **state) {
   for (int k = 0; k < n; ++k) q[k] = n - 1 - k;
   uint64_t *k1 = NULL, *k2 = NULL, *k3 = NULL;
   double *i1 = NULL, *i2 = NULL, *i3 = NULL;
-  int c1 = 0, c2 = 0, c3 = 0, n1 = 0, n2 = 0, n3 = 0;
-  size_t nb = (size_t)n;
+  int c1 = 0, c2 = 0, c3 = 0, n3 = 0;
   for (int step = 0; step < 10; ++step) {
     jl_scene_run_stats x, y, z;
     sc_step(&ra, &x);
@@ -573,14 +584,7 @@ static void sc_permuted_run_stays_warm(void **state) {
         rcold.cpu.prev_n = 0;
     }
     assert_int_equal(x.contacts, y.contacts);
-    sc_fetch(&ra);
-    sc_fetch(&rb);
-    for (size_t e = 0; e < 3 * nb; ++e) assert_true(fabs(a.bodies.pos[e] - b.bodies.pos[e]) <= SC_CMP_POS);
-    assert_int_equal(jl_scene_runner_impulses(&ra, &k1, &i1, &c1, &n1, &err), JL_OK);
-    assert_int_equal(jl_scene_runner_impulses(&rb, &k2, &i2, &c2, &n2, &err), JL_OK);
-    assert_int_equal(n1, n2);
-    assert_memory_equal(k1, k2, (size_t)n1 * sizeof(uint64_t));
-    assert_true(fx_array_diff(i1, i2, 3 * (size_t)n1) <= SC_CMP_IMP);
+    int n1 = sc_runs_agree(&ra, &rb, &a, &b, &k1, &i1, &c1, &k2, &i2, &c2);
     if (step == 5) {  /* the step after: the cold start misses */
       assert_int_equal(jl_scene_runner_impulses(&rcold, &k3, &i3, &c3, &n3, &err), JL_OK);
       assert_int_equal(n3, n1);
