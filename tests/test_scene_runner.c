@@ -85,17 +85,24 @@ static void test_runner_is_the_stepper(void **state) {
   jl_scene_free(&b);
 }
 
+/* Runners of a and b on the CPU with the given threads. */
+static void start_two(jl_scene_runner *ra, jl_scene *a, jl_scene_runner *rb, jl_scene *b,
+                      int threads) {
+  jl_error err = {0};
+  jl_device dev;
+  assert_int_equal(jl_device_select(&dev, "cpu", threads, NULL, &err), JL_OK);
+  assert_int_equal(jl_scene_runner_init(ra, a, &dev, &err), JL_OK);
+  assert_int_equal(jl_scene_runner_init(rb, b, &dev, &err), JL_OK);
+}
+
 static void test_export_step_changes_nothing(void **state) {
   (void)state;
   jl_scene a, b;
   mixed(&a);
   mixed(&b);
   jl_error err = {0};
-  jl_device dev;
-  assert_int_equal(jl_device_select(&dev, "cpu", 1, NULL, &err), JL_OK);
   jl_scene_runner ra, rb;
-  assert_int_equal(jl_scene_runner_init(&ra, &a, &dev, &err), JL_OK);
-  assert_int_equal(jl_scene_runner_init(&rb, &b, &dev, &err), JL_OK);
+  start_two(&ra, &a, &rb, &b, 1);
   for (int i = 0; i < 20; ++i) {
     jl_scene_run_stats x, y;
     const jl_contact_problem *p = NULL;
@@ -155,11 +162,8 @@ static void test_order_renewed_as_bodies_travel(void **state) {
   flying(&a, JL_BODY_ORDER_GIVEN);
   flying(&b, JL_BODY_ORDER_SPATIAL);
   jl_error err = {0};
-  jl_device dev;
-  assert_int_equal(jl_device_select(&dev, "cpu", 2, NULL, &err), JL_OK);
   jl_scene_runner ra, rb;
-  assert_int_equal(jl_scene_runner_init(&ra, &a, &dev, &err), JL_OK);
-  assert_int_equal(jl_scene_runner_init(&rb, &b, &dev, &err), JL_OK);
+  start_two(&ra, &a, &rb, &b, 2);
   assert_null(ra.perm);
   assert_non_null(rb.perm);
   assert_true(fabs(rb.body_size - 1.0) < 1e-15);
