@@ -124,7 +124,8 @@ expect_err "--body-order: expected auto, spatial or given, got 'morton'" "the op
 [ ! -e "$o/badorder.json" ] || fail "jostle $CMD: wrote a result"
 
 # --- --body-order spatial: the same run in the file's numbering (only the order of
-# additions differs); the drop's 21 bodies, given in no spatial order, are renumbered ---
+# additions differs, also after the order's renewal); the drop's 21 bodies, given in
+# no spatial order, are renumbered ---
 for ord in given spatial; do
   jrun "order-$ord" scene "$SC/demo-drop.json" --steps 300 --threads 2 --body-order "$ord" \
     --out "$o/order-$ord.json"
@@ -136,6 +137,9 @@ jpy '
 a, b = load(sys.argv[1]), load(sys.argv[2])
 if (a["run"]["body_order"], b["run"]["body_order"]) != ("given", "spatial"):
     fail("expected run.body_order given and spatial, got %r, %r" % (a["run"]["body_order"], b["run"]["body_order"]))
+# the drop travels more than 2 body sizes: the spatial order is renewed at step 250
+if (a["run"]["reorders"], b["run"]["reorders"]) != (0, 1):
+    fail("expected run.reorders 0 and 1, got %r, %r" % (a["run"]["reorders"], b["run"]["reorders"]))
 if a["summary"]["contacts_mean"] != b["summary"]["contacts_mean"]:
     fail("contacts differ: %r, %r" % (a["summary"]["contacts_mean"], b["summary"]["contacts_mean"]))
 if [x["shape"] for x in a["bodies"]] != [x["shape"] for x in b["bodies"]]:
