@@ -616,7 +616,8 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   jl_np_filter f = {o && o->closed_only, o ? o->closed_tol : 0.0};
   int *fault_d = jl_dp<int>(g->fault);
   long long *ccount = jl_dp<long long>(g->np_count), *cstart = jl_dp<long long>(g->np_start);
-  auto count_kernel = g->round_only && g->round_narrow ? jl_np_count_kernel<true> : jl_np_count_kernel<false>;
+  const bool round = g->round_only && g->round_narrow;
+  auto count_kernel = round ? jl_np_count_kernel<true> : jl_np_count_kernel<false>;
   count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, dp.Current(), pa, pb, margin, f,
                                                         ccount, fault_d);
   JL_CUDA_TRY(cudaGetLastError());
@@ -639,7 +640,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   jl_np_out out = {jl_dp<int>(g->c_a), jl_dp<int>(g->c_b), jl_dp<double>(g->c_point),
                    jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap),
                    jl_dp<uint64_t>(g->c_key), fault_d};
-  auto write_kernel = g->round_only && g->round_narrow ? jl_np_write_kernel<true> : jl_np_write_kernel<false>;
+  auto write_kernel = round ? jl_np_write_kernel<true> : jl_np_write_kernel<false>;
   write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, f, cstart, out);
   JL_CUDA_TRY(cudaGetLastError());
   jl_scene_mark(g, "narrow: write");
