@@ -121,6 +121,8 @@ def test_write_outputs(tmp_path):
     assert (run["mode"], run["adopt_by"]) == ("population", "uniform")
     assert (run["elite"], run["crowding"]) in ((4, 0), (8, 0.02))
     assert run["walk_k"] == 8 and run["tenure"] == 4 and 0 <= run["adoptions"] <= run["restarts"]
+    # a device polishes beside its launches, the CPU after each
+    assert run["polish"] == ("beside" if run["device"] == "cuda" else "after")
     assert paths["svg"].read_text().lstrip().startswith("<")
     assert len(paths["txt"].read_text().split("\n")) >= 5
     with pytest.raises(jostle.Error) as e:
