@@ -45,7 +45,9 @@ static const char *const jl_scene_help =
   "                     lines) or as the file numbers them; auto: spatial from\n"
   "                     4096 bodies up. Outputs use the file's numbering. JOR\n"
   "                     and APGD differ only by the order of additions; SOR\n"
-  "                     also sweeps the contacts in another order.\n"
+  "                     also sweeps the contacts in another order. The\n"
+  "                     spatial order is renewed once the bodies have\n"
+  "                     travelled 2 sizes on average (run.reorders).\n"
   "  --out FILE.json    result summary and final state (default NAME.json here,\n"
   "                     NAME the scene's name made a safe file name)\n"
   "  --csv FILE.csv     one line per step: step,time,kinetic,potential,contacts,\n"
@@ -314,7 +316,8 @@ int jl_cli_scene(int argc, char **argv) {
                  in.dynamic_bodies, in.dt, steps, method,
                  in.matrix_free < 0 ? "" : in.matrix_free ? " matrix-free" : " assembled G", in.device);
     if (in.ordered)
-      jl_scene_say("bodies stepped along a Z-order curve (--body-order); outputs keep the file's numbering");
+      jl_scene_say("bodies stepped along a Z-order curve, renewed as they travel (--body-order); "
+                   "outputs keep the file's numbering");
   }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
