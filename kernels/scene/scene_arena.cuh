@@ -69,7 +69,6 @@ struct jl_scene_gpu {
   // constants by field (jor_soa.cuh), each contact's du terms, each body
   // entry's term row
   jl_dbuf j_soa, j_terms, j_body_term;
-  int setup_soa = 0;       // the next setup also writes j_soa (the step's solve streams)
   int soa_by_setup = 1;    // 0: the solve copies j_soa all the same (benchmarks)
   int soa_n = -1;          // j_soa holds the last setup's n contacts (-1: not written)
   // SOR: the problem's per-contact arrays and impulses in colour order

@@ -65,9 +65,10 @@ __global__ void jl_setup_row_fill_kernel(int n, const int *ka, const int *kb, co
     jl_sm_block(ka, kb, frame, rx, irx, im, i, cols[e], blocks + 9 * (size_t)(start[i] + e));
 }
 
+// write_soa: also the streamed solve's constants by field (jor_soa.cuh).
 extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                                    const double *eps_n_table, const double *eps_t_table,
-                                   int build_g, char *msg, int msg_len) {
+                                   int build_g, int write_soa, char *msg, int msg_len) {
   int n = g->contacts, nb = g->nb;
   g->soa_n = -1;
   g->p_n = 0;
@@ -118,7 +119,7 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                      jl_dp<double>(g->p_c), jl_dp<double>(g->p_mu), jl_dp<double>(g->p_diag),
                      jl_dp<double>(g->p_lever), jl_dp<double>(g->p_iso)};
   double *soa = nullptr;
-  if (g->setup_soa) {
+  if (write_soa) {
     JL_RESERVE(j_soa, JL_SOA_FIELDS * sn * sizeof(double), "contact constants by field");
     soa = jl_dp<double>(g->j_soa);
   }

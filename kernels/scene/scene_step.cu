@@ -27,7 +27,7 @@ extern "C" int jl_cuda_scene_free_velocity(jl_scene_gpu *g, const double gravity
                                            double *dv, char *msg, int msg_len);
 extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                                    const double *eps_n_table, const double *eps_t_table,
-                                   int build_g, char *msg, int msg_len);
+                                   int build_g, int write_soa, char *msg, int msg_len);
 
 // What the host reads at the end of a step, in one copy.
 struct jl_step_summary {
@@ -200,10 +200,9 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   }
   JL_STAGE(JL_STEP_STAGE_COLLIDE);  // with the max penetration, as step_stages.h has it
   // a solve that will stream reads its constants by field from the setup
-  g->setup_soa = g->soa_by_setup && kind != JL_SOLVER_SOR && jl_jor_streams(g, n, 0);
-  int setup_rc = jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, msg, msg_len);
-  g->setup_soa = 0;
-  if (setup_rc) return -1;
+  int write_soa = g->soa_by_setup && kind != JL_SOLVER_SOR && jl_jor_streams(g, n, 0);
+  if (jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, write_soa, msg, msg_len))
+    return -1;
   JL_STAGE(JL_STEP_STAGE_SETUP);
   const double *lam = nullptr;
   if (n > 0) {

@@ -248,7 +248,6 @@ typedef struct jl_search_state {
   int polish_slots, threads;
   double t0, t_best;
   double deadline;         /* t0 + --time (0: none) */
-  double polish_deadline;  /* this round's polish (0: none) */
   double polish_iter_s;    /* the longest SLSQP iteration the polish has seen */
   double launch_s, polish_s; /* time in the launches and in the polish */
   int njobs;               /* the polish jobs taken (jl_search_polish_take) */
@@ -291,9 +290,9 @@ static void *jl_polish_worker(void *arg) {
  *
  * Takes the jobs: the best candidates that changed since their last polish
  * (one per host thread), skipping copies of one packing and candidates far
- * behind. */
+ * behind; their polish ends by deadline (0: none). */
 static void jl_search_polish_take(jl_search_state *st, const jl_circle_batch *b,
-                                  const jl_circle_sorted *s) {
+                                  const jl_circle_sorted *s, double deadline) {
   int njobs = 0;
   for (int k = 0; k < st->polish_slots; ++k) {
     int c_best = -1;
@@ -319,7 +318,7 @@ static void jl_search_polish_take(jl_search_state *st, const jl_circle_batch *b,
   st->started = 0;
   st->pool.jobs = st->jobs;
   st->pool.count = njobs;
-  st->pool.deadline = st->polish_deadline;
+  st->pool.deadline = deadline;
   st->pool.stop = st->stop;
   atomic_init(&st->pool.next, 0);
 }
@@ -336,20 +335,18 @@ static double jl_polish_deadline(const jl_search_state *st, const jl_circle_sear
   return fmin(st->deadline + grace, jl_time_now() + JL_POLISH_ROUND_MAX_S);
 }
 
-/* Starts polishing the jobs on threads of their own (all the host's). */
-static void jl_search_polish_start(jl_search_state *st) {
-  for (int t = 0; t < st->threads && t < st->njobs && st->started < JL_POLISH_MAX_THREADS; ++t)
+/* Starts up to `threads` polish threads for the jobs taken (no more than jobs). */
+static void jl_search_polish_spawn(jl_search_state *st, int threads) {
+  for (int t = 0; t < threads && t < st->njobs && st->started < JL_POLISH_MAX_THREADS; ++t)
     if (pthread_create(&st->tid[st->started], NULL, jl_polish_worker, &st->pool) == 0) st->started++;
 }
 
 /* Ends the polish: the calling thread takes the jobs no thread has taken
- * (all of them when none was started, with threads - 1 helpers), then
- * waits for the threads. */
+ * (with threads - 1 helpers when none was started), then waits for the
+ * threads. */
 static void jl_search_polish_finish(jl_search_state *st) {
   if (st->njobs == 0) return;
-  if (st->started == 0)
-    for (int t = 1; t < st->threads && t < st->njobs && st->started < JL_POLISH_MAX_THREADS; ++t)
-      if (pthread_create(&st->tid[st->started], NULL, jl_polish_worker, &st->pool) == 0) st->started++;
+  if (st->started == 0) jl_search_polish_spawn(st, st->threads - 1);
   jl_polish_worker(&st->pool);
   for (int t = 0; t < st->started; ++t) pthread_join(st->tid[t], NULL);
   st->started = 0;
@@ -358,8 +355,7 @@ static void jl_search_polish_finish(jl_search_state *st) {
 /* Takes the jobs and polishes them now, the launch done (merged after). */
 static void jl_search_polish_after(jl_search_state *st, const jl_circle_batch *b,
                                    const jl_circle_sorted *s, const jl_circle_search_opts *o) {
-  st->polish_deadline = jl_polish_deadline(st, o, JL_POLISH_GRACE_S);
-  jl_search_polish_take(st, b, s);
+  jl_search_polish_take(st, b, s, jl_polish_deadline(st, o, JL_POLISH_GRACE_S));
   double t0 = jl_time_now();
   jl_search_polish_finish(st);
   st->polish_s += jl_time_now() - t0;
@@ -678,9 +674,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     uint64_t steps0 = 0;
     for (int c = 0; c < count; ++c) steps0 += b.steps[c];
     if (beside) {
-      st.polish_deadline = jl_polish_deadline(&st, o, 0.5 * JL_POLISH_GRACE_S);
-      jl_search_polish_take(&st, &b, &s);
-      jl_search_polish_start(&st);
+      jl_search_polish_take(&st, &b, &s, jl_polish_deadline(&st, o, 0.5 * JL_POLISH_GRACE_S));
+      jl_search_polish_spawn(&st, st.threads);  /* all the host's threads: the device works */
     }
     double t_launch = jl_time_now();
     rc = jl_circle_engine_run(&eng, &p, &b, err);

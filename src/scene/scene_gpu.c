@@ -35,7 +35,8 @@ int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
                       int max_iter, int check_every, double *lambda, int *iterations, double *residual,
                       int *converged, int *restarts, double *alpha_out, char *msg, int msg_len);
 int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
-                        const double *eps_t_table, int build_g, char *msg, int msg_len);
+                        const double *eps_t_table, int build_g, int write_soa, char *msg,
+                        int msg_len);
 void jl_cuda_scene_problem_size(const jl_scene_gpu *g, int *n, int *nb, int *nnz, int *has_g);
 int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p, char *msg, int msg_len);
 void jl_cuda_scene_set_timing(jl_scene_gpu *g, int on);
@@ -133,7 +134,7 @@ int jl_scene_gpu_get_contacts(jl_scene_gpu *g, jl_contacts *out, jl_error *err) 
 int jl_scene_gpu_setup(jl_scene_gpu *g, const double *mu_table, const double *eps_n_table,
                        const double *eps_t_table, int build_g, jl_error *err) {
   JL_GPU_CALL(err, "contact setup on the device",
-              jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, build_g, msg, msg_len));
+              jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, build_g, 0, msg, msg_len));
   return JL_OK;
 }
 

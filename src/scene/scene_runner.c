@@ -6,17 +6,18 @@
 #include <string.h>
 
 #include "body_order.h"
+#include "broad_math.h"
 #include "collide.h"
 
-/* The mean longest box edge of the moving bodies (0 when none moves). */
+/* The mean longest box edge of the moving bodies, as the broad phase sizes
+ * its cells (broad_math.h; 0 when none moves). */
 static double jl_runner_body_size(const jl_bodies *b) {
-  double sum = 0.0;
+  double sum = 0.0, box[6];
   long m = 0;
   for (int i = 0; i < b->count; ++i) {
     if (b->is_static[i] || b->shape[i] == JL_SHAPE_PLANE) continue;
-    const double *s = b->size + 3 * (size_t)i;
-    double e = b->shape[i] == JL_SHAPE_SPHERE ? s[0] : fmax(s[0], fmax(s[1], s[2]));
-    sum += 2.0 * e;
+    jl_bm_aabb(b->shape, b->size, b->pos, b->quat, i, 0.0, box);
+    sum += jl_bm_longest_edge(box);
     m++;
   }
   return m > 0 ? sum / (double)m : 0.0;
