@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -196,7 +197,7 @@ static void compare_pairs(const jl_scene *s, double margin, int min_pairs) {
   assert_int_equal(jl_broad_phase_run(&s->bodies, margin, 2, &bp, &err), JL_OK);
   uint64_t *pairs = NULL;
   long long count = -1;
-  assert_int_equal(jl_grid_twin_pairs(&s->bodies, margin, &pairs, &count, &err), JL_OK);
+  assert_int_equal(jl_grid_twin_pairs(&s->bodies, margin, 0.0, NULL, &pairs, &count, &err), JL_OK);
   assert_int_equal(count, bp.pair_count);
   assert_true(count >= min_pairs);
   for (long long p = 0; p < count; ++p) {
@@ -245,6 +246,96 @@ static void test_grid_twin_pairs_match_cpu(void **state) {
   b.pos[2] = 4.0;
   assert_true(jl_scene_add_body(&s, &b, &err) >= 0);
   compare_pairs(&s, 0.0, 3 * 8 * 81 + 81 + 18);
+  jl_scene_free(&s);
+}
+
+/* The pairs of a kept list (built from boxes widened by the skin) that pass
+ * jl_gp_live on the boxes of now are jl_broad_phase_run's pairs, in its
+ * order, while every box of now lies inside its widened one. */
+static long long live_pairs_match_cpu(const jl_scene *s, double margin, const uint64_t *kept,
+                                      long long kept_n) {
+  jl_error err = {0};
+  const jl_bodies *b = &s->bodies;
+  double *box = calloc(6 * (size_t)b->count, sizeof(double));
+  assert_non_null(box);
+  for (int i = 0; i < b->count; ++i)
+    if (b->shape[i] != JL_SHAPE_PLANE)
+      jl_bm_aabb(b->shape, b->size, b->pos, b->quat, i, margin, box + 6 * (size_t)i);
+  jl_broad_phase bp;
+  assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
+  assert_int_equal(jl_broad_phase_run(b, margin, 2, &bp, &err), JL_OK);
+  long long live = 0;
+  for (long long p = 0; p < kept_n; ++p) {
+    int u = (int)(kept[p] >> 32), v = (int)(uint32_t)kept[p];
+    if (!jl_gp_live(b->shape, b->is_static, b->pos, b->size, box, margin, u, v)) continue;
+    assert_true(live < bp.pair_count);
+    assert_int_equal(u, bp.pair_a[live]);
+    assert_int_equal(v, bp.pair_b[live]);
+    live++;
+  }
+  assert_int_equal(live, bp.pair_count);
+  jl_broad_phase_free(&bp);
+  free(box);
+  return live;
+}
+
+/* 1 when every non-plane body's box (margin) lies inside its widened one. */
+static int boxes_inside(const jl_bodies *b, double margin, const double *fat) {
+  for (int i = 0; i < b->count; ++i) {
+    if (b->shape[i] == JL_SHAPE_PLANE) continue;
+    double x[6];
+    jl_bm_aabb(b->shape, b->size, b->pos, b->quat, i, margin, x);
+    if (!jl_gp_inside(x, fat + 6 * (size_t)i)) return 0;
+  }
+  return 1;
+}
+
+static void test_kept_pairs_hold_while_boxes_inside(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  const double margin = 0.02;
+  assert_int_equal(fx_mixed_scene(&s, 8, 21, 1, 1), 0);
+  jl_bodies *b = &s.bodies;
+  double *fat = calloc(6 * (size_t)b->count, sizeof(double));
+  assert_non_null(fat);
+  uint64_t *kept = NULL, *exact = NULL;
+  long long kept_n = 0, exact_n = 0;
+  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, fat, &kept, &kept_n, &err), JL_OK);
+  assert_int_equal(jl_grid_twin_pairs(b, margin, 0.0, NULL, &exact, &exact_n, &err), JL_OK);
+  /* the skin widens the list (else the test below could not fail) */
+  assert_true(kept_n > exact_n + exact_n / 10);
+  assert_true(boxes_inside(b, margin, fat));
+  assert_int_equal(live_pairs_match_cpu(&s, margin, kept, kept_n), exact_n);
+  /* small moves and turns: some pairs part and others meet, every box
+   * still inside its widened one */
+  uint64_t r = 7;
+  int moved = 0;
+  for (int round = 0; round < 8; ++round) {
+    for (int i = 0; i < b->count; ++i) {
+      if (b->is_static[i]) continue;
+      for (int k = 0; k < 3; ++k) b->pos[3 * i + k] += 0.004 * (2.0 * fx_uniform(&r) - 1.0);
+      if (b->shape[i] == JL_SHAPE_BOX) {
+        double *q = b->quat + 4 * (size_t)i;
+        q[1] += 0.002 * (2.0 * fx_uniform(&r) - 1.0);
+        double l = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        for (int k = 0; k < 4; ++k) q[k] /= l;
+      }
+    }
+    if (!boxes_inside(b, margin, fat)) break;
+    live_pairs_match_cpu(&s, margin, kept, kept_n);
+    moved++;
+  }
+  printf("kept list: %lld pairs for %lld; %d rounds of moves held it\n", kept_n, exact_n, moved);
+  assert_true(moved >= 4);
+  /* a body that leaves its widened box is seen to */
+  int i = b->count - 1;
+  assert_false(b->is_static[i]);
+  b->pos[3 * i] += 0.5;
+  assert_false(boxes_inside(b, margin, fat));
+  free(kept);
+  free(exact);
+  free(fat);
   jl_scene_free(&s);
 }
 
@@ -782,6 +873,7 @@ int main(void) {
     cmocka_unit_test(test_free_velocity_gyroscopic),
     cmocka_unit_test(test_broad_math_geometry),
     cmocka_unit_test(test_grid_twin_pairs_match_cpu),
+    cmocka_unit_test(test_kept_pairs_hold_while_boxes_inside),
     cmocka_unit_test(test_setup_twin_matches_cpu),
     cmocka_unit_test(test_setup_levers_rebuild_rows),
     cmocka_unit_test(test_jor_device_schedule_converges),

@@ -136,6 +136,9 @@ typedef struct jl_bench_scene_options {
                             * round shapes (default 1); 0 the general ones */
   int soa_by_setup;        /* CUDA: a streamed solve's constants by field written by the
                             * setup (default 1); 0 copied by the solve */
+  double pair_skin;        /* CUDA: the step keeps its pair list while the boxes stay in a
+                            * skin of this share of the mean box edge; -1 (default) the
+                            * library's, 0 a new list every step */
   const char *body_order;  /* "auto" (default), "spatial" or "given" */
   const char *device;      /* "cuda" (default), "cpu" or "auto" */
   int threads;             /* CPU path: threads (default 0: all cores) */
@@ -155,6 +158,8 @@ typedef struct jl_bench_scene_result {
   double stage_ms_per_step[JL_BENCH_SCENE_STAGES];
   double contacts, iterations, colours;  /* means per timed step */
   long persistent_solves;  /* CUDA: solves that ran in one cooperative launch */
+  long pair_lists;         /* CUDA: timed steps that built their pair list (the others
+                            * kept the step before's) */
   double solve_wait_ms_per_step; /* CPU: of the solve, the mean time a thread of the
                             * team waited at its barriers (0 on one thread) */
   char persistent_cache[16];  /* CUDA: what the last of them kept on chip ("contacts+du2"

@@ -17,7 +17,7 @@ extern "C" int jl_cuda_scene_create(jl_scene_gpu **out, int ordinal, char *msg, 
 extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
   if (!g) return;
   jl_dbuf *all[] = {&g->shape, &g->is_static, &g->material, &g->size, &g->pos, &g->quat, &g->vel,
-                    &g->omega, &g->inv_mass, &g->inv_inertia, &g->dv, &g->aabb, &g->kind,
+                    &g->omega, &g->inv_mass, &g->inv_inertia, &g->dv, &g->aabb, &g->aabb_fat, &g->escaped, &g->kind,
                     &g->cell_range, &g->entry_count, &g->entry_start, &g->flag, &g->flag_scan,
                     &g->planes, &g->large, &g->keys, &g->keys_alt, &g->vals, &g->vals_alt,
                     &g->entry_body, &g->entry_run, &g->sorted_body, &g->run_flag, &g->run_scan,
@@ -60,6 +60,10 @@ extern "C" void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on) {
 extern "C" void jl_cuda_scene_set_soa_by_setup(jl_scene_gpu *g, int on) {
   g->soa_by_setup = on != 0;
 }
+extern "C" void jl_cuda_scene_set_pair_skin(jl_scene_gpu *g, double share) {
+  g->pair_skin = share;
+  g->kept_ok = 0;
+}
 extern "C" void jl_cuda_scene_set_round_narrow(jl_scene_gpu *g, int on) {
   g->round_narrow = on != 0;
 }
@@ -91,6 +95,7 @@ extern "C" int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, cha
   JL_RESERVE(inv_inertia, 3 * n * sizeof(double), "body inertias");
   JL_RESERVE(dv, 6 * n * sizeof(double), "free velocities");
   g->nb = (int)n;
+  g->kept_ok = 0;  // new bodies: the kept pair list is not theirs
   g->round_only = 1;
   for (size_t i = 0; i < n; ++i)
     if (b->shape[i] == JL_SHAPE_BOX) g->round_only = 0;

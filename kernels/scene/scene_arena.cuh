@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda_check.h"
+#include "grid_pairs.h"
 #include "prox_math.h"
 #include "scene_gpu.h"
 
@@ -50,6 +51,15 @@ struct jl_scene_gpu {
   jl_dbuf summary;         // reductions' results
   jl_dbuf fault;           // int: a kernel saw what cannot happen (checked by the host)
   int pairs = 0;
+  // the device step's kept pair list (grid_pairs.h, JL_GP_SKIN): pair_a,
+  // pair_b hold kept_pairs pairs from the boxes widened by pair_skin times
+  // the cell edge (aabb_fat), valid while kept_ok and every box lies inside
+  // its widened one (escaped: an int the check raises)
+  jl_dbuf aabb_fat, escaped;
+  double pair_skin = JL_GP_SKIN;  // 0: a new list every step, without a skin
+  int kept_ok = 0, kept_pairs = 0;
+  int kept_last = 0;               // the last collide kept the list
+  double kept_margin = 0.0;
   // narrow phase: contacts (contact.h)
   jl_dbuf np_count, np_start, c_a, c_b, c_point, c_normal, c_gap, c_key;
   int contacts = 0;
@@ -206,11 +216,15 @@ static inline int jl_scene_key_bits(long long n) {
 // contacts (jl_st_closed with closed_tol), in the same order (pairs
 // ascending, a pair's points in order). defer_fault: leave the write pass's
 // fault flag in g->fault (0: clean) for the caller to read later, instead
-// of reading it back here.
+// of reading it back here. keep_pairs: build the pair list from boxes
+// widened by a skin and keep it while every box stays inside its widened
+// one, taking only the pairs that pass the broad phase's tests now
+// (jl_gp_live): the same contacts, and no broad phase on most steps.
 struct jl_collide_opts {
   int closed_only;
   double closed_tol;
   int defer_fault;
+  int keep_pairs;  // the pair list kept while the boxes stay in their skins (g->pair_skin)
 };
 int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
                      jl_gpu_collide_stats *st, char *msg, int msg_len);

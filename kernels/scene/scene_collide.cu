@@ -65,6 +65,23 @@ __global__ void jl_bp_aabb_kernel(jl_gbodies b, double margin, double *aabb, uin
   jl_bm_aabb(b.shape, b.size, b.pos, b.quat, i, margin, aabb + 6 * (size_t)i);
 }
 
+// A kept pair list's boxes: each box widened by the skin's share of the
+// JL_BP_CELL summary's cell edge (planes have no box).
+__global__ void jl_bp_widen_kernel(jl_gbodies b, const double *aabb, const jl_bp_head *h,
+                                   double share, double *fat) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= b.n || b.shape[i] == JL_SHAPE_PLANE) return;
+  jl_gp_widen(aabb + 6 * (size_t)i, share * h->cell.cell, fat + 6 * (size_t)i);
+}
+
+// Raises *escaped when a box has left its widened one (or is not finite).
+__global__ void jl_bp_inside_kernel(jl_gbodies b, const double *aabb, const double *fat,
+                                    int *escaped) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= b.n || b.shape[i] == JL_SHAPE_PLANE) return;
+  if (!jl_gp_inside(aabb + 6 * (size_t)i, fat + 6 * (size_t)i)) *escaped = 1;
+}
+
 // The broad phase's two summaries by a multi-block reduction: at most
 // JL_SCENE_REDUCE_PARTIALS blocks each reduce a grid stride of the bodies
 // into a partial, and one block joins the partials. Fixed strides and trees,
@@ -346,14 +363,22 @@ __device__ static inline int jl_np_keeps(const jl_gbodies &b, jl_np_filter f, do
   return !f.closed_only || jl_st_closed(gap, a, bb, b.is_static, f.closed_tol);
 }
 
+// A kept list's pair that the boxes of now (live: NULL for a list built
+// from them) no longer give: no contacts, as if it were not listed.
+__device__ static inline int jl_np_dead(const jl_gbodies &b, const double *live, double margin,
+                                        int u, int v) {
+  return live && !jl_gp_live(b.shape, b.is_static, b.pos, b.size, live, margin, u, v);
+}
+
 // Also splits the sorted pair keys (min << 32 | max) into pa, pb (the
-// write pass and jl_cuda_scene_get_pairs read those). The extra thread
-// (p == m_pairs) ends the counts with 0 for the exclusive scan and clears
-// the write pass's fault flag (no launches of their own).
+// write pass and jl_cuda_scene_get_pairs read those; pairs NULL: a kept
+// list, split when it was built). The extra thread (p == m_pairs) ends the
+// counts with 0 for the exclusive scan and clears the write pass's fault
+// flag (no launches of their own).
 template <bool kRound>
 __global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pairs, int *pa,
-                                   int *pb, double margin, jl_np_filter f, long long *count,
-                                   int *fault) {
+                                   int *pb, const double *live, double margin, jl_np_filter f,
+                                   long long *count, int *fault) {
   int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p > m_pairs) return;
   if (p == m_pairs) {
@@ -361,9 +386,20 @@ __global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pa
     *fault = 0;
     return;
   }
-  int u = (int)(pairs[p] >> 32), v = (int)(uint32_t)pairs[p];
-  pa[p] = u;
-  pb[p] = v;
+  int u, v;
+  if (pairs) {
+    u = (int)(pairs[p] >> 32);
+    v = (int)(uint32_t)pairs[p];
+    pa[p] = u;
+    pb[p] = v;
+  } else {
+    u = pa[p];
+    v = pb[p];
+  }
+  if (jl_np_dead(b, live, margin, u, v)) {
+    count[p] = 0;
+    return;
+  }
   jl_manifold m;
   int a, bb;
   int cnt = jl_np_pair<kRound>(b, u, v, margin, &m, &a, &bb), kept = 0;
@@ -389,13 +425,14 @@ __device__ static inline void jl_np_store(const jl_np_out &o, long long c, int a
 
 template <bool kRound>
 __global__ void jl_np_write_kernel(jl_gbodies b, int m_pairs, const int *pa, const int *pb,
-                                   double margin, jl_np_filter f, const long long *start,
-                                   jl_np_out o) {
+                                   const double *live, double margin, jl_np_filter f,
+                                   const long long *start, jl_np_out o) {
   int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= m_pairs) return;
   jl_manifold m;
-  int a, bb;
-  int cnt = jl_np_pair<kRound>(b, pa[p], pb[p], margin, &m, &a, &bb);
+  int a = pa[p], bb = pb[p], cnt = 0;
+  if (!jl_np_dead(b, live, margin, pa[p], pb[p]))
+    cnt = jl_np_pair<kRound>(b, pa[p], pb[p], margin, &m, &a, &bb);
   long long c = start[p], room = start[p + 1] - c, w = 0;
   for (int k = 0; k < jl_np_points<kRound>() && k < cnt; ++k) {
     if (!jl_np_keeps(b, f, m.gap[k], a, bb)) continue;
@@ -445,6 +482,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   int n = g->nb;
   memset(st, 0, sizeof *st);
   g->pairs = 0;
+  g->kept_last = 0;
   g->contacts = 0;
   if (!(margin >= 0.0) || !std::isfinite(margin)) {
     snprintf(msg, (size_t)msg_len, "collision margin must be finite and >= 0 (got %g)", margin);
@@ -458,6 +496,10 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   if (n == 0) return 0;
   size_t nn = (size_t)n + 1;
   JL_RESERVE(aabb, 6 * (size_t)n * sizeof(double), "body boxes");
+  if (o && o->keep_pairs) {
+    JL_RESERVE(aabb_fat, 6 * (size_t)n * sizeof(double), "widened body boxes");
+    JL_RESERVE(escaped, sizeof(int), "kept-pair flag");
+  }
   JL_RESERVE(kind, nn, "body kinds");
   JL_RESERVE(cell_range, 6 * (size_t)n * sizeof(int), "cell ranges");
   JL_RESERVE(entry_count, nn * sizeof(long long), "cell counts");
@@ -477,140 +519,187 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   jl_bp_head *head_d = jl_dp<jl_bp_head>(g->summary), head;
   jl_bp_summary *part = (jl_bp_summary *)(head_d + 1);
   long long *ecount = jl_dp<long long>(g->entry_count), *estart = jl_dp<long long>(g->entry_start);
+  const bool keep = o && o->keep_pairs && g->pair_skin > 0.0;
+  int *pa = jl_dp<int>(g->pair_a), *pb = jl_dp<int>(g->pair_b);
+  const uint64_t *sorted_pairs = nullptr;  // a list built here: its sorted keys
 
-  // Boxes, cell edge, kinds, the lists of large bodies and planes, the grid
-  // and the cell counts of the grid bodies, all on the device; then one copy
-  // of the head. A non-finite box or no dynamic body ends the collide there
-  // (the kernels before only wrote the arena's scratch).
+  // The boxes of now. A kept list stands while every box lies inside its
+  // widened one: one flag copied back instead of the broad phase.
   jl_bp_aabb_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, margin, aabb, kind);
   JL_CUDA_TRY(cudaGetLastError());
-  if (jl_bp_summarize(b, aabb, kind, JL_BP_CELL, head_d, part, msg, msg_len)) return -1;
-  jl_scene_mark(g, "broad: boxes, cell edge");
-  long long *flag = jl_dp<long long>(g->flag), *flag_scan = jl_dp<long long>(g->flag_scan);
-  jl_bp_classify_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(b, aabb, head_d, kind, flag);
-  JL_CUDA_TRY(cudaGetLastError());
-  if (jl_scan_ll(g, flag, flag_scan, n, nullptr, msg, msg_len)) return -1;
-  jl_bp_lists_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, flag, flag_scan,
-                                                             jl_dp<int>(g->large),
-                                                             jl_dp<int>(g->planes));
-  JL_CUDA_TRY(cudaGetLastError());
-  jl_scene_mark(g, "broad: kinds, lists");
-  if (jl_bp_summarize(b, aabb, kind, JL_BP_BOUNDS, head_d, part, msg, msg_len)) return -1;
-  jl_bp_count_cells_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(
-      n, aabb, kind, head_d, jl_dp<int>(g->cell_range), ecount);
-  JL_CUDA_TRY(cudaGetLastError());
-  if (jl_scan_ll(g, ecount, estart, n, nullptr, msg, msg_len)) return -1;
-  JL_CUDA_TRY(cudaMemcpyAsync(&head_d->entries, estart + n, sizeof(long long),
-                              cudaMemcpyDeviceToDevice, 0));
-  jl_scene_mark(g, "broad: bounds, cell counts");
-  JL_CUDA_TRY(cudaMemcpy(&head, head_d, sizeof head, cudaMemcpyDeviceToHost));
-  jl_scene_mark(g, "broad: head copy");
-  if (head.cell.bad != LLONG_MAX) {
-    snprintf(msg, (size_t)msg_len, "body %lld: position or size is not finite", head.cell.bad);
-    return -1;
+  bool kept = false;
+  if (keep && g->kept_ok && g->kept_margin == margin) {
+    int *esc = jl_dp<int>(g->escaped), escaped = 1;
+    JL_CUDA_TRY(cudaMemsetAsync(esc, 0, sizeof(int), 0));
+    jl_bp_inside_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, aabb, jl_dp<double>(g->aabb_fat),
+                                                                 esc);
+    JL_CUDA_TRY(cudaGetLastError());
+    JL_CUDA_TRY(cudaMemcpy(&escaped, esc, sizeof(int), cudaMemcpyDeviceToHost));
+    jl_scene_mark(g, "pairs: kept check");
+    kept = !escaped;
   }
-  if (head.cell.dyn == 0) return 0;  // only static bodies: nothing can touch
-  int n_large = (int)head.bounds.large, n_planes = (int)head.bounds.planes;
-  st->large = n_large;
-  st->planes = n_planes;
-
-  jl_gp_view w = {};
-  w.n = n;
-  w.is_static = b.is_static;
-  w.pos = b.pos;
-  w.size = b.size;
-  w.margin = margin;
-  w.aabb = aabb;
-  w.kind = kind;
-  w.large = jl_dp<int>(g->large);
-  w.planes = jl_dp<int>(g->planes);
-  w.n_large = n_large;
-  w.n_planes = n_planes;
-  w.cell_range = jl_dp<int>(g->cell_range);
-  w.entry_start = jl_dp<long long>(g->entry_start);
-
-  if (head.grid_ok) {  // grid bodies (head.bounds.grid > 0)
-    jl_grid gr = head.grid;
-    st->cell = gr.cell;
-    long long m = head.entries;
-    if (m >= INT_MAX) {
-      snprintf(msg, (size_t)msg_len, "broad phase: too many grid entries (%lld)", m);
+  g->kept_ok = 0;
+  long long np = 0;
+  if (kept) {
+    np = g->kept_pairs;
+    st->kept = 1;
+    g->kept_last = 1;
+    g->kept_ok = 1;
+  } else {
+    // Cell edge, kinds (of the widened boxes for a kept list), the lists of
+    // large bodies and planes, the grid and the cell counts of the grid
+    // bodies, all on the device; then one copy of the head. A non-finite
+    // box or no dynamic body ends the collide there (the kernels before only
+    // wrote the arena's scratch).
+    if (jl_bp_summarize(b, aabb, kind, JL_BP_CELL, head_d, part, msg, msg_len)) return -1;
+    const double *bx = aabb;  // the boxes the list is built from
+    if (keep) {
+      double *fat = jl_dp<double>(g->aabb_fat);
+      jl_bp_widen_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, aabb, head_d, g->pair_skin,
+                                                                  fat);
+      JL_CUDA_TRY(cudaGetLastError());
+      bx = fat;
+    }
+    jl_scene_mark(g, "broad: boxes, cell edge");
+    long long *flag = jl_dp<long long>(g->flag), *flag_scan = jl_dp<long long>(g->flag_scan);
+    jl_bp_classify_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(b, bx, head_d, kind, flag);
+    JL_CUDA_TRY(cudaGetLastError());
+    if (jl_scan_ll(g, flag, flag_scan, n, nullptr, msg, msg_len)) return -1;
+    jl_bp_lists_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(n, flag, flag_scan,
+                                                               jl_dp<int>(g->large),
+                                                               jl_dp<int>(g->planes));
+    JL_CUDA_TRY(cudaGetLastError());
+    jl_scene_mark(g, "broad: kinds, lists");
+    if (jl_bp_summarize(b, bx, kind, JL_BP_BOUNDS, head_d, part, msg, msg_len)) return -1;
+    jl_bp_count_cells_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(
+        n, bx, kind, head_d, jl_dp<int>(g->cell_range), ecount);
+    JL_CUDA_TRY(cudaGetLastError());
+    if (jl_scan_ll(g, ecount, estart, n, nullptr, msg, msg_len)) return -1;
+    JL_CUDA_TRY(cudaMemcpyAsync(&head_d->entries, estart + n, sizeof(long long),
+                                cudaMemcpyDeviceToDevice, 0));
+    jl_scene_mark(g, "broad: bounds, cell counts");
+    JL_CUDA_TRY(cudaMemcpy(&head, head_d, sizeof head, cudaMemcpyDeviceToHost));
+    jl_scene_mark(g, "broad: head copy");
+    if (head.cell.bad != LLONG_MAX) {
+      snprintf(msg, (size_t)msg_len, "body %lld: position or size is not finite", head.cell.bad);
       return -1;
     }
-    st->entries = m;
-    size_t me = (size_t)m + 1;
-    JL_RESERVE(keys, me * sizeof(uint64_t), "cell keys");
-    JL_RESERVE(keys_alt, me * sizeof(uint64_t), "cell keys");
-    JL_RESERVE(vals, me * sizeof(int), "cell entries");
-    JL_RESERVE(vals_alt, me * sizeof(int), "cell entries");
-    JL_RESERVE(entry_body, me * sizeof(int), "cell entries");
-    JL_RESERVE(entry_run, me * sizeof(int), "cell entries");
-    JL_RESERVE(sorted_body, me * sizeof(int), "cell entries");
-    JL_RESERVE(run_flag, me * sizeof(int), "cell runs");
-    JL_RESERVE(run_scan, me * sizeof(int), "cell runs");
-    JL_RESERVE(cell_start, me * sizeof(long long), "cell runs");
-    jl_bp_fill_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
-        n, kind, gr, jl_dp<int>(g->cell_range), estart, jl_dp<uint64_t>(g->keys),
-        jl_dp<int>(g->vals), jl_dp<int>(g->entry_body));
-    JL_CUDA_TRY(cudaGetLastError());
-    jl_scene_mark(g, "broad: cell entries");
-    int key_bits = gr.bits[0] + gr.bits[1] + gr.bits[2];
-    cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->keys), jl_dp<uint64_t>(g->keys_alt));
-    cub::DoubleBuffer<int> dvv(jl_dp<int>(g->vals), jl_dp<int>(g->vals_alt));
-    int mi = (int)m;
-    JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, dk, dvv, mi, 0, key_bits));
-    jl_scene_mark(g, "broad: cell sort");
-    const uint64_t *skeys = dk.Current();
-    const int *svals = dvv.Current();
-    int *rflag = jl_dp<int>(g->run_flag), *rscan = jl_dp<int>(g->run_scan);
-    jl_bp_run_flag_kernel<<<jl_scene_blocks(m + 1), JL_SCENE_BLOCK>>>(m, skeys, rflag);
-    JL_CUDA_TRY(cudaGetLastError());
-    if (jl_scan_int(g, rflag, rscan, m, msg, msg_len)) return -1;
-    jl_bp_run_write_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(
-        m, rflag, rscan, svals, jl_dp<int>(g->entry_body), jl_dp<long long>(g->cell_start),
-        jl_dp<int>(g->entry_run), jl_dp<int>(g->sorted_body));
-    JL_CUDA_TRY(cudaGetLastError());
-    jl_scene_mark(g, "broad: cell runs");
-    w.entry_run = jl_dp<int>(g->entry_run);
-    w.sorted_body = jl_dp<int>(g->sorted_body);
-    w.cell_start = jl_dp<long long>(g->cell_start);
-  } else {
-    w.entry_run = nullptr;   // no grid bodies: partners come from the lists only
-    w.sorted_body = nullptr;
-    w.cell_start = nullptr;
-  }
+    if (head.cell.dyn == 0) return 0;  // only static bodies: nothing can touch
+    int n_large = (int)head.bounds.large, n_planes = (int)head.bounds.planes;
+    st->large = n_large;
+    st->planes = n_planes;
 
-  // Candidate pairs: count, scan, write, then sort by (a, b).
-  long long *pcount = jl_dp<long long>(g->pair_count), *pstart = jl_dp<long long>(g->pair_start);
-  jl_bp_pair_count_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(w, pcount);
-  JL_CUDA_TRY(cudaGetLastError());
-  long long np = 0;
-  if (jl_scan_ll(g, pcount, pstart, n, &np, msg, msg_len)) return -1;
-  jl_scene_mark(g, "pairs: count, copy");
-  if (np >= INT_MAX) {
-    snprintf(msg, (size_t)msg_len, "broad phase: too many pairs (%lld)", np);
-    return -1;
+    jl_gp_view w = {};
+    w.n = n;
+    w.is_static = b.is_static;
+    w.pos = b.pos;
+    w.size = b.size;
+    // planes: a widened box comes no nearer than the box inside it; twice
+    // the skin more keeps rounding from dropping a pair (grid_twin.c alike)
+    w.margin = keep ? margin + 2.0 * g->pair_skin * head.cell.cell : margin;
+    w.aabb = bx;
+    w.kind = kind;
+    w.large = jl_dp<int>(g->large);
+    w.planes = jl_dp<int>(g->planes);
+    w.n_large = n_large;
+    w.n_planes = n_planes;
+    w.cell_range = jl_dp<int>(g->cell_range);
+    w.entry_start = jl_dp<long long>(g->entry_start);
+
+    if (head.grid_ok) {  // grid bodies (head.bounds.grid > 0)
+      jl_grid gr = head.grid;
+      st->cell = gr.cell;
+      long long m = head.entries;
+      if (m >= INT_MAX) {
+        snprintf(msg, (size_t)msg_len, "broad phase: too many grid entries (%lld)", m);
+        return -1;
+      }
+      st->entries = m;
+      size_t me = (size_t)m + 1;
+      JL_RESERVE(keys, me * sizeof(uint64_t), "cell keys");
+      JL_RESERVE(keys_alt, me * sizeof(uint64_t), "cell keys");
+      JL_RESERVE(vals, me * sizeof(int), "cell entries");
+      JL_RESERVE(vals_alt, me * sizeof(int), "cell entries");
+      JL_RESERVE(entry_body, me * sizeof(int), "cell entries");
+      JL_RESERVE(entry_run, me * sizeof(int), "cell entries");
+      JL_RESERVE(sorted_body, me * sizeof(int), "cell entries");
+      JL_RESERVE(run_flag, me * sizeof(int), "cell runs");
+      JL_RESERVE(run_scan, me * sizeof(int), "cell runs");
+      JL_RESERVE(cell_start, me * sizeof(long long), "cell runs");
+      jl_bp_fill_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
+          n, kind, gr, jl_dp<int>(g->cell_range), estart, jl_dp<uint64_t>(g->keys),
+          jl_dp<int>(g->vals), jl_dp<int>(g->entry_body));
+      JL_CUDA_TRY(cudaGetLastError());
+      jl_scene_mark(g, "broad: cell entries");
+      int key_bits = gr.bits[0] + gr.bits[1] + gr.bits[2];
+      cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->keys), jl_dp<uint64_t>(g->keys_alt));
+      cub::DoubleBuffer<int> dvv(jl_dp<int>(g->vals), jl_dp<int>(g->vals_alt));
+      int mi = (int)m;
+      JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, dk, dvv, mi, 0, key_bits));
+      jl_scene_mark(g, "broad: cell sort");
+      const uint64_t *skeys = dk.Current();
+      const int *svals = dvv.Current();
+      int *rflag = jl_dp<int>(g->run_flag), *rscan = jl_dp<int>(g->run_scan);
+      jl_bp_run_flag_kernel<<<jl_scene_blocks(m + 1), JL_SCENE_BLOCK>>>(m, skeys, rflag);
+      JL_CUDA_TRY(cudaGetLastError());
+      if (jl_scan_int(g, rflag, rscan, m, msg, msg_len)) return -1;
+      jl_bp_run_write_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(
+          m, rflag, rscan, svals, jl_dp<int>(g->entry_body), jl_dp<long long>(g->cell_start),
+          jl_dp<int>(g->entry_run), jl_dp<int>(g->sorted_body));
+      JL_CUDA_TRY(cudaGetLastError());
+      jl_scene_mark(g, "broad: cell runs");
+      w.entry_run = jl_dp<int>(g->entry_run);
+      w.sorted_body = jl_dp<int>(g->sorted_body);
+      w.cell_start = jl_dp<long long>(g->cell_start);
+    } else {
+      w.entry_run = nullptr;   // no grid bodies: partners come from the lists only
+      w.sorted_body = nullptr;
+      w.cell_start = nullptr;
+    }
+
+    // Candidate pairs: count, scan, write, then sort by (a, b).
+    long long *pcount = jl_dp<long long>(g->pair_count), *pstart = jl_dp<long long>(g->pair_start);
+    jl_bp_pair_count_kernel<<<jl_scene_blocks(nn), JL_SCENE_BLOCK>>>(w, pcount);
+    JL_CUDA_TRY(cudaGetLastError());
+    if (jl_scan_ll(g, pcount, pstart, n, &np, msg, msg_len)) return -1;
+    jl_scene_mark(g, "pairs: count, copy");
+    if (np >= INT_MAX) {
+      snprintf(msg, (size_t)msg_len, "broad phase: too many pairs (%lld)", np);
+      return -1;
+    }
+    if (keep) {
+      g->kept_ok = 1;
+      g->kept_pairs = (int)np;
+      g->kept_margin = margin;
+    }
+    st->pairs = (int)np;
+    if (np == 0) return 0;
+    size_t mp = (size_t)np + 1;
+    JL_RESERVE(pair_key, mp * sizeof(uint64_t), "candidate pairs");
+    JL_RESERVE(pair_key_alt, mp * sizeof(uint64_t), "candidate pairs");
+    JL_RESERVE(pair_a, mp * sizeof(int), "candidate pairs");
+    JL_RESERVE(pair_b, mp * sizeof(int), "candidate pairs");
+    JL_RESERVE(np_count, mp * sizeof(long long), "contact counts");
+    JL_RESERVE(np_start, mp * sizeof(long long), "contact offsets");
+    jl_bp_pair_write_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(w, pstart,
+                                                                    jl_dp<uint64_t>(g->pair_key));
+    JL_CUDA_TRY(cudaGetLastError());
+    cub::DoubleBuffer<uint64_t> dp(jl_dp<uint64_t>(g->pair_key), jl_dp<uint64_t>(g->pair_key_alt));
+    int npi = (int)np;
+    int pbits = 32 + jl_scene_key_bits(n);
+    jl_scene_mark(g, "pairs: write");
+    JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dp, npi, 0, pbits));
+    jl_scene_mark(g, "pairs: sort");
+    sorted_pairs = dp.Current();
+    pa = jl_dp<int>(g->pair_a);  // grown above
+    pb = jl_dp<int>(g->pair_b);
   }
   st->pairs = (int)np;
   if (np == 0) return 0;
-  size_t mp = (size_t)np + 1;
-  JL_RESERVE(pair_key, mp * sizeof(uint64_t), "candidate pairs");
-  JL_RESERVE(pair_key_alt, mp * sizeof(uint64_t), "candidate pairs");
-  JL_RESERVE(pair_a, mp * sizeof(int), "candidate pairs");
-  JL_RESERVE(pair_b, mp * sizeof(int), "candidate pairs");
-  JL_RESERVE(np_count, mp * sizeof(long long), "contact counts");
-  JL_RESERVE(np_start, mp * sizeof(long long), "contact offsets");
-  jl_bp_pair_write_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(w, pstart,
-                                                                  jl_dp<uint64_t>(g->pair_key));
-  JL_CUDA_TRY(cudaGetLastError());
-  cub::DoubleBuffer<uint64_t> dp(jl_dp<uint64_t>(g->pair_key), jl_dp<uint64_t>(g->pair_key_alt));
   int npi = (int)np;
-  int pbits = 32 + jl_scene_key_bits(n);
-  jl_scene_mark(g, "pairs: write");
-  JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dp, npi, 0, pbits));
-  jl_scene_mark(g, "pairs: sort");
-  int *pa = jl_dp<int>(g->pair_a), *pb = jl_dp<int>(g->pair_b);
+  size_t mp = (size_t)np + 1;
   g->pairs = npi;
+  const double *live = keep ? aabb : nullptr;
 
   // Narrow phase: count, scan, write (only the closed contacts if asked).
   jl_np_filter f = {o && o->closed_only, o ? o->closed_tol : 0.0};
@@ -618,8 +707,8 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   long long *ccount = jl_dp<long long>(g->np_count), *cstart = jl_dp<long long>(g->np_start);
   const bool round = g->round_only && g->round_narrow;
   auto count_kernel = round ? jl_np_count_kernel<true> : jl_np_count_kernel<false>;
-  count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, dp.Current(), pa, pb, margin, f,
-                                                        ccount, fault_d);
+  count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, sorted_pairs, pa, pb, live,
+                                                        margin, f, ccount, fault_d);
   JL_CUDA_TRY(cudaGetLastError());
   long long nc = 0;
   if (jl_scan_ll(g, ccount, cstart, np, &nc, msg, msg_len)) return -1;
@@ -641,7 +730,8 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
                    jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap),
                    jl_dp<uint64_t>(g->c_key), fault_d};
   auto write_kernel = round ? jl_np_write_kernel<true> : jl_np_write_kernel<false>;
-  write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, margin, f, cstart, out);
+  write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, live, margin, f,
+                                                        cstart, out);
   JL_CUDA_TRY(cudaGetLastError());
   jl_scene_mark(g, "narrow: write");
   g->contacts = (int)nc;
@@ -688,3 +778,5 @@ extern "C" int jl_cuda_scene_get_contacts(jl_scene_gpu *g, jl_contacts *out, cha
 }
 
 extern "C" int jl_cuda_scene_contact_count(const jl_scene_gpu *g) { return g->contacts; }
+
+extern "C" int jl_cuda_scene_pairs_kept(const jl_scene_gpu *g) { return g->kept_last; }

@@ -180,9 +180,10 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   double margin = contact_tol > 0 ? 2.0 * contact_tol : 1e-12;
   // Moreau's index set straight from the narrow phase: the closed contacts
   // (jl_st_closed), in the order jl_collide's filtered list has them; the
-  // write pass's fault flag is read with the max penetration at the end
+  // write pass's fault flag is read with the max penetration at the end;
+  // the pair list is kept while the boxes stay in their skins
   jl_gpu_collide_stats cs;
-  jl_collide_opts co = {1, contact_tol, 1};
+  jl_collide_opts co = {1, contact_tol, 1, 1};
   if (jl_scene_collide(g, margin, &co, &cs, msg, msg_len)) return -1;
   int n = g->contacts;
   *contacts = n;

@@ -352,6 +352,7 @@ void jl_bench_scene_options_default(jl_bench_scene_options *o) {
   o->streamed = -1;
   o->round_narrow = 1;
   o->soa_by_setup = 1;
+  o->pair_skin = -1.0;
   o->body_order = "auto";
 }
 
@@ -373,6 +374,7 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
   jl_scene_gpu_set_streamed(g, o->streamed);
   jl_scene_gpu_set_round_narrow(g, o->round_narrow);
   jl_scene_gpu_set_soa_by_setup(g, o->soa_by_setup);
+  if (o->pair_skin >= 0.0) jl_scene_gpu_set_pair_skin(g, o->pair_skin);
   jl_gpu_step_stats st;
   rc = jl_scene_gpu_step(g, s, o->check_every, &st, err);
   jl_scene_gpu_set_timing(g, 1);
@@ -383,6 +385,7 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
     res->contacts += st.contacts;
     res->iterations += st.iterations;
     res->colours += st.colours;
+    res->pair_lists += !st.pairs_kept;
   }
   *wall = jl_time_now() - t0;
   jl_scene_gpu_stage_times(g, stage);
@@ -443,6 +446,9 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
       (rc = jl_bench_range(what, "persistent_plan", o->persistent_plan, -1,
                            JL_SCENE_GPU_PERSIST_PLANS - 1, err)))
     return rc;
+  if (!(o->pair_skin == -1.0 || (o->pair_skin >= 0.0 && o->pair_skin <= 10.0)))
+    return jl_error_set(err, JL_ERR_INPUT, "%s: pair_skin: %g is not -1 or within 0..10", what,
+                        o->pair_skin);
   if (o->solver && jl_solver_kind_parse(o->solver, &kind))
     return jl_error_set(err, JL_ERR_INPUT, "%s: solver: expected jor, sor or apgd, got '%s'", what,
                         o->solver);

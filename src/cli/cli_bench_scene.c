@@ -17,6 +17,7 @@ static const char *const jl_bench_scene_help =
   "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
   "                          [--check-every C] [--no-persistent] [--persistent-plan K]\n"
   "                          [--streamed | --no-streamed] [--general-narrow] [--soa-copy]\n"
+  "                          [--pair-skin S]\n"
   "                          [--body-order auto|spatial|given] [--device cuda|cpu|auto]\n"
   "                          [--threads T] [--marks]\n"
   "\n"
@@ -41,6 +42,9 @@ static const char *const jl_bench_scene_help =
   "kernels instead of those for round shapes (the same contacts).\n"
   "--soa-copy: a streamed solve copies its constants by field itself instead\n"
   "of the setup writing them (the same bits).\n"
+  "--pair-skin S: the step keeps its pair list while every box stays inside\n"
+  "itself widened by S times the mean box edge (default 0.1; 0: a new list\n"
+  "every step); pair_lists counts the timed steps that built one.\n"
   "--body-order: as jostle scene (auto: spatial from 4096 bodies up).\n"
   "--marks (CUDA): also marks_ms_per_step, the step's launch groups in launch\n"
   "order, each timed by CUDA events from the mark before it (kernels, copies\n"
@@ -57,6 +61,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     {"device", required_argument, NULL, 'd'},   {"threads", required_argument, NULL, 't'},
     {"marks", no_argument, NULL, 'm'},         {"help", no_argument, NULL, 'h'},
     {"general-narrow", no_argument, NULL, 'g'}, {"soa-copy", no_argument, NULL, 'y'},
+    {"pair-skin", required_argument, NULL, 'K'},
     {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
@@ -104,6 +109,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     case 'm': marks = 1; break;
     case 'g': round_narrow = 0; break;
     case 'y': soa_by_setup = 0; break;
+    case 'K': rc = jl_cli_double("--pair-skin", optarg, 0.0, 10.0, &bo.pair_skin, &err); break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
     default: break;
     }
@@ -137,9 +143,10 @@ int jl_cli_bench_scene(int argc, char **argv) {
   for (int k = 0; k < JL_BENCH_SCENE_STAGES; ++k)
     printf("%s\"%s\": %.4g", k ? ", " : "", r.stage_name[k], r.stage_ms_per_step[k]);
   printf("}, \"solve_wait_ms_per_step\": %.4g, \"contacts\": %.1f, \"iterations\": %.1f, "
-         "\"colours\": %.1f, \"persistent_solves\": %ld, \"persistent_cache\": \"%s\"",
+         "\"colours\": %.1f, \"persistent_solves\": %ld, \"persistent_cache\": \"%s\", "
+         "\"pair_lists\": %ld",
          r.solve_wait_ms_per_step, r.contacts, r.iterations, r.colours, r.persistent_solves,
-         r.persistent_cache);
+         r.persistent_cache, r.pair_lists);
   if (marks) {
     printf(", \"marks_ms_per_step\": {");
     for (int k = 0; k < r.marks; ++k)

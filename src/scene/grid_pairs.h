@@ -151,14 +151,53 @@ JL_HD static inline long long jl_gp_partners(const jl_gp_view *w, int u, uint64_
   return cnt;
 }
 
+/* A kept pair list (the device step's): built from every box widened by a
+ * skin on each side, it holds every pair the boxes of a later step give
+ * while each of those lies inside its widened box (a box inside another
+ * meets no more than the wider one does, and comes no nearer a plane). The
+ * narrow phase then takes only the pairs that pass the broad phase's own
+ * tests on the boxes of now (jl_gp_live), so the contacts are the same
+ * bytes as from a list built afresh. The skin is this share of the cell
+ * edge (the dynamic bodies' mean longest box edge). */
+#define JL_GP_SKIN 0.1
+
+JL_HD static inline void jl_gp_widen(const double box[6], double skin, double fat[6]) {
+  for (int k = 0; k < 3; ++k) {
+    fat[k] = box[k] - 0.5 * skin;
+    fat[3 + k] = box[3 + k] + 0.5 * skin;
+  }
+}
+
+/* 1 when box lies inside fat (NaN: never). */
+JL_HD static inline int jl_gp_inside(const double box[6], const double fat[6]) {
+  return box[0] >= fat[0] && box[1] >= fat[1] && box[2] >= fat[2] && box[3] <= fat[3] &&
+         box[4] <= fat[4] && box[5] <= fat[5];
+}
+
+/* 1 when the pair (u, v) passes the broad phase's tests on the boxes aabb
+ * (jl_gp_partners': boxes that meet, not both static; a plane and a
+ * dynamic body's box within margin / 2 of it). A plane's box is not read. */
+JL_HD static inline int jl_gp_live(const uint8_t *shape, const uint8_t *is_static,
+                                   const double *pos, const double *size, const double *aabb,
+                                   double margin, int u, int v) {
+  if (shape[u] == JL_SHAPE_PLANE || shape[v] == JL_SHAPE_PLANE) {
+    int p = shape[u] == JL_SHAPE_PLANE ? u : v, o = p == u ? v : u;
+    return !is_static[o] && jl_bm_near_plane(pos, size, p, aabb + 6 * (size_t)o, margin);
+  }
+  return !(is_static[u] && is_static[v]) &&
+         jl_bm_overlap(aabb + 6 * (size_t)u, aabb + 6 * (size_t)v);
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 /* grid_twin.c: the device broad phase's steps run one after the other on the
  * CPU (sorts by qsort, stable by entry): the pairs, sorted, as (a << 32 | b)
- * into *pairs (malloc'd, caller frees). 0 or an error code. */
-int jl_grid_twin_pairs(const jl_bodies *b, double margin, uint64_t **pairs, long long *count,
-                       jl_error *err);
+ * into *pairs (malloc'd, caller frees). skin > 0: a kept list, from the boxes
+ * widened by skin times the cell edge (JL_GP_SKIN), those boxes into fat
+ * (6 per body; planes' slots unset) unless NULL. 0 or an error code. */
+int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double *fat,
+                       uint64_t **pairs, long long *count, jl_error *err);
 #ifdef __cplusplus
 }
 #endif

@@ -25,8 +25,8 @@ static int jl_u64_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int jl_grid_twin_pairs(const jl_bodies *b, double margin, uint64_t **pairs, long long *count,
-                       jl_error *err) {
+int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double *fat,
+                       uint64_t **pairs, long long *count, jl_error *err) {
   *pairs = NULL;
   *count = 0;
   int n = b->count, rc = JL_OK;
@@ -66,6 +66,13 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, uint64_t **pairs, long
   if (dyn == 0) goto done;
   double cell = sum / (double)dyn;
   if (!(cell > 0.0)) cell = 1.0;
+  /* a kept list: boxes widened by the skin, planes tested with a margin
+   * wider by twice the skin (grid_pairs.h, JL_GP_SKIN) */
+  double wide = skin * cell;
+  if (wide > 0.0)
+    for (int i = 0; i < n; ++i)
+      if (kind[i] != JL_GP_PLANE) jl_gp_widen(aabb + 6 * (size_t)i, wide, aabb + 6 * (size_t)i);
+  if (fat) memcpy(fat, aabb, 6 * (size_t)n * sizeof(double));
   jl_gp_view w;
   memset(&w, 0, sizeof w);
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -91,7 +98,7 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, uint64_t **pairs, long
   w.is_static = b->is_static;
   w.pos = b->pos;
   w.size = b->size;
-  w.margin = margin;
+  w.margin = margin + 2.0 * wide;
   w.aabb = aabb;
   w.kind = kind;
   w.cell_range = range;

@@ -2,8 +2,10 @@
  * messages (kernels/scene/scene_*.cu) into jl_error values. */
 #include "scene_gpu.h"
 
+#include <math.h>
 #include <string.h>
 
+#include "grid_pairs.h"
 #include "setup_math.h"
 
 #ifdef JL_HAVE_CUDA
@@ -15,6 +17,7 @@ void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_streamed(jl_scene_gpu *g, int mode);
 void jl_cuda_scene_set_round_narrow(jl_scene_gpu *g, int on);
+void jl_cuda_scene_set_pair_skin(jl_scene_gpu *g, double share);
 void jl_cuda_scene_set_soa_by_setup(jl_scene_gpu *g, int on);
 long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g);
 void jl_cuda_scene_set_persistent_cache(jl_scene_gpu *g, int mode);
@@ -50,6 +53,7 @@ int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3], doub
                        int *contacts, int *iterations, int *converged, int *restarts,
                        int *colours, int *groups, double *max_pen, double *residual, char *msg, int msg_len);
 int jl_cuda_scene_get_colours(jl_scene_gpu *g, int *colour, int *colours, char *msg, int msg_len);
+int jl_cuda_scene_pairs_kept(const jl_scene_gpu *g);
 
 /* Runs a launcher call with a message buffer; a failure becomes JL_ERR_DEVICE
  * (or JL_ERR_NOMEM when the device ran out of memory). */
@@ -82,6 +86,9 @@ void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { jl_cuda_scene_set_graphs
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { jl_cuda_scene_set_persistent(g, on); }
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { jl_cuda_scene_set_streamed(g, mode); }
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on) { jl_cuda_scene_set_round_narrow(g, on); }
+void jl_scene_gpu_set_pair_skin(jl_scene_gpu *g, double share) {
+  jl_cuda_scene_set_pair_skin(g, share >= 0.0 && isfinite(share) ? share : JL_GP_SKIN);
+}
 void jl_scene_gpu_set_soa_by_setup(jl_scene_gpu *g, int on) { jl_cuda_scene_set_soa_by_setup(g, on); }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   return jl_cuda_scene_persistent_solves(g);
@@ -193,6 +200,7 @@ int jl_scene_gpu_step(jl_scene_gpu *g, const jl_scene *s, int check_every, jl_gp
                                  o->max_iter, o->warm_start, check_every, &st->contacts,
                                  &st->iterations, &st->converged, &st->restarts, &st->colours,
                                  &st->groups, &st->max_penetration, &st->residual, msg, msg_len));
+  st->pairs_kept = jl_cuda_scene_pairs_kept(g);
   return JL_OK;
 }
 
@@ -231,6 +239,7 @@ void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { (void)g, (void)mode; }
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on) { (void)g, (void)on; }
+void jl_scene_gpu_set_pair_skin(jl_scene_gpu *g, double share) { (void)g, (void)share; }
 void jl_scene_gpu_set_soa_by_setup(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {
   (void)g;

@@ -49,6 +49,7 @@ typedef struct jl_gpu_collide_stats {
                               step's own collide keeps only the closed ones) */
   int large, planes;       /* bodies kept out of the grid */
   double cell;             /* grid cell edge (0: no grid) */
+  int kept;                /* 1: the device step kept its pair list (no broad phase) */
 } jl_gpu_collide_stats;
 
 int jl_scene_gpu_create(jl_scene_gpu **out, const jl_device *dev, jl_error *err);
@@ -88,6 +89,12 @@ void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode);
  * (a third of the registers); on = 0 takes the general ones all the same
  * (for the benchmark that compares them). The same contacts either way. */
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on);
+/* The device step keeps its pair list, built from the boxes widened by
+ * share times the grid's cell edge, while every box stays inside its
+ * widened one (grid_pairs.h; default JL_GP_SKIN); share = 0 builds a list
+ * every step, as jl_scene_gpu_collide does (for the benchmark that compares
+ * them). The same contacts either way. */
+void jl_scene_gpu_set_pair_skin(jl_scene_gpu *g, double share);
 /* A step whose solve streams has the setup write the constants by field
  * (jor_soa.cuh); on = 0 leaves the copy to the solve, as other solves do
  * (for the benchmark that compares them). The same bits either way. */
@@ -163,6 +170,7 @@ typedef struct jl_gpu_step_stats {
   double residual;         /* the solve's last max |lambda change| (as the CPU step's) */
   int colours;             /* SOR: colours of the contact graph (0 with JOR) */
   int groups;              /* SOR: kernel launches per sweep (small colours merged) */
+  int pairs_kept;          /* 1: the step kept the last step's pair list */
 } jl_gpu_step_stats;
 
 /* One Moreau midpoint step of the bodies in the arena (jl_scene_gpu_set_bodies
