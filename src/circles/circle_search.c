@@ -323,16 +323,19 @@ static void jl_search_polish_take(jl_search_state *st, const jl_circle_batch *b,
   atomic_init(&st->pool.next, 0);
 }
 
-/* When a polish starting now ends under --time: after JL_POLISH_ROUND_MAX_S
- * (what it reached goes back, the next round goes on from there), and at
- * most grace past the deadline (with --rounds only that). On a device a
- * round's polish takes half of JL_POLISH_GRACE_S, the last launch's polish
- * at the stop the rest, so the two stay within it. */
+/* When a polish starting now ends under --time: after round_s (at most
+ * JL_POLISH_ROUND_MAX_S; what it reached goes back, the next round goes on
+ * from there), and at most grace past the deadline (with --rounds only
+ * that). On a device a round's polish takes half of JL_POLISH_GRACE_S, the
+ * last launch's polish at the stop the rest, so the two stay within it, and
+ * no longer than the launch before it took, so the device does not wait for
+ * the host (at n = 100 a round's polish took its full second against a
+ * launch of 0.8 s: the device waited a quarter of the run). */
 static double jl_polish_deadline(const jl_search_state *st, const jl_circle_search_opts *o,
-                                 double grace) {
+                                 double grace, double round_s) {
   if (!(st->deadline > 0)) return 0.0;
   if (o->rounds > 0) return st->deadline + grace;
-  return fmin(st->deadline + grace, jl_time_now() + JL_POLISH_ROUND_MAX_S);
+  return fmin(st->deadline + grace, jl_time_now() + fmin(round_s, JL_POLISH_ROUND_MAX_S));
 }
 
 /* Starts up to `threads` polish threads for the jobs taken (no more than jobs). */
@@ -355,7 +358,8 @@ static void jl_search_polish_finish(jl_search_state *st) {
 /* Takes the jobs and polishes them now, the launch done (merged after). */
 static void jl_search_polish_after(jl_search_state *st, const jl_circle_batch *b,
                                    const jl_circle_sorted *s, const jl_circle_search_opts *o) {
-  jl_search_polish_take(st, b, s, jl_polish_deadline(st, o, JL_POLISH_GRACE_S));
+  double deadline = jl_polish_deadline(st, o, JL_POLISH_GRACE_S, JL_POLISH_ROUND_MAX_S);
+  jl_search_polish_take(st, b, s, deadline);
   double t0 = jl_time_now();
   jl_search_polish_finish(st);
   st->polish_s += jl_time_now() - t0;
@@ -665,6 +669,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   double ck_last = jl_time_now();
   int stopped_by = JL_STOP_ROUNDS;
   double next_migration = o->migrate_s;
+  double last_launch_s = 0.0;  /* the launch before: how long a polish beside the next may take */
   for (;;) {
     /* With --rounds launches run to their budgets, so a seed gives the
      * same bits; --time (the deadline) and SIGINT still cut them. */
@@ -674,13 +679,16 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     uint64_t steps0 = 0;
     for (int c = 0; c < count; ++c) steps0 += b.steps[c];
     if (beside) {
-      jl_search_polish_take(&st, &b, &s, jl_polish_deadline(&st, o, 0.5 * JL_POLISH_GRACE_S));
+      double round_s = last_launch_s > 0.0 ? last_launch_s : JL_POLISH_ROUND_MAX_S;
+      jl_search_polish_take(&st, &b, &s,
+                            jl_polish_deadline(&st, o, 0.5 * JL_POLISH_GRACE_S, round_s));
       jl_search_polish_spawn(&st, st.threads);  /* all the host's threads: the device works */
     }
     double t_launch = jl_time_now();
     rc = jl_circle_engine_run(&eng, &p, &b, err);
     t_launch = jl_time_now() - t_launch;
     st.launch_s += t_launch;
+    last_launch_s = t_launch;
     if (beside) {  /* what of the polish outlasted the launch */
       double t_polish = jl_time_now();
       jl_search_polish_finish(&st);
