@@ -197,7 +197,8 @@ static void compare_pairs(const jl_scene *s, double margin, int min_pairs) {
   assert_int_equal(jl_broad_phase_run(&s->bodies, margin, 2, &bp, &err), JL_OK);
   uint64_t *pairs = NULL;
   long long count = -1;
-  assert_int_equal(jl_grid_twin_pairs(&s->bodies, margin, 0.0, NULL, &pairs, &count, &err), JL_OK);
+  assert_int_equal(jl_grid_twin_pairs(&s->bodies, margin, 0.0, 0.0, NULL, &pairs, &count, &err),
+                   JL_OK);
   assert_int_equal(count, bp.pair_count);
   assert_true(count >= min_pairs);
   for (long long p = 0; p < count; ++p) {
@@ -301,8 +302,10 @@ static void test_kept_pairs_hold_while_boxes_inside(void **state) {
   assert_non_null(fat);
   uint64_t *kept = NULL, *exact = NULL;
   long long kept_n = 0, exact_n = 0;
-  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, fat, &kept, &kept_n, &err), JL_OK);
-  assert_int_equal(jl_grid_twin_pairs(b, margin, 0.0, NULL, &exact, &exact_n, &err), JL_OK);
+  /* the skins of the bodies' speeds over 0.02 s too (up to 0.5 m/s and 2 rad/s) */
+  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, 0.02, fat, &kept, &kept_n, &err),
+                   JL_OK);
+  assert_int_equal(jl_grid_twin_pairs(b, margin, 0.0, 0.0, NULL, &exact, &exact_n, &err), JL_OK);
   /* the skin widens the list (else the test below could not fail) */
   assert_true(kept_n > exact_n + exact_n / 10);
   assert_true(boxes_inside(b, margin, fat));
@@ -314,7 +317,9 @@ static void test_kept_pairs_hold_while_boxes_inside(void **state) {
   for (int round = 0; round < 8; ++round) {
     for (int i = 0; i < b->count; ++i) {
       if (b->is_static[i]) continue;
-      for (int k = 0; k < 3; ++k) b->pos[3 * i + k] += 0.004 * (2.0 * fx_uniform(&r) - 1.0);
+      /* along the body's velocity (a fast body's skin allows for it) and at random */
+      for (int k = 0; k < 3; ++k)
+        b->pos[3 * i + k] += 0.0025 * b->vel[3 * i + k] + 0.004 * (2.0 * fx_uniform(&r) - 1.0);
       if (b->shape[i] == JL_SHAPE_BOX) {
         double *q = b->quat + 4 * (size_t)i;
         q[1] += 0.002 * (2.0 * fx_uniform(&r) - 1.0);
@@ -333,6 +338,18 @@ static void test_kept_pairs_hold_while_boxes_inside(void **state) {
   assert_false(b->is_static[i]);
   b->pos[3 * i] += 0.5;
   assert_false(boxes_inside(b, margin, fat));
+  /* a fast body's skin allows for its way ahead: at 20 m/s, 0.1 s ahead,
+   * it crosses the scene's spacing and keeps its new partners */
+  free(kept);
+  b->vel[3 * i] = 20.0;
+  b->vel[3 * i + 1] = b->vel[3 * i + 2] = 0.0;
+  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, 0.1, fat, &kept, &kept_n, &err),
+                   JL_OK);
+  long long before = live_pairs_match_cpu(&s, margin, kept, kept_n);
+  b->pos[3 * i] -= 0.9;
+  assert_true(boxes_inside(b, margin, fat));
+  long long after = live_pairs_match_cpu(&s, margin, kept, kept_n);
+  printf("fast body moved 0.9 m: %lld pairs, %lld before\n", after, before);
   free(kept);
   free(exact);
   free(fat);

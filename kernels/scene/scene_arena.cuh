@@ -225,6 +225,7 @@ struct jl_collide_opts {
   double closed_tol;
   int defer_fault;
   int keep_pairs;  // the pair list kept while the boxes stay in their skins (g->pair_skin)
+  double keep_ahead_s;  // ... which allow for this long at each body's speed
 };
 int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
                      jl_gpu_collide_stats *st, char *msg, int msg_len);

@@ -65,13 +65,17 @@ __global__ void jl_bp_aabb_kernel(jl_gbodies b, double margin, double *aabb, uin
   jl_bm_aabb(b.shape, b.size, b.pos, b.quat, i, margin, aabb + 6 * (size_t)i);
 }
 
-// A kept pair list's boxes: each box widened by the skin's share of the
-// JL_BP_CELL summary's cell edge (planes have no box).
-__global__ void jl_bp_widen_kernel(jl_gbodies b, const double *aabb, const jl_bp_head *h,
-                                   double share, double *fat) {
+// A kept pair list's boxes: each box widened by its skin (jl_gp_skin: the
+// share of the JL_BP_CELL summary's cell edge, and its way ahead at its
+// speed; planes have no box).
+__global__ void jl_bp_widen_kernel(jl_gbodies b, const double *vel, const double *omega,
+                                   const double *aabb, const jl_bp_head *h, double share,
+                                   double ahead_s, double *fat) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= b.n || b.shape[i] == JL_SHAPE_PLANE) return;
-  jl_gp_widen(aabb + 6 * (size_t)i, share * h->cell.cell, fat + 6 * (size_t)i);
+  const double *x = aabb + 6 * (size_t)i;
+  jl_gp_widen(x, jl_gp_skin(b.shape, vel, omega, i, x, share * h->cell.cell, ahead_s),
+              fat + 6 * (size_t)i);
 }
 
 // Raises *escaped when a box has left its widened one (or is not finite).
@@ -555,8 +559,9 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
     const double *bx = aabb;  // the boxes the list is built from
     if (keep) {
       double *fat = jl_dp<double>(g->aabb_fat);
-      jl_bp_widen_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, aabb, head_d, g->pair_skin,
-                                                                  fat);
+      jl_bp_widen_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
+          b, jl_dp<double>(g->vel), jl_dp<double>(g->omega), aabb, head_d, g->pair_skin,
+          o->keep_ahead_s, fat);
       JL_CUDA_TRY(cudaGetLastError());
       bx = fat;
     }
@@ -595,7 +600,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
     w.pos = b.pos;
     w.size = b.size;
     // planes: a widened box comes no nearer than the box inside it; twice
-    // the skin more keeps rounding from dropping a pair (grid_twin.c alike)
+    // the least skin more keeps rounding from dropping a pair (grid_twin.c alike)
     w.margin = keep ? margin + 2.0 * g->pair_skin * head.cell.cell : margin;
     w.aabb = bx;
     w.kind = kind;

@@ -183,7 +183,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   // write pass's fault flag is read with the max penetration at the end;
   // the pair list is kept while the boxes stay in their skins
   jl_gpu_collide_stats cs;
-  jl_collide_opts co = {1, contact_tol, 1, 1};
+  jl_collide_opts co = {1, contact_tol, 1, 1, JL_GP_AHEAD_STEPS * dt};
   if (jl_scene_collide(g, margin, &co, &cs, msg, msg_len)) return -1;
   int n = g->contacts;
   *contacts = n;

@@ -157,9 +157,29 @@ JL_HD static inline long long jl_gp_partners(const jl_gp_view *w, int u, uint64_
  * meets no more than the wider one does, and comes no nearer a plane). The
  * narrow phase then takes only the pairs that pass the broad phase's own
  * tests on the boxes of now (jl_gp_live), so the contacts are the same
- * bytes as from a list built afresh. The skin is this share of the cell
- * edge (the dynamic bodies' mean longest box edge). */
+ * bytes as from a list built afresh. A body's skin is JL_GP_SKIN times the
+ * cell edge (the dynamic bodies' mean longest box edge) plus the way its
+ * fastest point would go in JL_GP_AHEAD_STEPS steps at the build's speed,
+ * so one fast body (a projectile) does not end the list every step. */
 #define JL_GP_SKIN 0.1
+#define JL_GP_AHEAD_STEPS 8
+
+/* Body i's skin: base plus ahead_s times the speed bound of its box's
+ * points, |v| + |w| times the half diagonal (spheres: |v|; their boxes do
+ * not turn). vel, omega: 3 per body. */
+JL_HD static inline double jl_gp_skin(const uint8_t *shape, const double *vel,
+                                      const double *omega, int i, const double box[6],
+                                      double base, double ahead_s) {
+  const double *v = vel + 3 * (size_t)i, *w = omega + 3 * (size_t)i;
+  double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  if (shape[i] == JL_SHAPE_BOX) {
+    double d2 = 0.0;
+    for (int k = 0; k < 3; ++k) d2 += 0.25 * (box[3 + k] - box[k]) * (box[3 + k] - box[k]);
+    speed += sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * sqrt(d2);
+  }
+  double s = base + ahead_s * speed;
+  return isfinite(s) ? s : base;
+}
 
 JL_HD static inline void jl_gp_widen(const double box[6], double skin, double fat[6]) {
   for (int k = 0; k < 3; ++k) {
@@ -194,10 +214,11 @@ extern "C" {
 /* grid_twin.c: the device broad phase's steps run one after the other on the
  * CPU (sorts by qsort, stable by entry): the pairs, sorted, as (a << 32 | b)
  * into *pairs (malloc'd, caller frees). skin > 0: a kept list, from the boxes
- * widened by skin times the cell edge (JL_GP_SKIN), those boxes into fat
- * (6 per body; planes' slots unset) unless NULL. 0 or an error code. */
-int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double *fat,
-                       uint64_t **pairs, long long *count, jl_error *err);
+ * widened by jl_gp_skin (skin times the cell edge, and ahead_s at each
+ * body's speed), those boxes into fat (6 per body; planes' slots unset)
+ * unless NULL. 0 or an error code. */
+int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ahead_s,
+                       double *fat, uint64_t **pairs, long long *count, jl_error *err);
 #ifdef __cplusplus
 }
 #endif

@@ -25,8 +25,8 @@ static int jl_u64_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double *fat,
-                       uint64_t **pairs, long long *count, jl_error *err) {
+int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ahead_s,
+                       double *fat, uint64_t **pairs, long long *count, jl_error *err) {
   *pairs = NULL;
   *count = 0;
   int n = b->count, rc = JL_OK;
@@ -66,12 +66,15 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double *f
   if (dyn == 0) goto done;
   double cell = sum / (double)dyn;
   if (!(cell > 0.0)) cell = 1.0;
-  /* a kept list: boxes widened by the skin, planes tested with a margin
-   * wider by twice the skin (grid_pairs.h, JL_GP_SKIN) */
+  /* a kept list: boxes widened by their skins, planes tested with a margin
+   * wider by twice the least skin (grid_pairs.h, JL_GP_SKIN) */
   double wide = skin * cell;
   if (wide > 0.0)
-    for (int i = 0; i < n; ++i)
-      if (kind[i] != JL_GP_PLANE) jl_gp_widen(aabb + 6 * (size_t)i, wide, aabb + 6 * (size_t)i);
+    for (int i = 0; i < n; ++i) {
+      if (kind[i] == JL_GP_PLANE) continue;
+      double *x = aabb + 6 * (size_t)i;
+      jl_gp_widen(x, jl_gp_skin(b->shape, b->vel, b->omega, i, x, wide, ahead_s), x);
+    }
   if (fat) memcpy(fat, aabb, 6 * (size_t)n * sizeof(double));
   jl_gp_view w;
   memset(&w, 0, sizeof w);

@@ -90,8 +90,9 @@ void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode);
  * (for the benchmark that compares them). The same contacts either way. */
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on);
 /* The device step keeps its pair list, built from the boxes widened by
- * share times the grid's cell edge, while every box stays inside its
- * widened one (grid_pairs.h; default JL_GP_SKIN); share = 0 builds a list
+ * share times the grid's cell edge and their way ahead at their speeds,
+ * while every box stays inside its widened one (grid_pairs.h; default
+ * JL_GP_SKIN); share = 0 builds a list
  * every step, as jl_scene_gpu_collide does (for the benchmark that compares
  * them). The same contacts either way. */
 void jl_scene_gpu_set_pair_skin(jl_scene_gpu *g, double share);
