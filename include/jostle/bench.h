@@ -160,6 +160,8 @@ typedef struct jl_bench_scene_result {
   long persistent_solves;  /* CUDA: solves that ran in one cooperative launch */
   long pair_lists;         /* CUDA: timed steps that built their pair list (the others
                             * kept the step before's) */
+  long body_lists;         /* CUDA: timed steps whose setup sorted its body lists (the
+                            * others' contacts had the step before's bodies) */
   double solve_wait_ms_per_step; /* CPU: of the solve, the mean time a thread of the
                             * team waited at its barriers (0 on one thread) */
   char persistent_cache[16];  /* CUDA: what the last of them kept on chip ("contacts+du2"

@@ -59,6 +59,15 @@ struct jl_scene_gpu {
   double pair_skin = JL_GP_SKIN;  // 0: a new list every step, without a skin
   int kept_ok = 0, kept_pairs = 0;
   int kept_last = 0;               // the last collide kept the list
+  // contacts_same: the last collide kept the list and counted per pair what
+  // the collide before it did (np_count holds a kept list's last counts:
+  // counts_id is the list_id they belong to), so its contacts have the
+  // bodies, in order, of the last setup's, and the setup keeps its body
+  // lists (csr_ok: p_body_ptr, p_body_contact from csr_n contacts, csr_nb bodies)
+  int list_id = 0, counts_id = -1, contacts_same = 0;
+  int csr_ok = 0, csr_n = -1, csr_nb = -1;
+  int csr_kept = 0;                // the last setup kept its body lists
+  jl_dbuf np_same;                 // jl_np_same: the contacts' total and the count pass's diff
   double kept_margin = 0.0;
   // narrow phase: contacts (contact.h)
   jl_dbuf np_count, np_start, c_a, c_b, c_point, c_normal, c_gap, c_key;

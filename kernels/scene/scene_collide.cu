@@ -379,10 +379,19 @@ __device__ static inline int jl_np_dead(const jl_gbodies &b, const double *live,
 // list, split when it was built). The extra thread (p == m_pairs) ends the
 // counts with 0 for the exclusive scan and clears the write pass's fault
 // flag (no launches of their own).
+// What the host reads after the count pass, in one copy: the number of
+// contacts and whether any pair's count differs from the last (diff).
+struct jl_np_same {
+  long long total;
+  int diff;
+};
+
+// diff (kept lists only; else NULL): raised when a pair counts other than
+// what count[p] holds from the step before.
 template <bool kRound>
 __global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pairs, int *pa,
                                    int *pb, const double *live, double margin, jl_np_filter f,
-                                   long long *count, int *fault) {
+                                   long long *count, int *fault, int *diff) {
   int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p > m_pairs) return;
   if (p == m_pairs) {
@@ -400,15 +409,15 @@ __global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pa
     u = pa[p];
     v = pb[p];
   }
-  if (jl_np_dead(b, live, margin, u, v)) {
-    count[p] = 0;
-    return;
+  long long kept = 0;
+  if (!jl_np_dead(b, live, margin, u, v)) {
+    jl_manifold m;
+    int a, bb;
+    int cnt = jl_np_pair<kRound>(b, u, v, margin, &m, &a, &bb);
+    for (int k = 0; k < jl_np_points<kRound>() && k < cnt; ++k)
+      kept += jl_np_keeps(b, f, m.gap[k], a, bb);
   }
-  jl_manifold m;
-  int a, bb;
-  int cnt = jl_np_pair<kRound>(b, u, v, margin, &m, &a, &bb), kept = 0;
-  for (int k = 0; k < jl_np_points<kRound>() && k < cnt; ++k)
-    kept += jl_np_keeps(b, f, m.gap[k], a, bb);
+  if (diff && count[p] != kept) *diff = 1;
   count[p] = kept;
 }
 
@@ -487,6 +496,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   memset(st, 0, sizeof *st);
   g->pairs = 0;
   g->kept_last = 0;
+  g->contacts_same = 0;
   g->contacts = 0;
   if (!(margin >= 0.0) || !std::isfinite(margin)) {
     snprintf(msg, (size_t)msg_len, "collision margin must be finite and >= 0 (got %g)", margin);
@@ -517,6 +527,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   JL_RESERVE(summary, sizeof(jl_bp_head) + JL_SCENE_REDUCE_PARTIALS * sizeof(jl_bp_summary),
              "broad-phase summary");
   JL_RESERVE(fault, sizeof(int), "fault flag");
+  JL_RESERVE(np_same, sizeof(jl_np_same), "contact count");
   jl_gbodies b = jl_view(g);
   double *aabb = jl_dp<double>(g->aabb);
   uint8_t *kind = jl_dp<uint8_t>(g->kind);
@@ -676,6 +687,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
       g->kept_ok = 1;
       g->kept_pairs = (int)np;
       g->kept_margin = margin;
+      g->list_id++;
     }
     st->pairs = (int)np;
     if (np == 0) return 0;
@@ -711,12 +723,27 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   int *fault_d = jl_dp<int>(g->fault);
   long long *ccount = jl_dp<long long>(g->np_count), *cstart = jl_dp<long long>(g->np_start);
   const bool round = g->round_only && g->round_narrow;
+  // a kept list whose counts np_count holds from the step before: are they the same?
+  const bool compare = kept && g->counts_id == g->list_id;
+  g->counts_id = keep ? g->list_id : -1;
+  jl_np_same *same_d = jl_dp<jl_np_same>(g->np_same), same = {0, 0};
+  if (compare) JL_CUDA_TRY(cudaMemsetAsync(&same_d->diff, 0, sizeof(int), 0));
   auto count_kernel = round ? jl_np_count_kernel<true> : jl_np_count_kernel<false>;
   count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, sorted_pairs, pa, pb, live,
-                                                        margin, f, ccount, fault_d);
+                                                        margin, f, ccount, fault_d,
+                                                        compare ? &same_d->diff : nullptr);
   JL_CUDA_TRY(cudaGetLastError());
   long long nc = 0;
-  if (jl_scan_ll(g, ccount, cstart, np, &nc, msg, msg_len)) return -1;
+  if (compare) {  // the total and the flag in one copy
+    if (jl_scan_ll(g, ccount, cstart, np, nullptr, msg, msg_len)) return -1;
+    JL_CUDA_TRY(cudaMemcpyAsync(&same_d->total, cstart + np, sizeof(long long),
+                                cudaMemcpyDeviceToDevice, 0));
+    JL_CUDA_TRY(cudaMemcpy(&same, same_d, sizeof same, cudaMemcpyDeviceToHost));
+    nc = same.total;
+    g->contacts_same = !same.diff;
+  } else if (jl_scan_ll(g, ccount, cstart, np, &nc, msg, msg_len)) {
+    return -1;
+  }
   jl_scene_mark(g, "narrow: count, copy");
   if (nc >= INT_MAX) {
     snprintf(msg, (size_t)msg_len, "collide: too many contacts (%lld)", nc);
@@ -784,4 +811,8 @@ extern "C" int jl_cuda_scene_get_contacts(jl_scene_gpu *g, jl_contacts *out, cha
 
 extern "C" int jl_cuda_scene_contact_count(const jl_scene_gpu *g) { return g->contacts; }
 
-extern "C" int jl_cuda_scene_pairs_kept(const jl_scene_gpu *g) { return g->kept_last; }
+// What the last step kept: its pair list, its body lists (the setup's).
+extern "C" void jl_cuda_scene_kept(const jl_scene_gpu *g, int *pairs, int *body_lists) {
+  *pairs = g->kept_last;
+  *body_lists = g->csr_kept;
+}

@@ -787,6 +787,7 @@ __global__ void jl_jor_init_kernel(jl_state_and_buf *sb, double alpha) {
 extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
                                          int msg_len) {
   int n = p->n, nb = p->nbodies;
+  g->csr_ok = 0;  // the body lists are the host's problem's now
   g->p_n = 0;
   g->p_nb = 0;
   g->p_has_g = 0;

@@ -71,6 +71,7 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                                    int build_g, int write_soa, char *msg, int msg_len) {
   int n = g->contacts, nb = g->nb;
   g->soa_n = -1;
+  g->csr_kept = 0;
   g->p_n = 0;
   g->p_nb = 0;
   g->p_has_g = 0;
@@ -102,6 +103,7 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   }
   int *body_ptr = jl_dp<int>(g->p_body_ptr), *body_contact = jl_dp<int>(g->p_body_contact);
   if (n == 0) {
+    g->csr_ok = 0;
     JL_CUDA_TRY(cudaMemset(body_ptr, 0, ((size_t)nb + 1) * sizeof(int)));
     if (build_g) {  // an empty G: rowptr = {0}
       JL_RESERVE(p_rowptr, sizeof(int), "Delassus rows");
@@ -130,6 +132,16 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   JL_CUDA_TRY(cudaGetLastError());
   if (soa) g->soa_n = n;
   jl_scene_mark(g, "setup: contacts");
+  // Contacts with the bodies, in order, of the last setup's (a kept pair
+  // list counting what it counted before): the body lists stand.
+  if (g->contacts_same && g->csr_ok && g->csr_n == n && g->csr_nb == nb && !build_g) {
+    jl_scene_mark(g, "setup: body lists kept");
+    g->csr_kept = 1;
+    g->p_n = n;
+    g->p_nb = nb;
+    return 0;
+  }
+  g->csr_ok = 0;
   int m = 2 * n;
   // A key is body << 32 | contact with body < nb, or UINT64_MAX for a static
   // side. Sorting the low 32 + jl_scene_key_bits(nb + 1) bits gives the order
@@ -146,6 +158,9 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
                                                                             body_contact);
   JL_CUDA_TRY(cudaGetLastError());
   jl_scene_mark(g, "setup: body lists");
+  g->csr_ok = 1;
+  g->csr_n = n;
+  g->csr_nb = nb;
   g->p_n = n;
   g->p_nb = nb;
   if (!build_g) return 0;

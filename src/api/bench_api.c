@@ -386,6 +386,7 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
     res->iterations += st.iterations;
     res->colours += st.colours;
     res->pair_lists += !st.pairs_kept;
+    res->body_lists += !st.body_lists_kept;
   }
   *wall = jl_time_now() - t0;
   jl_scene_gpu_stage_times(g, stage);

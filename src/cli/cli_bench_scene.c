@@ -45,7 +45,9 @@ static const char *const jl_bench_scene_help =
   "--pair-skin S: the step keeps its pair list while every box stays inside\n"
   "itself widened by S times the mean box edge and its way in 8 steps at its\n"
   "speed (default 0.1; 0: a new list every step); pair_lists counts the timed\n"
-  "steps that built one.\n"
+  "steps that built one, body_lists those whose setup sorted the contacts by\n"
+  "body (a step that kept its pair list and whose pairs each counted the\n"
+  "contacts of the step before keeps the body lists too).\n"
   "--body-order: as jostle scene (auto: spatial from 4096 bodies up).\n"
   "--marks (CUDA): also marks_ms_per_step, the step's launch groups in launch\n"
   "order, each timed by CUDA events from the mark before it (kernels, copies\n"
@@ -145,9 +147,9 @@ int jl_cli_bench_scene(int argc, char **argv) {
     printf("%s\"%s\": %.4g", k ? ", " : "", r.stage_name[k], r.stage_ms_per_step[k]);
   printf("}, \"solve_wait_ms_per_step\": %.4g, \"contacts\": %.1f, \"iterations\": %.1f, "
          "\"colours\": %.1f, \"persistent_solves\": %ld, \"persistent_cache\": \"%s\", "
-         "\"pair_lists\": %ld",
+         "\"pair_lists\": %ld, \"body_lists\": %ld",
          r.solve_wait_ms_per_step, r.contacts, r.iterations, r.colours, r.persistent_solves,
-         r.persistent_cache, r.pair_lists);
+         r.persistent_cache, r.pair_lists, r.body_lists);
   if (marks) {
     printf(", \"marks_ms_per_step\": {");
     for (int k = 0; k < r.marks; ++k)

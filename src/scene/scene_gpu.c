@@ -53,7 +53,7 @@ int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravity[3], doub
                        int *contacts, int *iterations, int *converged, int *restarts,
                        int *colours, int *groups, double *max_pen, double *residual, char *msg, int msg_len);
 int jl_cuda_scene_get_colours(jl_scene_gpu *g, int *colour, int *colours, char *msg, int msg_len);
-int jl_cuda_scene_pairs_kept(const jl_scene_gpu *g);
+void jl_cuda_scene_kept(const jl_scene_gpu *g, int *pairs, int *body_lists);
 
 /* Runs a launcher call with a message buffer; a failure becomes JL_ERR_DEVICE
  * (or JL_ERR_NOMEM when the device ran out of memory). */
@@ -200,7 +200,7 @@ int jl_scene_gpu_step(jl_scene_gpu *g, const jl_scene *s, int check_every, jl_gp
                                  o->max_iter, o->warm_start, check_every, &st->contacts,
                                  &st->iterations, &st->converged, &st->restarts, &st->colours,
                                  &st->groups, &st->max_penetration, &st->residual, msg, msg_len));
-  st->pairs_kept = jl_cuda_scene_pairs_kept(g);
+  jl_cuda_scene_kept(g, &st->pairs_kept, &st->body_lists_kept);
   return JL_OK;
 }
 

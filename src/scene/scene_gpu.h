@@ -172,6 +172,8 @@ typedef struct jl_gpu_step_stats {
   int colours;             /* SOR: colours of the contact graph (0 with JOR) */
   int groups;              /* SOR: kernel launches per sweep (small colours merged) */
   int pairs_kept;          /* 1: the step kept the last step's pair list */
+  int body_lists_kept;     /* 1: ... and its contacts had the last step's bodies in order,
+                              so the setup kept its body lists (no sort) */
 } jl_gpu_step_stats;
 
 /* One Moreau midpoint step of the bodies in the arena (jl_scene_gpu_set_bodies

@@ -70,25 +70,41 @@ if max(int(r[4]) for r in gr[1:]) == 0:
 # bench scene --marks: the step's launch groups timed by events; they cover the
 # step from its first launch to its end copy, so they add up to no more than the
 # step's wall time and to most of it (the stage syncs and the host's last work
-# lie outside)
-jrun marks bench scene "$SC/tasora-wall-1000.json" --solver jor --steps 4 --marks
-expect_rc 0
-jpy '
+# lie outside). With a new pair list every step (--pair-skin 0) the broad phase
+# runs each step; by default the wall, at rest, keeps the first step's list
+# and checks it instead
+for skin in 0 default; do
+  if [ "$skin" = 0 ]; then
+    jrun marks bench scene "$SC/tasora-wall-1000.json" --solver jor --steps 4 --marks --pair-skin 0
+  else
+    jrun marks bench scene "$SC/tasora-wall-1000.json" --solver jor --steps 4 --marks
+  fi
+  expect_rc 0
+  jpy '
 d = json.loads(open(sys.argv[1]).read())
+kept = sys.argv[2] != "0"
 m = d["marks_ms_per_step"]
-want = ["half step, free velocity", "broad: head copy", "pairs: sort", "narrow: write",
+pairs = "pairs: kept check" if kept else "broad: head copy"
+want = ["half step, free velocity", pairs, "narrow: write",
         "max penetration", "setup: contacts", "warm start", "solve", "memory", "end copy"]
+if not kept:
+    want.append("pairs: sort")
 missing = [k for k in want if k not in m]
 if missing or any(not (v >= 0) for v in m.values()):
     fail("marks: expected %r among non-negative marks, got %r" % (missing, m))
+if kept and ("broad: head copy" in m or d["pair_lists"] != 0):
+    fail("marks: expected the pair list of the first step kept, got %r, %d lists" % (m, d["pair_lists"]))
+if not kept and d["pair_lists"] != 4:
+    fail("marks: expected a new pair list every step, got %d" % d["pair_lists"])
 names = list(m)
-if names.index("broad: head copy") > names.index("narrow: write") or names.index("solve") > names.index("end copy"):
+if names.index(pairs) > names.index("narrow: write") or names.index("solve") > names.index("end copy"):
     fail("marks: expected launch order, got %r" % names)
 total, wall = sum(m.values()), d["ms_per_step"]
 if not 0.5 * wall <= total <= 1.02 * wall:
     fail("marks: expected them to add up to most of the step (%.4g ms), got %.4g" % (wall, total))
-' "$W/marks.out" \
-  || fail "gpu_scene_cli: the checks above failed"
+' "$W/marks.out" "$skin" \
+    || fail "gpu_scene_cli: the checks above failed"
+done
 
 # scripts/bench-scenes --marks prints that split as a table per scene
 "$PY" "$SRC/scripts/bench-scenes" --jostle "$JOSTLE" --scenes tasora-wall-1000 --solver jor \
