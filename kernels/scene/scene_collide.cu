@@ -374,11 +374,6 @@ __device__ static inline int jl_np_dead(const jl_gbodies &b, const double *live,
   return live && !jl_gp_live(b.shape, b.is_static, b.pos, b.size, live, margin, u, v);
 }
 
-// Also splits the sorted pair keys (min << 32 | max) into pa, pb (the
-// write pass and jl_cuda_scene_get_pairs read those; pairs NULL: a kept
-// list, split when it was built). The extra thread (p == m_pairs) ends the
-// counts with 0 for the exclusive scan and clears the write pass's fault
-// flag (no launches of their own).
 // What the host reads after the count pass, in one copy: the number of
 // contacts and whether any pair's count differs from the last (diff).
 struct jl_np_same {
@@ -386,8 +381,13 @@ struct jl_np_same {
   int diff;
 };
 
-// diff (kept lists only; else NULL): raised when a pair counts other than
-// what count[p] holds from the step before.
+// Also splits the sorted pair keys (min << 32 | max) into pa, pb (the
+// write pass and jl_cuda_scene_get_pairs read those; pairs NULL: a kept
+// list, split when it was built). The extra thread (p == m_pairs) ends the
+// counts with 0 for the exclusive scan and clears the write pass's fault
+// flag (no launches of their own). diff (a kept list's step after a step
+// that counted it; else NULL): raised when a pair counts other than what
+// count[p] holds from that step.
 template <bool kRound>
 __global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pairs, int *pa,
                                    int *pb, const double *live, double margin, jl_np_filter f,
