@@ -350,6 +350,19 @@ static void test_kept_pairs_hold_while_boxes_inside(void **state) {
   assert_true(boxes_inside(b, margin, fat));
   long long after = live_pairs_match_cpu(&s, margin, kept, kept_n);
   printf("fast body moved 0.9 m: %lld pairs, %lld before\n", after, before);
+  /* a body too fast (a diverged run's): its skin stops at JL_GP_SKIN_MAX_CELLS
+   * cell edges, its widened box finite */
+  free(kept);
+  b->vel[3 * i] = 1e300;
+  b->omega[3 * i] = INFINITY;
+  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, 0.1, fat, &kept, &kept_n, &err),
+                   JL_OK);
+  double x[6];
+  jl_bm_aabb(b->shape, b->size, b->pos, b->quat, i, margin, x);
+  double wide = fat[6 * (size_t)i + 3] - fat[6 * (size_t)i] - (x[3] - x[0]);
+  printf("a body at 1e300 m/s: skin %g\n", wide);
+  assert_true(isfinite(wide) && wide > 1.0 && wide < 20.0);
+  live_pairs_match_cpu(&s, margin, kept, kept_n);
   free(kept);
   free(exact);
   free(fat);

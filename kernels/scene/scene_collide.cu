@@ -73,9 +73,10 @@ __global__ void jl_bp_widen_kernel(jl_gbodies b, const double *vel, const double
                                    double ahead_s, double *fat) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= b.n || b.shape[i] == JL_SHAPE_PLANE) return;
-  const double *x = aabb + 6 * (size_t)i;
-  jl_gp_widen(x, jl_gp_skin(b.shape, vel, omega, i, x, share * h->cell.cell, ahead_s),
-              fat + 6 * (size_t)i);
+  const double *x = aabb + 6 * (size_t)i, cell = h->cell.cell;
+  double skin = jl_gp_skin(b.shape, vel, omega, i, x, share * cell, JL_GP_SKIN_MAX_CELLS * cell,
+                           ahead_s);
+  jl_gp_widen(x, skin, fat + 6 * (size_t)i);
 }
 
 // Raises *escaped when a box has left its widened one (or is not finite).

@@ -163,13 +163,17 @@ JL_HD static inline long long jl_gp_partners(const jl_gp_view *w, int u, uint64_
  * so one fast body (a projectile) does not end the list every step. */
 #define JL_GP_SKIN 0.1
 #define JL_GP_AHEAD_STEPS 8
+/* No skin is wider than this many cell edges: a body that fast (a diverged
+ * run's) meets every body near it anyway, and its widened box stays finite. */
+#define JL_GP_SKIN_MAX_CELLS 8.0
 
 /* Body i's skin: base plus ahead_s times the speed bound of its box's
  * points, |v| + |w| times the half diagonal (spheres: |v|; their boxes do
- * not turn). vel, omega: 3 per body. */
+ * not turn), at most cap (and cap for a speed that is not finite). vel,
+ * omega: 3 per body. */
 JL_HD static inline double jl_gp_skin(const uint8_t *shape, const double *vel,
                                       const double *omega, int i, const double box[6],
-                                      double base, double ahead_s) {
+                                      double base, double cap, double ahead_s) {
   const double *v = vel + 3 * (size_t)i, *w = omega + 3 * (size_t)i;
   double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
   if (shape[i] == JL_SHAPE_BOX) {
@@ -178,7 +182,7 @@ JL_HD static inline double jl_gp_skin(const uint8_t *shape, const double *vel,
     speed += sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * sqrt(d2);
   }
   double s = base + ahead_s * speed;
-  return isfinite(s) ? s : base;
+  return s <= cap ? s : cap;
 }
 
 JL_HD static inline void jl_gp_widen(const double box[6], double skin, double fat[6]) {
