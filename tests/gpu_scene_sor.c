@@ -68,13 +68,8 @@ static void run_scene(int which, int steps) {
   sor_scene(&twin, which);
   sor_scene(&gpu, which);
   sor_scene(&again, which);
-  jl_device dev;
-  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
-  jl_scene_gpu *g = NULL, *h = NULL;
-  assert_int_equal(jl_scene_gpu_create(&g, &dev, &err), JL_OK);
-  assert_int_equal(jl_scene_gpu_create(&h, &dev, &err), JL_OK);
-  assert_int_equal(jl_scene_gpu_set_bodies(g, &gpu.bodies, &err), JL_OK);
-  assert_int_equal(jl_scene_gpu_set_bodies(h, &again.bodies, &err), JL_OK);
+  jl_scene_gpu *g, *h;
+  gtc_two_arenas(&gpu, &again, &g, &h);
   jl_scene_gpu_set_graphs(h, 0);  /* one launch per kernel: the graphs must give the same bits */
   jl_step_twin tw;
   memset(&tw, 0, sizeof tw);

@@ -53,13 +53,8 @@ static void steps_match_cpu_stepper(jl_solver_kind kind) {
   setup_scene(&twin, kind);
   setup_scene(&gpu, kind);
   setup_scene(&again, kind);
-  jl_device dev;
-  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
-  jl_scene_gpu *g = NULL, *h = NULL;
-  assert_int_equal(jl_scene_gpu_create(&g, &dev, &err), JL_OK);
-  assert_int_equal(jl_scene_gpu_create(&h, &dev, &err), JL_OK);
-  assert_int_equal(jl_scene_gpu_set_bodies(g, &gpu.bodies, &err), JL_OK);
-  assert_int_equal(jl_scene_gpu_set_bodies(h, &again.bodies, &err), JL_OK);
+  jl_scene_gpu *g, *h;
+  gtc_two_arenas(&gpu, &again, &g, &h);
   /* one launch per kernel, no persistent solve, the streamed kernels: the
    * same bits as the default */
   jl_scene_gpu_set_graphs(h, 0);
@@ -156,13 +151,8 @@ static void test_resting_spheres_keep_lists(void **state) {
     s->solver.warm_start = 1;
     s->contact_tol = 1e-3;
   }
-  jl_device dev;
-  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
-  jl_scene_gpu *g = NULL, *h = NULL;
-  assert_int_equal(jl_scene_gpu_create(&g, &dev, &err), JL_OK);
-  assert_int_equal(jl_scene_gpu_create(&h, &dev, &err), JL_OK);
-  assert_int_equal(jl_scene_gpu_set_bodies(g, &gpu.bodies, &err), JL_OK);
-  assert_int_equal(jl_scene_gpu_set_bodies(h, &again.bodies, &err), JL_OK);
+  jl_scene_gpu *g, *h;
+  gtc_two_arenas(&gpu, &again, &g, &h);
   jl_scene_gpu_set_pair_skin(h, 0.0);
   jl_step_twin tw;
   memset(&tw, 0, sizeof tw);

@@ -8,10 +8,25 @@
 #include <stdlib.h>
 
 #include "contact.h"
+#include "device.h"
 #include "scene.h"
 #include "scene_gpu.h"
 #include "scene_gpu_stats.h"
 #include "step_twin.h"
+
+/* Two arenas on the CUDA device, each with its scene's bodies: the run
+ * checked against the twin (g) and the one checked against it (h). */
+static inline void gtc_two_arenas(const jl_scene *a, const jl_scene *b, jl_scene_gpu **g,
+                                  jl_scene_gpu **h) {
+  jl_error err = {0};
+  jl_device dev;
+  assert_int_equal(jl_device_select(&dev, "cuda", 0, NULL, &err), JL_OK);
+  *g = *h = NULL;
+  assert_int_equal(jl_scene_gpu_create(g, &dev, &err), JL_OK);
+  assert_int_equal(jl_scene_gpu_create(h, &dev, &err), JL_OK);
+  assert_int_equal(jl_scene_gpu_set_bodies(*g, &a->bodies, &err), JL_OK);
+  assert_int_equal(jl_scene_gpu_set_bodies(*h, &b->bodies, &err), JL_OK);
+}
 
 /* The device step's summary equals the twin's: the same contacts,
  * iterations, stop and restarts, and the same deepest penetration. */
