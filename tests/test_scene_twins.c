@@ -577,6 +577,56 @@ static void test_jor_device_schedule_restarts(void **state) {
 
 /* The device step's schedule (step_twin.c) against jl_stepper_step with
  * matrix-free JOR and warm starts: the same bodies bit for bit each step. */
+/* The CPU stepper keeping its pair list (broad_phase.h, a thin skin so that
+ * kept and new lists alternate) steps the bits of one building a new list
+ * every step, on one thread and on a team of 2. */
+static void test_stepper_kept_pairs_same_bits(void **state) {
+  (void)state;
+  for (int threads = 1; threads <= 2; ++threads) {
+    jl_scene s, t;
+    jl_error err = {0};
+    assert_int_equal(fx_mixed_scene(&s, 8, 8, 1, 1), 0);
+    assert_int_equal(fx_mixed_scene(&t, 8, 8, 1, 1), 0);
+    jl_scene *both[2] = {&s, &t};
+    for (int k = 0; k < 2; ++k) {
+      both[k]->solver.kind = JL_SOLVER_JOR;
+      both[k]->solver.matrix_free = 1;
+      both[k]->solver.alpha = 0.3;
+      both[k]->solver.tol_abs = both[k]->solver.tol_rel = 1e-6;
+      both[k]->solver.max_iter = 100;
+      both[k]->solver.warm_start = 1;
+      both[k]->contact_tol = 1e-3;
+    }
+    jl_stepper kept, fresh;
+    assert_int_equal(jl_stepper_init(&kept, &s, threads, &err), JL_OK);
+    assert_int_equal(jl_stepper_init(&fresh, &t, threads, &err), JL_OK);
+    kept.bp.keep_skin = 0.003;
+    fresh.bp.keep_skin = 0.0;
+    size_t n = (size_t)s.bodies.count;
+    int steps = 30, kept_steps = 0;
+    for (int step = 0; step < steps; ++step) {
+      jl_step_stats a, b;
+      assert_int_equal(jl_stepper_step(&kept, &a, &err), JL_OK);
+      assert_int_equal(jl_stepper_step(&fresh, &b, &err), JL_OK);
+      kept_steps += a.pairs_kept;
+      assert_int_equal(b.pairs_kept, 0);
+      assert_int_equal(a.contacts, b.contacts);
+      assert_int_equal(a.iterations, b.iterations);
+      assert_memory_equal(s.bodies.pos, t.bodies.pos, 3 * n * sizeof(double));
+      assert_memory_equal(s.bodies.quat, t.bodies.quat, 4 * n * sizeof(double));
+      assert_memory_equal(s.bodies.vel, t.bodies.vel, 3 * n * sizeof(double));
+      assert_memory_equal(s.bodies.omega, t.bodies.omega, 3 * n * sizeof(double));
+    }
+    printf("stepper on %d thread(s), %zu bodies: pair list kept in %d of %d steps\n", threads, n,
+           kept_steps, steps);
+    assert_true(kept_steps >= steps / 3 && kept_steps <= steps - 3);
+    jl_stepper_free(&kept);
+    jl_stepper_free(&fresh);
+    jl_scene_free(&s);
+    jl_scene_free(&t);
+  }
+}
+
 static void test_step_twin_matches_stepper(void **state) {
   (void)state;
   jl_scene s, t;
@@ -904,6 +954,7 @@ int main(void) {
     cmocka_unit_test(test_broad_math_geometry),
     cmocka_unit_test(test_grid_twin_pairs_match_cpu),
     cmocka_unit_test(test_kept_pairs_hold_while_boxes_inside),
+    cmocka_unit_test(test_stepper_kept_pairs_same_bits),
     cmocka_unit_test(test_setup_twin_matches_cpu),
     cmocka_unit_test(test_setup_levers_rebuild_rows),
     cmocka_unit_test(test_jor_device_schedule_converges),

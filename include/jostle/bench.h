@@ -136,8 +136,8 @@ typedef struct jl_bench_scene_options {
                             * round shapes (default 1); 0 the general ones */
   int soa_by_setup;        /* CUDA: a streamed solve's constants by field written by the
                             * setup (default 1); 0 copied by the solve */
-  double pair_skin;        /* CUDA: the step keeps its pair list while the boxes stay in a
-                            * skin of this share of the mean box edge; -1 (default) the
+  double pair_skin;        /* the step keeps its pair list while the boxes stay in a skin
+                            * of this share of the mean box edge; -1 (default) the
                             * library's, 0 a new list every step */
   const char *body_order;  /* "auto" (default), "spatial" or "given" */
   const char *device;      /* "cuda" (default), "cpu" or "auto" */
@@ -158,8 +158,8 @@ typedef struct jl_bench_scene_result {
   double stage_ms_per_step[JL_BENCH_SCENE_STAGES];
   double contacts, iterations, colours;  /* means per timed step */
   long persistent_solves;  /* CUDA: solves that ran in one cooperative launch */
-  long pair_lists;         /* CUDA: timed steps that built their pair list (the others
-                            * kept the step before's) */
+  long pair_lists;         /* timed steps that built their pair list (the others kept the
+                            * step before's) */
   long body_lists;         /* CUDA: timed steps whose setup sorted its body lists (the
                             * others' contacts had the step before's bodies) */
   double solve_wait_ms_per_step; /* CPU: of the solve, the mean time a thread of the

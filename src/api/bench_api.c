@@ -414,6 +414,7 @@ static int jl_bench_scene_cpu(jl_scene *s, const jl_bench_scene_options *o, cons
                               jl_error *err) {
   jl_stepper st;
   int rc = jl_stepper_init(&st, s, dev->threads, err);
+  if (rc == JL_OK && o->pair_skin >= 0.0) st.bp.keep_skin = o->pair_skin;
   jl_step_stats ss;
   if (rc == JL_OK) rc = jl_stepper_step(&st, &ss, err);
   st.timing = 1;
@@ -423,6 +424,7 @@ static int jl_bench_scene_cpu(jl_scene *s, const jl_bench_scene_options *o, cons
     res->contacts += ss.contacts;
     res->iterations += ss.iterations;
     res->colours += st.colours;
+    res->pair_lists += !ss.pairs_kept;
   }
   *wall = jl_time_now() - t0;
   for (int k = 0; k < JL_STEP_STAGES; ++k) stage[k] = st.stage_s[k];

@@ -104,6 +104,9 @@ void jl_broad_phase_free(jl_broad_phase *bp) {
   free(bp->cell_start);
   free(bp->planes);
   free(bp->large);
+  free(bp->box_now);
+  free(bp->kept_shape);
+  free(bp->kept_static);
   jl_pair_buf *local = bp->pair_local;
   if (local)
     for (int t = 0; t < JL_MAX_THREADS; ++t) {
@@ -134,8 +137,11 @@ struct jl_bp_job {
   const jl_bodies *bodies;
   jl_broad_phase *bp;
   double margin;
+  double plane_margin;     /* the planes' test: margin, wider by twice the skin for a kept list */
   jl_grid g;               /* cell edge, origin, key bits per axis */
   int rc;                  /* tid 0's verdict, read by all after a barrier */
+  int keep, check;         /* a kept list: build one; check the last one first */
+  int escaped[JL_MAX_THREADS]; /* per member: a box of its chunk left its widened box */
   long dyn;                /* dynamic bodies in the grid or large */
   int grid;                /* bodies in the grid */
   long runs;
@@ -151,11 +157,23 @@ static void jl_bp_state_free(jl_bp_job *j) {
   free(j);
 }
 
+/* The boxes of now: into box_now for a kept list (aabb holds the widened
+ * ones), else into aabb. */
 static void jl_bp_aabbs(jl_bp_job *j, long lo, long hi) {
+  double *out = j->keep ? j->bp->box_now : j->bp->aabb;
   for (long i = lo; i < hi; ++i)
     if (j->bodies->shape[i] != JL_SHAPE_PLANE)
       jl_bm_aabb(j->bodies->shape, j->bodies->size, j->bodies->pos, j->bodies->quat, (int)i,
-                 j->margin, j->bp->aabb + 6 * i);
+                 j->margin, out + 6 * i);
+}
+
+/* 1 when a box of the chunk has left its widened box (or is not finite). */
+static int jl_bp_escaped(const jl_bp_job *j, long lo, long hi) {
+  const jl_broad_phase *bp = j->bp;
+  for (long i = lo; i < hi; ++i)
+    if (j->bodies->shape[i] != JL_SHAPE_PLANE && !jl_gp_inside(bp->box_now + 6 * i, bp->aabb + 6 * i))
+      return 1;
+  return 0;
 }
 
 /* Cells of each grid body's box (floor is monotone, so the cell of the low
@@ -193,14 +211,16 @@ static void jl_bp_pairs(jl_bp_job *j, int t) {
     const double *bu = bp->aabb + 6 * u;
     if (bp->kind[u] == JL_GP_PLANE) {
       for (int v = u + 1; v < n; ++v)
-        if (bp->kind[v] != JL_GP_PLANE && !st[v] && jl_bm_near_plane(bodies->pos, bodies->size, u, bp->aabb + 6 * v, j->margin))
+        if (bp->kind[v] != JL_GP_PLANE && !st[v] &&
+            jl_bm_near_plane(bodies->pos, bodies->size, u, bp->aabb + 6 * v, j->plane_margin))
           jl_pair_push(out, u, v);
       continue;
     }
     if (bp->kind[u] == JL_GP_LARGE) {
       for (int v = u + 1; v < n; ++v) {
         if (bp->kind[v] == JL_GP_PLANE) {
-          if (!st[u] && jl_bm_near_plane(bodies->pos, bodies->size, v, bu, j->margin)) jl_pair_push(out, u, v);
+          if (!st[u] && jl_bm_near_plane(bodies->pos, bodies->size, v, bu, j->plane_margin))
+            jl_pair_push(out, u, v);
         } else if (!(st[u] && st[v]) && jl_bm_overlap(bu, bp->aabb + 6 * v)) {
           jl_pair_push(out, u, v);
         }
@@ -232,7 +252,8 @@ static void jl_bp_pairs(jl_bp_job *j, int t) {
     if (!st[u])
       for (int l = 0; l < bp->plane_count; ++l) {
         int P = bp->planes[l];
-        if (P > u && jl_bm_near_plane(bodies->pos, bodies->size, P, bu, j->margin)) jl_list_push(out, P);
+        if (P > u && jl_bm_near_plane(bodies->pos, bodies->size, P, bu, j->plane_margin))
+          jl_list_push(out, P);
       }
     jl_sort_ints(out->list, out->list_count);
     for (long k = 0; k < out->list_count; ++k) jl_pair_push(out, u, out->list[k]);
@@ -268,6 +289,16 @@ static int jl_bp_classify(jl_bp_job *j, jl_error *err) {
   if (dyn == 0) return JL_OK;  /* only static bodies: nothing can touch */
   double cell = sum / (double)dyn;
   if (!(cell > 0.0)) cell = 1.0;
+  if (j->keep) {  /* a kept list: from the boxes widened by their skins */
+    double base = bp->keep_skin * cell, cap = JL_GP_SKIN_MAX_CELLS * cell;
+    for (int i = 0; i < n; ++i) {
+      if (bodies->shape[i] == JL_SHAPE_PLANE) continue;
+      double *b = bp->aabb + 6 * i;
+      jl_gp_widen(b, jl_gp_skin(bodies->shape, bodies->vel, bodies->omega, i, b, base, cap,
+                                bp->keep_ahead_s), b);
+    }
+    j->plane_margin = j->margin + 2.0 * base;
+  }
   /* Large bodies leave the grid; the rest fix its origin and extent. */
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   int grid = 0;
@@ -443,9 +474,14 @@ static int jl_bp_reserve_bodies(jl_broad_phase *bp, int n, jl_error *err) {
   JL_BP_GROW(bp->entry_start, (size_t)n + 1);
   JL_BP_GROW(bp->planes, n);
   JL_BP_GROW(bp->large, n);
+  JL_BP_GROW(bp->box_now, 6 * (size_t)n);
+  JL_BP_GROW(bp->kept_shape, n);
+  JL_BP_GROW(bp->kept_static, n);
   bp->body_cap = n;
   return JL_OK;
 }
+
+void jl_broad_phase_drop_kept(jl_broad_phase *bp) { bp->kept_ok = 0; }
 
 int jl_broad_phase_threads(int threads, int bodies) {
   return jl_parallel_threads(threads, bodies, JL_BP_MIN_PER_THREAD);
@@ -483,7 +519,16 @@ int jl_broad_phase_prepare(const jl_bodies *bodies, double margin, int threads, 
   j->bodies = bodies;
   j->bp = bp;
   j->margin = margin;
+  j->plane_margin = margin;
   j->rc = JL_OK;
+  j->keep = bp->keep_skin > 0.0;
+  bp->kept = 0;
+  /* the last list stands only for the same bodies (a renumbering that moves
+   * a plane or a static body shows here; jl_broad_phase_drop_kept for the rest) */
+  j->check = j->keep && bp->kept_ok && bp->kept_n == n && bp->kept_margin == margin && n > 0 &&
+             memcmp(bp->kept_shape, bodies->shape, (size_t)n) == 0 &&
+             memcmp(bp->kept_static, bodies->is_static, (size_t)n) == 0;
+  if (!j->keep) bp->kept_ok = 0;
   return JL_OK;
 }
 
@@ -494,8 +539,26 @@ int jl_broad_phase_team(jl_broad_phase *bp, int tid, jl_team *team, jl_error *er
   long lo, hi;
   jl_parallel_chunk(n, tid, nt, &lo, &hi);
   jl_bp_aabbs(j, lo, hi);
+  if (j->check) {  /* the last list stands while every box lies inside its widened one */
+    j->escaped[tid] = jl_bp_escaped(j, lo, hi);
+    jl_team_sync(team);
+    int escaped = 0;
+    for (int t = 0; t < nt; ++t) escaped |= j->escaped[t];
+    if (!escaped) {
+      if (tid == 0) {
+        bp->pair_count = bp->kept_pairs;
+        bp->kept = 1;
+      }
+      jl_team_sync(team);  /* the count set, every flag read before the next call */
+      return JL_OK;
+    }
+  }
+  if (j->keep) memcpy(bp->aabb + 6 * lo, bp->box_now + 6 * lo, 6 * (size_t)(hi - lo) * sizeof(double));
   jl_team_sync(team);
-  if (tid == 0) j->rc = jl_bp_classify(j, err);
+  if (tid == 0) {
+    bp->kept_ok = 0;
+    j->rc = jl_bp_classify(j, err);
+  }
   jl_team_sync(team);
   if (j->rc || j->dyn == 0) return j->rc;
   if (j->grid > 0) {
@@ -521,6 +584,14 @@ int jl_broad_phase_team(jl_broad_phase *bp, int tid, jl_team *team, jl_error *er
   for (long k = 0, o = j->pair_base[tid]; k < mine->count; ++k, ++o) {
     bp->pair_a[o] = (int)(mine->pairs[k] >> 32);
     bp->pair_b[o] = (int)(uint32_t)mine->pairs[k];
+  }
+  if (tid == 0 && j->keep) {
+    bp->kept_ok = 1;
+    bp->kept_n = n;
+    bp->kept_pairs = bp->pair_count;
+    bp->kept_margin = j->margin;
+    memcpy(bp->kept_shape, j->bodies->shape, (size_t)n);
+    memcpy(bp->kept_static, j->bodies->is_static, (size_t)n);
   }
   jl_team_sync(team);
   return JL_OK;

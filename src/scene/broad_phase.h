@@ -58,6 +58,20 @@ typedef struct jl_broad_phase {
   struct jl_team_pool *pool; /* the owner's: the teams run on it (NULL: threads per call) */
   void *contact_local;     /* per-thread jl_contacts of the narrow phase (collide.c) */
   int contact_local_count;
+
+  /* A kept pair list (grid_pairs.h, JL_GP_SKIN): with keep_skin > 0 a call
+   * builds the pairs from every box widened by keep_skin times the cell
+   * edge and keep_ahead_s at the body's speed (into aabb), and the next
+   * calls keep them while every box of now (box_now) lies inside its
+   * widened one and the bodies' shapes and static flags are those of the
+   * build; the caller then takes only the pairs jl_gp_live passes on
+   * box_now (jl_collide does), the pairs a new list would give. */
+  double keep_skin, keep_ahead_s;
+  double *box_now;         /* 6 per body: the boxes of now, inflated by margin / 2 */
+  uint8_t *kept_shape, *kept_static; /* the bodies' shapes and flags at the build */
+  int kept_ok, kept_n, kept_pairs;
+  double kept_margin;
+  int kept;                /* the last call kept its list */
 } jl_broad_phase;
 
 /* The per-body tests (inflated boxes, overlap, box near a plane) are
@@ -65,6 +79,8 @@ typedef struct jl_broad_phase {
 
 int jl_broad_phase_init(jl_broad_phase *bp, jl_error *err);
 void jl_broad_phase_free(jl_broad_phase *bp);
+/* The bodies were renumbered: the next call builds a new list. */
+void jl_broad_phase_drop_kept(jl_broad_phase *bp);
 
 /* Broad phase only: fills bp->pair_a / pair_b with every pair whose AABBs,
  * each inflated by margin / 2, overlap (plane pairs: the body's inflated

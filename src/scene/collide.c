@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grid_pairs.h"
 #include "narrow_phase.h"
 #include "parallel.h"
 #include "team.h"
@@ -32,8 +33,13 @@ static void jl_collide_chunk(jl_collide_job *j, int t, int nt) {
   j->failed[t] = 0;
   long lo, hi;
   jl_parallel_chunk(j->bp->pair_count, t, nt, &lo, &hi);
+  /* a kept list: only the pairs the broad phase's tests pass on the boxes of now */
+  const double *live = j->bp->keep_skin > 0.0 ? j->bp->box_now : NULL;
   for (long p = lo; p < hi; ++p) {
     int u = j->bp->pair_a[p], v = j->bp->pair_b[p];
+    if (live && !jl_gp_live(bodies->shape, bodies->is_static, bodies->pos, bodies->size, live,
+                            j->margin, u, v))
+      continue;
     /* Static body as b; otherwise the lower index is a. */
     int a = u, b = v;
     if (bodies->is_static[u] && !bodies->is_static[v]) {

@@ -240,6 +240,7 @@ static int jl_runner_apply(jl_scene_runner *r, const int *q, int downloaded, jl_
     m = r->cpu.prev_n;
   }
   if (rc == JL_OK) rc = jl_bodies_permute(&r->ordered.bodies, q, err);
+  if (rc == JL_OK && !r->on_gpu) jl_broad_phase_drop_kept(&r->cpu.bp);  /* its pairs' numbers */
   if (rc == JL_OK) rc = jl_renumber_impulses(inv, r->ordered.bodies.is_static, keys, imp, m, err);
   if (rc == JL_OK && r->on_gpu) {
     rc = jl_scene_gpu_set_bodies(r->gpu, &r->run->bodies, err);

@@ -9,6 +9,7 @@
 
 #include "collide.h"
 #include "device.h"
+#include "grid_pairs.h"
 #include "integrate.h"
 #include "parallel.h"
 #include "step_math.h"
@@ -25,6 +26,7 @@ int jl_stepper_init(jl_stepper *st, jl_scene *scene, int threads, jl_error *err)
   int cores = jl_cpu_count(), members = st->threads < cores ? st->threads : cores;
   if (members > 1 && !(st->pool = jl_team_pool_new(members, err))) return err ? err->code : JL_ERR_NOMEM;
   st->bp.pool = st->pool;
+  st->bp.keep_skin = JL_GP_SKIN;  /* the pair list kept while the boxes stay in their skins */
   return jl_contacts_init(&st->contacts, 64, err);
 }
 
@@ -233,6 +235,7 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   jl_step_lap(st, JL_STEP_STAGE_INTEGRATE, &lap);
   /* 3. contacts at the mid-point; keep the closed ones */
   double margin = s->contact_tol > 0 ? 2.0 * s->contact_tol : 1e-12;
+  st->bp.keep_ahead_s = JL_GP_AHEAD_STEPS * dt;
   if ((rc = jl_collide(b, margin, st->threads, &st->bp, &st->contacts, err))) return rc;
   jl_contacts *c = &st->contacts;
   double max_pen;
@@ -289,6 +292,7 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
     stats->converged = ps.converged;
     stats->restarts = ps.restarts;
     stats->max_penetration = max_pen;
+    stats->pairs_kept = st->bp.kept;
     jl_scene_energy(s, &stats->kinetic, &stats->potential);
   }
   jl_step_lap(st, JL_STEP_STAGE_FINISH, &lap);

@@ -34,6 +34,7 @@ typedef struct jl_step_stats {
   int restarts;
   double max_penetration;  /* max -gap over contacts at the mid-point, >= 0 */
   double kinetic, potential;
+  int pairs_kept;          /* 1: the step kept the last step's pair list (broad_phase.h) */
 } jl_step_stats;
 
 /* A contact's key and its index: the warm-start memory's sort. */
