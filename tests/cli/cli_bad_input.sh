@@ -98,6 +98,10 @@ jrun twice_steps scene "$SC/demo-drop.json" --steps 2 --steps 3 --out "$o/s.json
 expect_rc 2
 expect_err "--steps: given twice \('2' and '3'\)" "both values"
 no_output
+# a skin out of range for the kept pair lists: refused, naming the option
+jrun bad_skin bench scene "$SC/demo-drop.json" --device cpu --steps 1 --pair-skin 11
+expect_rc 2
+expect_err "--pair-skin: must be between 0 and 10, got 11" "the option and its range"
 
 # --fclib-step past the last step is refused before the run, naming the step count.
 jrun fclib_step scene "$SC/demo-drop.json" --steps 20 --fclib "$o/f.hdf5" --fclib-step 50 --out "$o/s.json" --quiet
