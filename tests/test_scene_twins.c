@@ -577,6 +577,17 @@ static void test_jor_device_schedule_restarts(void **state) {
 
 /* The device step's schedule (step_twin.c) against jl_stepper_step with
  * matrix-free JOR and warm starts: the same bodies bit for bit each step. */
+/* Matrix-free JOR with warm starts, to 1e-6 in at most max_iter iterations. */
+static void jor_settings(jl_scene *s, int max_iter) {
+  s->solver.kind = JL_SOLVER_JOR;
+  s->solver.matrix_free = 1;
+  s->solver.alpha = 0.3;
+  s->solver.tol_abs = s->solver.tol_rel = 1e-6;
+  s->solver.max_iter = max_iter;
+  s->solver.warm_start = 1;
+  s->contact_tol = 1e-3;
+}
+
 /* The CPU stepper keeping its pair list (broad_phase.h, a thin skin so that
  * kept and new lists alternate) steps the bits of one building a new list
  * every step, on one thread and on a team of 2. */
@@ -587,16 +598,8 @@ static void test_stepper_kept_pairs_same_bits(void **state) {
     jl_error err = {0};
     assert_int_equal(fx_mixed_scene(&s, 8, 8, 1, 1), 0);
     assert_int_equal(fx_mixed_scene(&t, 8, 8, 1, 1), 0);
-    jl_scene *both[2] = {&s, &t};
-    for (int k = 0; k < 2; ++k) {
-      both[k]->solver.kind = JL_SOLVER_JOR;
-      both[k]->solver.matrix_free = 1;
-      both[k]->solver.alpha = 0.3;
-      both[k]->solver.tol_abs = both[k]->solver.tol_rel = 1e-6;
-      both[k]->solver.max_iter = 100;
-      both[k]->solver.warm_start = 1;
-      both[k]->contact_tol = 1e-3;
-    }
+    jor_settings(&s, 100);
+    jor_settings(&t, 100);
     jl_stepper kept, fresh;
     assert_int_equal(jl_stepper_init(&kept, &s, threads, &err), JL_OK);
     assert_int_equal(jl_stepper_init(&fresh, &t, threads, &err), JL_OK);
@@ -635,16 +638,8 @@ static void test_step_twin_matches_stepper(void **state) {
   assert_int_equal(fx_mixed_scene(&t, 4, 8, 1, 1), 0);
   add_materials(&s);
   add_materials(&t);
-  jl_scene *both[2] = {&s, &t};
-  for (int k = 0; k < 2; ++k) {
-    both[k]->solver.kind = JL_SOLVER_JOR;
-    both[k]->solver.matrix_free = 1;
-    both[k]->solver.alpha = 0.3;
-    both[k]->solver.tol_abs = both[k]->solver.tol_rel = 1e-6;
-    both[k]->solver.max_iter = 300;
-    both[k]->solver.warm_start = 1;
-    both[k]->contact_tol = 1e-3;
-  }
+  jor_settings(&s, 300);
+  jor_settings(&t, 300);
   jl_stepper st;
   assert_int_equal(jl_stepper_init(&st, &s, 2, &err), JL_OK);
   jl_step_twin tw;
