@@ -151,9 +151,9 @@ JL_HD static inline long long jl_gp_partners(const jl_gp_view *w, int u, uint64_
   return cnt;
 }
 
-/* A kept pair list (the device step's): built from every box widened by a
- * skin on each side, it holds every pair the boxes of a later step give
- * while each of those lies inside its widened box (a box inside another
+/* A kept pair list (the step's, on the device and on the CPU): built from
+ * every box widened by a skin on each side, it holds every pair the boxes
+ * of a later step give while each of those lies inside its widened box (a box inside another
  * meets no more than the wider one does, and comes no nearer a plane). The
  * narrow phase then takes only the pairs that pass the broad phase's own
  * tests on the boxes of now (jl_gp_live), so the contacts are the same
