@@ -18,7 +18,7 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
   if (!g) return;
   jl_dbuf *all[] = {&g->shape, &g->is_static, &g->material, &g->size, &g->pos, &g->quat, &g->vel,
                     &g->omega, &g->inv_mass, &g->inv_inertia, &g->dv, &g->aabb, &g->aabb_fat,
-                    &g->escaped, &g->np_same, &g->kind,
+                    &g->np_same, &g->kind,
                     &g->cell_range, &g->entry_count, &g->entry_start, &g->flag, &g->flag_scan,
                     &g->planes, &g->large, &g->keys, &g->keys_alt, &g->vals, &g->vals_alt,
                     &g->entry_body, &g->entry_run, &g->sorted_body, &g->run_flag, &g->run_scan,

@@ -54,8 +54,8 @@ struct jl_scene_gpu {
   // the device step's kept pair list (grid_pairs.h, JL_GP_SKIN): pair_a,
   // pair_b hold kept_pairs pairs from the boxes widened by pair_skin times
   // the cell edge (aabb_fat), valid while kept_ok and every box lies inside
-  // its widened one (escaped: an int the check raises)
-  jl_dbuf aabb_fat, escaped;
+  // its widened one (the check raises jl_np_same's escaped)
+  jl_dbuf aabb_fat;
   double pair_skin = JL_GP_SKIN;  // 0: a new list every step, without a skin
   int kept_ok = 0, kept_pairs = 0;
   int kept_last = 0;               // the last collide kept the list
@@ -244,9 +244,14 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
 // kernels/scene/scene_prox.cu: JOR on the problem in the arena, for the host API and the device step.
 int jl_scene_jor_reserve(jl_scene_gpu *g, int apgd, char *msg, int msg_len);
 // apgd: the sweeps from Nesterov's extrapolated points (prox_solver.h).
+// pending (NULL: the state is read here): a solve in one persistent launch
+// sets *pending and leaves *out unwritten, so the host need not wait for it:
+// the caller copies the state out (jl_scene_jor_state_copy) with its own
+// later read, and checks that it stopped.
 int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double tol_abs,
                       double tol_rel, int max_iter, int check_every, const double **result,
-                      jl_pm_state *out, char *msg, int msg_len);
+                      jl_pm_state *out, int *pending, char *msg, int msg_len);
+int jl_scene_jor_state_copy(jl_scene_gpu *g, jl_pm_state *dst, char *msg, int msg_len);
 // SOR by the colours of jl_scene_colour, in place in lam0 (lam_init: the start).
 int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
                       int check_every, jl_pm_state *out, char *msg, int msg_len);

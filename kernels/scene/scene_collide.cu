@@ -7,7 +7,8 @@
 // grid numbers cross to the host: the broad phase's summaries, grid and
 // number of cell entries in one copy (jl_bp_head), then the numbers of
 // pairs and contacts, each sizing the next buffers, and the write pass's
-// fault flag (the device step reads that at its end).
+// fault flag (the device step reads that at its end). A step that keeps its
+// pair list reads one copy: the check with the contacts' count (jl_np_same).
 #include <cmath>
 #include <climits>
 #include <cstring>
@@ -376,10 +377,13 @@ __device__ static inline int jl_np_dead(const jl_gbodies &b, const double *live,
 }
 
 // What the host reads after the count pass, in one copy: the number of
-// contacts and whether any pair's count differs from the last (diff).
+// contacts, whether any pair's count differs from the last (diff) and, on
+// a step that counts a kept list before knowing it stands, whether a box
+// left its widened one (escaped).
 struct jl_np_same {
   long long total;
   int diff;
+  int escaped;
 };
 
 // Also splits the sorted pair keys (min << 32 | max) into pa, pb (the
@@ -480,6 +484,23 @@ static int jl_scan_ll(jl_scene_gpu *g, long long *count, long long *start, long 
   return 0;
 }
 
+// The narrow phase's count pass over the m pairs, its scan, and the total
+// copied beside the diff flag in same_d (diff: NULL, or compare the counts
+// with the step before's), for the host to read in one copy.
+static int jl_np_count(jl_scene_gpu *g, const jl_gbodies &b, int m, const uint64_t *sorted_pairs,
+                       int *pa, int *pb, const double *live, double margin, jl_np_filter f,
+                       bool round, int *diff, jl_np_same *same_d, char *msg, int msg_len) {
+  long long *ccount = jl_dp<long long>(g->np_count), *cstart = jl_dp<long long>(g->np_start);
+  auto count_kernel = round ? jl_np_count_kernel<true> : jl_np_count_kernel<false>;
+  count_kernel<<<jl_scene_blocks((long long)m + 1), JL_SCENE_BLOCK>>>(
+      b, m, sorted_pairs, pa, pb, live, margin, f, ccount, jl_dp<int>(g->fault), diff);
+  JL_CUDA_TRY(cudaGetLastError());
+  if (jl_scan_ll(g, ccount, cstart, m, nullptr, msg, msg_len)) return -1;
+  JL_CUDA_TRY(cudaMemcpyAsync(&same_d->total, cstart + m, sizeof(long long),
+                              cudaMemcpyDeviceToDevice, 0));
+  return 0;
+}
+
 static int jl_scan_int(jl_scene_gpu *g, int *count, int *start, long long n, char *msg,
                        int msg_len) {
   if (n + 1 > INT_MAX) {
@@ -513,7 +534,6 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   JL_RESERVE(aabb, 6 * (size_t)n * sizeof(double), "body boxes");
   if (o && o->keep_pairs) {
     JL_RESERVE(aabb_fat, 6 * (size_t)n * sizeof(double), "widened body boxes");
-    JL_RESERVE(escaped, sizeof(int), "kept-pair flag");
   }
   JL_RESERVE(kind, nn, "body kinds");
   JL_RESERVE(cell_range, 6 * (size_t)n * sizeof(int), "cell ranges");
@@ -543,16 +563,30 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   // widened one: one flag copied back instead of the broad phase.
   jl_bp_aabb_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, margin, aabb, kind);
   JL_CUDA_TRY(cudaGetLastError());
-  bool kept = false;
+  // The narrow phase's filter and its count's flags (below).
+  jl_np_filter f = {o && o->closed_only, o ? o->closed_tol : 0.0};
+  const bool round = g->round_only && g->round_narrow;
+  jl_np_same *same_d = jl_dp<jl_np_same>(g->np_same), same = {0, 0, 0};
+  bool kept = false, counted = false;
   if (keep && g->kept_ok && g->kept_margin == margin) {
-    int *esc = jl_dp<int>(g->escaped), escaped = 1;
-    JL_CUDA_TRY(cudaMemsetAsync(esc, 0, sizeof(int), 0));
+    // Most steps keep the list, so its contacts are counted before the
+    // check is read: the flag, the total and whether the counts changed
+    // come back in one copy (a round trip fewer; a list that does not
+    // stand is counted again below).
+    const bool compare = g->counts_id == g->list_id;
+    JL_CUDA_TRY(cudaMemsetAsync(same_d, 0, sizeof(jl_np_same), 0));
     jl_bp_inside_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, aabb, jl_dp<double>(g->aabb_fat),
-                                                                 esc);
+                                                                 &same_d->escaped);
     JL_CUDA_TRY(cudaGetLastError());
-    JL_CUDA_TRY(cudaMemcpy(&escaped, esc, sizeof(int), cudaMemcpyDeviceToHost));
-    jl_scene_mark(g, "pairs: kept check");
-    kept = !escaped;
+    if (g->kept_pairs > 0 &&
+        jl_np_count(g, b, g->kept_pairs, nullptr, pa, pb, aabb, margin, f, round,
+                    compare ? &same_d->diff : nullptr, same_d, msg, msg_len))
+      return -1;
+    JL_CUDA_TRY(cudaMemcpy(&same, same_d, sizeof same, cudaMemcpyDeviceToHost));
+    jl_scene_mark(g, "pairs: kept check, narrow count");
+    kept = counted = !same.escaped;
+    g->counts_id = kept ? g->list_id : -1;
+    g->contacts_same = kept && compare && !same.diff;
   }
   g->kept_ok = 0;
   long long np = 0;
@@ -715,37 +749,23 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   st->pairs = (int)np;
   if (np == 0) return 0;
   int npi = (int)np;
-  size_t mp = (size_t)np + 1;
   g->pairs = npi;
   const double *live = keep ? aabb : nullptr;
 
-  // Narrow phase: count, scan, write (only the closed contacts if asked).
-  jl_np_filter f = {o && o->closed_only, o ? o->closed_tol : 0.0};
+  // Narrow phase: count (done above for a list that stands), scan, write
+  // (only the closed contacts if asked).
   int *fault_d = jl_dp<int>(g->fault);
-  long long *ccount = jl_dp<long long>(g->np_count), *cstart = jl_dp<long long>(g->np_start);
-  const bool round = g->round_only && g->round_narrow;
-  // a kept list whose counts np_count holds from the step before: are they the same?
-  const bool compare = kept && g->counts_id == g->list_id;
-  g->counts_id = keep ? g->list_id : -1;
-  jl_np_same *same_d = jl_dp<jl_np_same>(g->np_same), same = {0, 0};
-  if (compare) JL_CUDA_TRY(cudaMemsetAsync(&same_d->diff, 0, sizeof(int), 0));
-  auto count_kernel = round ? jl_np_count_kernel<true> : jl_np_count_kernel<false>;
-  count_kernel<<<jl_scene_blocks(mp), JL_SCENE_BLOCK>>>(b, npi, sorted_pairs, pa, pb, live,
-                                                        margin, f, ccount, fault_d,
-                                                        compare ? &same_d->diff : nullptr);
-  JL_CUDA_TRY(cudaGetLastError());
-  long long nc = 0;
-  if (compare) {  // the total and the flag in one copy
-    if (jl_scan_ll(g, ccount, cstart, np, nullptr, msg, msg_len)) return -1;
-    JL_CUDA_TRY(cudaMemcpyAsync(&same_d->total, cstart + np, sizeof(long long),
-                                cudaMemcpyDeviceToDevice, 0));
+  long long *cstart = jl_dp<long long>(g->np_start);
+  if (!counted) {  // a new list: nothing to compare its counts with
+    g->counts_id = keep ? g->list_id : -1;
+    g->contacts_same = 0;
+    if (jl_np_count(g, b, npi, sorted_pairs, pa, pb, live, margin, f, round, nullptr, same_d, msg,
+                    msg_len))
+      return -1;
     JL_CUDA_TRY(cudaMemcpy(&same, same_d, sizeof same, cudaMemcpyDeviceToHost));
-    nc = same.total;
-    g->contacts_same = !same.diff;
-  } else if (jl_scan_ll(g, ccount, cstart, np, &nc, msg, msg_len)) {
-    return -1;
+    jl_scene_mark(g, "narrow: count, copy");
   }
-  jl_scene_mark(g, "narrow: count, copy");
+  long long nc = same.total;
   if (nc >= INT_MAX) {
     snprintf(msg, (size_t)msg_len, "collide: too many contacts (%lld)", nc);
     return -1;

@@ -625,9 +625,13 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK,
       st.state = JL_PM_RUN;
     }
     if (st.state == JL_PM_STOP) {
+      // the result into x[0], where the step's later launches look for it
+      // without reading the state (every read of x[cur] is behind the barrier)
+      if (mine && nxt == 1)
+        for (int d = 0; d < 3; ++d) xc[3 * g0 + d] = xn[3 * g0 + d];
       if (blockIdx.x == 0 && t == 0) {
         sb->s = st;
-        sb->result_buf = nxt;
+        sb->result_buf = 0;
       }
       break;
     }
@@ -843,7 +847,7 @@ extern "C" int jl_cuda_scene_jor(jl_scene_gpu *g, int on_g, int apgd, double alp
   const double *result = nullptr;
   jl_pm_state fin;
   if (jl_scene_jor_core(g, on_g, apgd, alpha, tol_abs, tol_rel, max_iter, check_every, &result,
-                        &fin, msg, msg_len))
+                        &fin, nullptr, msg, msg_len))
     return -1;
   JL_CUDA_TRY(cudaMemcpy(lambda, result, 3 * sn * sizeof(double), cudaMemcpyDeviceToHost));
   *iterations = fin.iterations;
@@ -1006,7 +1010,8 @@ static jl_jor_problem jl_prox_problem(jl_scene_gpu *g, int on_g, double tol_abs,
 // *result: the buffer with the final impulses; *out: the final state.
 int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double tol_abs,
                       double tol_rel, int max_iter, int check_every, const double **result,
-                      jl_pm_state *out, char *msg, int msg_len) {
+                      jl_pm_state *out, int *pending, char *msg, int msg_len) {
+  if (pending) *pending = 0;
   int n = g->p_n, nb = g->p_nb;
   if (on_g && !g->p_has_g) {
     snprintf(msg, (size_t)msg_len, "JOR on G without the Delassus matrix on the device");
@@ -1045,9 +1050,14 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
     void *args[] = {&q, &jb, &apgd, &nr, &part_res, &part_ok, &sb};
     JL_CUDA_TRY(cudaLaunchCooperativeKernel(jl_persist_kernel(pl), dim3(pb),
                                             dim3(JL_PERSIST_BLOCK), args, jl_persist_smem(pl), 0));
-    JL_CUDA_TRY(cudaMemcpy(&host, sb, sizeof host, cudaMemcpyDeviceToHost));
     g->persistent_solves++;
     g->persist_last = pl.name;
+    if (pending) {  // the caller reads the state later (jl_scene_jor_state_copy)
+      *pending = 1;
+      *result = buf[0];
+      return 0;
+    }
+    JL_CUDA_TRY(cudaMemcpy(&host, sb, sizeof host, cudaMemcpyDeviceToHost));
   } else {
     // iteration it: from buf[it & 1] into buf[1 - (it & 1)] (APGD: and from
     // ybuf[it & 1] into ybuf[1 - (it & 1)]; du follows y). A restart resets
@@ -1100,6 +1110,13 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
   }
   *result = buf[host.result_buf];
   *out = host.s;
+  return 0;
+}
+
+// A pending solve's final state into dst (device memory), queued behind it.
+int jl_scene_jor_state_copy(jl_scene_gpu *g, jl_pm_state *dst, char *msg, int msg_len) {
+  const jl_state_and_buf *sb = jl_dp<jl_state_and_buf>(g->state);
+  JL_CUDA_TRY(cudaMemcpyAsync(dst, &sb->s, sizeof *dst, cudaMemcpyDeviceToDevice, 0));
   return 0;
 }
 

@@ -7,8 +7,9 @@
 // arithmetic is src/scene/step_math.h and the other shared headers;
 // src/scene/step_twin.c is the CPU twin. Host traffic: the counts that size
 // buffers (kernels/scene/scene_collide.cu), the colours' offsets, the solver
-// state every check_every iterations, and at the end one copy of the max
-// penetration with the narrow phase's fault flag.
+// state every check_every iterations (a solve in one persistent launch: not
+// waited for), and at the end one copy of the max penetration with the
+// narrow phase's fault flag and the persistent solve's state.
 #include <climits>
 #include <cstring>
 #include <ctime>
@@ -33,6 +34,7 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
 struct jl_step_summary {
   double max_pen;          // max(0, max -gap) over the closed contacts
   int fault;               // the narrow phase's write pass disagreed with its count pass
+  jl_pm_state solve;       // a persistent solve's final state (the host did not wait for it)
 };
 
 // max(0, max -gap) in two passes (partials, then one block): a max is exact
@@ -206,6 +208,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     return -1;
   JL_STAGE(JL_STEP_STAGE_SETUP);
   const double *lam = nullptr;
+  int solve_pending = 0;  // the solve's state comes with the end copy
   if (n > 0) {
     if (jl_scene_jor_reserve(g, kind == JL_SOLVER_APGD, msg, msg_len)) return -1;
     jl_step_warm_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
@@ -226,13 +229,15 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
       *colours = g->colours;
       *groups = g->groups;
     } else if (jl_scene_jor_core(g, 0, kind == JL_SOLVER_APGD, alpha, tol_abs, tol_rel, max_iter,
-                                 check_every, &lam, &fin, msg, msg_len)) {
+                                 check_every, &lam, &fin, &solve_pending, msg, msg_len)) {
       return -1;
     }
-    *iterations = fin.iterations;
-    *converged = fin.converged;
-    *restarts = fin.restarts;
-    *residual = fin.residual;
+    if (!solve_pending) {
+      *iterations = fin.iterations;
+      *converged = fin.converged;
+      *restarts = fin.restarts;
+      *residual = fin.residual;
+    }
     jl_scene_mark(g, "solve");
     JL_STAGE(JL_STEP_STAGE_SOLVE);
   }
@@ -261,13 +266,26 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     JL_CUDA_TRY(cudaGetLastError());
     jl_scene_mark(g, "memory");
     g->prev_n = n;
-    jl_step_summary sum;
-    JL_CUDA_TRY(cudaMemcpy(&sum, g->summary.p, sizeof sum, cudaMemcpyDeviceToHost));
+    jl_step_summary sum, *sum_d = jl_dp<jl_step_summary>(g->summary);
+    if (solve_pending && jl_scene_jor_state_copy(g, &sum_d->solve, msg, msg_len)) return -1;
+    JL_CUDA_TRY(cudaMemcpy(&sum, sum_d, sizeof sum, cudaMemcpyDeviceToHost));
     jl_scene_mark(g, "end copy");
     if (sum.fault) {
       g->contacts = g->prev_n = 0;  // nothing of this step is kept
       snprintf(msg, (size_t)msg_len, "%s", JL_NP_FAULT_MSG);
       return -1;
+    }
+    if (solve_pending) {
+      if (sum.solve.state != JL_PM_STOP) {
+        g->contacts = g->prev_n = 0;
+        snprintf(msg, (size_t)msg_len, "%s on the device did not stop after %d iterations",
+                 kind == JL_SOLVER_APGD ? "APGD" : "JOR", max_iter + JL_PROX_MAX_RESTARTS);
+        return -1;
+      }
+      *iterations = sum.solve.iterations;
+      *converged = sum.solve.converged;
+      *restarts = sum.solve.restarts;
+      *residual = sum.solve.residual;
     }
     *max_pen = sum.max_pen;
   }

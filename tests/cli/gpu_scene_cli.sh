@@ -72,7 +72,7 @@ if max(int(r[4]) for r in gr[1:]) == 0:
 # step's wall time and to most of it (the stage syncs and the host's last work
 # lie outside). With a new pair list every step (--pair-skin 0) the broad phase
 # runs each step; by default the wall, at rest, keeps the first step's list
-# and checks it instead
+# and checks it instead, counting its contacts in the same copy
 for skin in 0 default; do
   if [ "$skin" = 0 ]; then
     jrun marks bench scene "$SC/tasora-wall-1000.json" --solver jor --steps 4 --marks --pair-skin 0
@@ -84,7 +84,7 @@ for skin in 0 default; do
 d = json.loads(open(sys.argv[1]).read())
 kept = sys.argv[2] != "0"
 m = d["marks_ms_per_step"]
-pairs = "pairs: kept check" if kept else "broad: head copy"
+pairs = "pairs: kept check, narrow count" if kept else "broad: head copy"
 want = ["half step, free velocity", pairs, "narrow: write",
         "max penetration", "setup: contacts", "warm start", "solve", "memory", "end copy"]
 if not kept:
