@@ -714,13 +714,19 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     uint64_t steps = 0, trials = 0;
     for (int c = 0; c < count; ++c) { steps += b.steps[c]; trials += b.trials_done[c]; }
     double gap = prob->best_known_R > 0 ? 100.0 * (st.best.R / prob->best_known_R - 1.0) : 0.0;
-    jl_progress_update(&pr, now + st.t0, improved,
-                       "%s: %.1f s  best R %.10f%s%+.6f%%  trials %llu  %.3g steps/s  restarts %llu  elite %d",
-                       prob->name, now, st.best.R,
-                       prob->best_known_R > 0 ? "  gap " : "  ",
-                       prob->best_known_R > 0 ? gap : 0.0, (unsigned long long)trials,
-                       now > 0 ? (double)steps / now : 0.0, (unsigned long long)st.restarts,
-                       st.elite.count);
+    if (st.best.R > 0)
+      jl_progress_update(&pr, now + st.t0, improved,
+                         "%s: %.1f s  best R %.10f%s%+.6f%%  trials %llu  %.3g steps/s  restarts %llu  elite %d",
+                         prob->name, now, st.best.R,
+                         prob->best_known_R > 0 ? "  gap " : "  ",
+                         prob->best_known_R > 0 ? gap : 0.0, (unsigned long long)trials,
+                         now > 0 ? (double)steps / now : 0.0, (unsigned long long)st.restarts,
+                         st.elite.count);
+    else  /* the first launch's packings are still being polished beside it */
+      jl_progress_update(&pr, now + st.t0, improved,
+                         "%s: %.1f s  no polished packing yet  trials %llu  %.3g steps/s",
+                         prob->name, now, (unsigned long long)trials,
+                         now > 0 ? (double)steps / now : 0.0);
     int want = 0;  /* JL_STOP_* + 1 */
     if (o->target_R > 0 && st.best.R > 0 && st.best.R <= o->target_R) want = JL_STOP_TARGET + 1;
     else if (jl_stop_requested(o->stop)) want = JL_STOP_SIGNAL + 1;
