@@ -713,13 +713,13 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     double now = jl_time_now() - st.t0;
     uint64_t steps = 0, trials = 0;
     for (int c = 0; c < count; ++c) { steps += b.steps[c]; trials += b.trials_done[c]; }
-    double gap = prob->best_known_R > 0 ? 100.0 * (st.best.R / prob->best_known_R - 1.0) : 0.0;
+    char gap[32] = "";  /* against the record, where the instance names one */
+    if (prob->best_known_R > 0)
+      snprintf(gap, sizeof gap, "  gap %+.6f%%", 100.0 * (st.best.R / prob->best_known_R - 1.0));
     if (st.best.R > 0)
       jl_progress_update(&pr, now + st.t0, improved,
-                         "%s: %.1f s  best R %.10f%s%+.6f%%  trials %llu  %.3g steps/s  restarts %llu  elite %d",
-                         prob->name, now, st.best.R,
-                         prob->best_known_R > 0 ? "  gap " : "  ",
-                         prob->best_known_R > 0 ? gap : 0.0, (unsigned long long)trials,
+                         "%s: %.1f s  best R %.10f%s  trials %llu  %.3g steps/s  restarts %llu  elite %d",
+                         prob->name, now, st.best.R, gap, (unsigned long long)trials,
                          now > 0 ? (double)steps / now : 0.0, (unsigned long long)st.restarts,
                          st.elite.count);
     else  /* the first launch's packings are still being polished beside it */
