@@ -560,7 +560,8 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   const uint64_t *sorted_pairs = nullptr;  // a list built here: its sorted keys
 
   // The boxes of now. A kept list stands while every box lies inside its
-  // widened one: one flag copied back instead of the broad phase.
+  // widened one: a flag copied back with the narrow count, instead of the
+  // broad phase.
   jl_bp_aabb_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, margin, aabb, kind);
   JL_CUDA_TRY(cudaGetLastError());
   // The narrow phase's filter and its count's flags (below).
