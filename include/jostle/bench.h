@@ -134,6 +134,8 @@ typedef struct jl_bench_scene_options {
                             * 0 never, -1 by size (default) */
   int round_narrow;        /* CUDA: a scene without boxes by the narrow-phase kernels for
                             * round shapes (default 1); 0 the general ones */
+  int staged_narrow;       /* CUDA: boxes' manifolds computed once, staged and gathered
+                            * (default 1); 0 twice, by a count and a write pass */
   int soa_by_setup;        /* CUDA: a streamed solve's constants by field written by the
                             * setup (default 1); 0 copied by the solve */
   double pair_skin;        /* the step keeps its pair list while the boxes stay in a skin

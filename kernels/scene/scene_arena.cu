@@ -3,11 +3,27 @@
 
 #include <cstdlib>
 
+#include "../core/kernel_load.cuh"
+
 #include "rigid_body.h"
+
+// A kernel of each of the scene's files (their jl_scene_*_code).
+extern "C" const void *jl_scene_collide_code(void);
+extern "C" const void *jl_scene_colour_code(void);
+extern "C" const void *jl_scene_energy_code(void);
+extern "C" const void *jl_scene_integrate_code(void);
+extern "C" const void *jl_scene_prox_code(void);
+extern "C" const void *jl_scene_setup_code(void);
+extern "C" const void *jl_scene_step_code(void);
 
 extern "C" int jl_cuda_scene_create(jl_scene_gpu **out, int ordinal, char *msg, int msg_len) {
   *out = nullptr;
   JL_CUDA_TRY(cudaSetDevice(ordinal));
+  // the scene's kernels loaded now rather than at the first step's launches
+  const void *code[] = {jl_scene_collide_code(), jl_scene_colour_code(), jl_scene_energy_code(),
+                        jl_scene_integrate_code(), jl_scene_prox_code(), jl_scene_setup_code(),
+                        jl_scene_step_code()};
+  (void)jl_cuda_kernels_load(code, (int)(sizeof code / sizeof code[0]));
   jl_scene_gpu *g = new jl_scene_gpu();
   g->ordinal = ordinal;
   *out = g;
@@ -25,7 +41,8 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->cell_start, &g->pair_count, &g->pair_start, &g->pair_key,
                     &g->pair_key_alt, &g->pair_a, &g->pair_b, &g->summary, &g->fault, &g->np_count,
                     &g->np_start, &g->c_a, &g->c_b, &g->c_point, &g->c_normal, &g->c_gap,
-                    &g->c_key, &g->p_ka, &g->p_kb, &g->p_rx, &g->p_irx, &g->p_im,
+                    &g->c_key, &g->n_a, &g->n_b, &g->n_point, &g->n_normal, &g->n_gap,
+                    &g->n_key, &g->p_ka, &g->p_kb, &g->p_rx, &g->p_irx, &g->p_im,
                     &g->p_c, &g->p_mu, &g->p_diag, &g->p_lever, &g->p_iso, &g->p_body_ptr, &g->p_body_contact, &g->p_frame, &g->p_keys,
                     &g->p_keys_alt, &g->p_row_count, &g->p_row_start, &g->p_rowptr, &g->p_col,
                     &g->p_blocks, &g->law_table,
@@ -67,6 +84,9 @@ extern "C" void jl_cuda_scene_set_pair_skin(jl_scene_gpu *g, double share) {
 }
 extern "C" void jl_cuda_scene_set_round_narrow(jl_scene_gpu *g, int on) {
   g->round_narrow = on != 0;
+}
+extern "C" void jl_cuda_scene_set_staged_narrow(jl_scene_gpu *g, int on) {
+  g->staged_narrow = on != 0;
 }
 extern "C" void jl_cuda_scene_set_streamed(jl_scene_gpu *g, int mode) {
   g->use_streamed = mode < 0 ? -1 : mode != 0;

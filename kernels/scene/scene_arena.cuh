@@ -42,6 +42,7 @@ struct jl_scene_gpu {
   int nb = 0;
   int round_only = 0;      // no boxes: the narrow phase's kernels for round shapes
   int round_narrow = 1;    // 0: the general narrow kernels all the same (benchmarks)
+  int staged_narrow = 1;   // 0: boxes' contacts by the count and write passes all the same (tests)
   jl_dbuf shape, is_static, material, size, pos, quat, vel, omega, inv_mass, inv_inertia, dv;
   // broad phase
   jl_dbuf aabb, kind, cell_range, entry_count, entry_start, flag, flag_scan, planes, large;
@@ -71,6 +72,8 @@ struct jl_scene_gpu {
   double kept_margin = 0.0;
   // narrow phase: contacts (contact.h)
   jl_dbuf np_count, np_start, c_a, c_b, c_point, c_normal, c_gap, c_key;
+  // the staged narrow phase's slots (JL_MAX_MANIFOLD a pair, contact.h's fields)
+  jl_dbuf n_a, n_b, n_point, n_normal, n_gap, n_key;
   int contacts = 0;
   // JOR prox: the contact problem (contact_setup.h) and the iterates
   jl_dbuf p_ka, p_kb, p_rx, p_irx, p_im, p_c, p_mu, p_diag, p_lever, p_iso, p_body_ptr,

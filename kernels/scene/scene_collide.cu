@@ -376,6 +376,21 @@ __device__ static inline int jl_np_dead(const jl_gbodies &b, const double *live,
   return live && !jl_gp_live(b.shape, b.is_static, b.pos, b.size, live, margin, u, v);
 }
 
+__device__ static inline void jl_np_store(const jl_np_out &o, long long c, int a, int bb,
+                                          jl_vec3 point, jl_vec3 normal, double gap,
+                                          uint64_t key) {
+  o.a[c] = a;
+  o.b[c] = bb;
+  o.point[3 * c] = point.x;
+  o.point[3 * c + 1] = point.y;
+  o.point[3 * c + 2] = point.z;
+  o.normal[3 * c] = normal.x;
+  o.normal[3 * c + 1] = normal.y;
+  o.normal[3 * c + 2] = normal.z;
+  o.gap[c] = gap;
+  o.key[c] = key;
+}
+
 // What the host reads after the count pass, in one copy: the number of
 // contacts, whether any pair's count differs from the last (diff) and, on
 // a step that counts a kept list before knowing it stands, whether a box
@@ -392,11 +407,12 @@ struct jl_np_same {
 // counts with 0 for the exclusive scan and clears the write pass's fault
 // flag (no launches of their own). diff (a kept list's step after a step
 // that counted it; else NULL): raised when a pair counts other than what
-// count[p] holds from that step.
+// count[p] holds from that step. stage.a (else NULL): each kept point also
+// into the pair's own slots p * JL_MAX_MANIFOLD + w, for jl_np_gather_kernel.
 template <bool kRound>
 __global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pairs, int *pa,
                                    int *pb, const double *live, double margin, jl_np_filter f,
-                                   long long *count, int *fault, int *diff) {
+                                   jl_np_out stage, long long *count, int *fault, int *diff) {
   int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p > m_pairs) return;
   if (p == m_pairs) {
@@ -419,26 +435,38 @@ __global__ void jl_np_count_kernel(jl_gbodies b, int m_pairs, const uint64_t *pa
     jl_manifold m;
     int a, bb;
     int cnt = jl_np_pair<kRound>(b, u, v, margin, &m, &a, &bb);
-    for (int k = 0; k < jl_np_points<kRound>() && k < cnt; ++k)
-      kept += jl_np_keeps(b, f, m.gap[k], a, bb);
+    for (int k = 0; k < jl_np_points<kRound>() && k < cnt; ++k) {
+      if (!jl_np_keeps(b, f, m.gap[k], a, bb)) continue;
+      if (stage.a)
+        jl_np_store(stage, (long long)p * JL_MAX_MANIFOLD + kept, a, bb, m.point[k], m.normal,
+                    m.gap[k], JL_CONTACT_KEY(u, v, (unsigned)m.feature[k]));
+      ++kept;
+    }
   }
   if (diff && count[p] != kept) *diff = 1;
   count[p] = kept;
 }
 
-__device__ static inline void jl_np_store(const jl_np_out &o, long long c, int a, int bb,
-                                          jl_vec3 point, jl_vec3 normal, double gap,
-                                          uint64_t key) {
-  o.a[c] = a;
-  o.b[c] = bb;
-  o.point[3 * c] = point.x;
-  o.point[3 * c + 1] = point.y;
-  o.point[3 * c + 2] = point.z;
-  o.normal[3 * c] = normal.x;
-  o.normal[3 * c + 1] = normal.y;
-  o.normal[3 * c + 2] = normal.z;
-  o.gap[c] = gap;
-  o.key[c] = key;
+// The staged contacts to their places (start: the counts' exclusive scan),
+// a thread per slot. Only the first room of them: a gather launched before
+// the host has read the total writes what the buffers hold, and runs again
+// once they have grown (the slots stay as they are until the next count).
+__global__ void jl_np_gather_kernel(int m_pairs, const long long *count, const long long *start,
+                                    jl_np_out s, jl_np_out o, long long room) {
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= (long long)m_pairs * JL_MAX_MANIFOLD) return;
+  int p = (int)(t / JL_MAX_MANIFOLD), k = (int)(t % JL_MAX_MANIFOLD);
+  if (k >= count[p]) return;
+  long long c = start[p] + k;
+  if (c >= room) return;
+  o.a[c] = s.a[t];
+  o.b[c] = s.b[t];
+  for (int d = 0; d < 3; ++d) {
+    o.point[3 * c + d] = s.point[3 * t + d];
+    o.normal[3 * c + d] = s.normal[3 * t + d];
+  }
+  o.gap[c] = s.gap[t];
+  o.key[c] = s.key[t];
 }
 
 template <bool kRound>
@@ -484,16 +512,76 @@ static int jl_scan_ll(jl_scene_gpu *g, long long *count, long long *start, long 
   return 0;
 }
 
-// The narrow phase's count pass over the m pairs, its scan, and the total
-// copied beside the diff flag in same_d (diff: NULL, or compare the counts
-// with the step before's), for the host to read in one copy.
+// Bytes of one staged contact (contact.h's fields) and the most a stage
+// may take: a longer list of boxes runs the count and write passes.
+#define JL_NP_SLOT_BYTES (2 * sizeof(int) + 7 * sizeof(double) + sizeof(uint64_t))
+#define JL_NP_STAGE_MAX_BYTES ((size_t)256 << 20)
+
+// Whether the narrow phase over m pairs is staged: boxes, whose manifolds
+// cost the most, computed once; round shapes' second pass costs less than
+// moving their slots would.
+static bool jl_np_staged(const jl_scene_gpu *g, bool round, long long m) {
+  return g->staged_narrow && !round &&
+         (size_t)m * JL_MAX_MANIFOLD * JL_NP_SLOT_BYTES <= JL_NP_STAGE_MAX_BYTES;
+}
+
+// The slots of m pairs, into s.
+static int jl_np_stage_reserve(jl_scene_gpu *g, long long m, jl_np_out *s, char *msg,
+                               int msg_len) {
+  size_t k = (size_t)m * JL_MAX_MANIFOLD;
+  JL_RESERVE(n_a, k * sizeof(int), "staged contacts");
+  JL_RESERVE(n_b, k * sizeof(int), "staged contacts");
+  JL_RESERVE(n_point, 3 * k * sizeof(double), "staged contacts");
+  JL_RESERVE(n_normal, 3 * k * sizeof(double), "staged contacts");
+  JL_RESERVE(n_gap, k * sizeof(double), "staged contacts");
+  JL_RESERVE(n_key, k * sizeof(uint64_t), "staged contacts");
+  *s = {jl_dp<int>(g->n_a),      jl_dp<int>(g->n_b),      jl_dp<double>(g->n_point),
+        jl_dp<double>(g->n_normal), jl_dp<double>(g->n_gap), jl_dp<uint64_t>(g->n_key),
+        nullptr};
+  return 0;
+}
+
+// The contacts the contact buffers hold room for as they are.
+static long long jl_np_room(const jl_scene_gpu *g) {
+  size_t r = g->c_a.cap / sizeof(int);
+  const size_t each[] = {g->c_b.cap / sizeof(int), g->c_point.cap / (3 * sizeof(double)),
+                         g->c_normal.cap / (3 * sizeof(double)), g->c_gap.cap / sizeof(double),
+                         g->c_key.cap / sizeof(uint64_t)};
+  for (size_t e : each)
+    if (e < r) r = e;
+  return (long long)r;
+}
+
+static jl_np_out jl_np_contacts(const jl_scene_gpu *g) {
+  return {jl_dp<int>(g->c_a),       jl_dp<int>(g->c_b),      jl_dp<double>(g->c_point),
+          jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap), jl_dp<uint64_t>(g->c_key),
+          jl_dp<int>(g->fault)};
+}
+
+static int jl_np_gather(jl_scene_gpu *g, int m, const jl_np_out &stage, long long room,
+                        char *msg, int msg_len) {
+  long long slots = (long long)m * JL_MAX_MANIFOLD;
+  jl_np_gather_kernel<<<jl_scene_blocks(slots), JL_SCENE_BLOCK>>>(
+      m, jl_dp<long long>(g->np_count), jl_dp<long long>(g->np_start), stage, jl_np_contacts(g),
+      room);
+  JL_CUDA_TRY(cudaGetLastError());
+  return 0;
+}
+
+// The narrow phase's count pass over the m pairs (stage: NULL, or its
+// slots too), its scan, and the total copied beside the diff flag in same_d
+// (diff: NULL, or compare the counts with the step before's), for the host
+// to read in one copy.
 static int jl_np_count(jl_scene_gpu *g, const jl_gbodies &b, int m, const uint64_t *sorted_pairs,
                        int *pa, int *pb, const double *live, double margin, jl_np_filter f,
-                       bool round, int *diff, jl_np_same *same_d, char *msg, int msg_len) {
+                       bool round, const jl_np_out *stage, int *diff, jl_np_same *same_d,
+                       char *msg, int msg_len) {
   long long *ccount = jl_dp<long long>(g->np_count), *cstart = jl_dp<long long>(g->np_start);
   auto count_kernel = round ? jl_np_count_kernel<true> : jl_np_count_kernel<false>;
+  jl_np_out none = {};
   count_kernel<<<jl_scene_blocks((long long)m + 1), JL_SCENE_BLOCK>>>(
-      b, m, sorted_pairs, pa, pb, live, margin, f, ccount, jl_dp<int>(g->fault), diff);
+      b, m, sorted_pairs, pa, pb, live, margin, f, stage ? *stage : none, ccount,
+      jl_dp<int>(g->fault), diff);
   JL_CUDA_TRY(cudaGetLastError());
   if (jl_scan_ll(g, ccount, cstart, m, nullptr, msg, msg_len)) return -1;
   JL_CUDA_TRY(cudaMemcpyAsync(&same_d->total, cstart + m, sizeof(long long),
@@ -569,23 +657,36 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   const bool round = g->round_only && g->round_narrow;
   jl_np_same *same_d = jl_dp<jl_np_same>(g->np_same), same = {0, 0, 0};
   bool kept = false, counted = false;
+  // staged: the count pass also stages the contacts (jl_np_staged), of
+  // which the first `gathered` are in place already
+  bool staged = false;
+  jl_np_out stage = {};
+  long long gathered = 0;
   if (keep && g->kept_ok && g->kept_margin == margin) {
     // Most steps keep the list, so its contacts are counted before the
     // check is read: the flag, the total and whether the counts changed
     // come back in one copy (a round trip fewer; a list that does not
     // stand is counted again below).
+    // A staged list is gathered before the copy too, into the room the
+    // contact buffers have: most steps then need nothing after it.
     const bool compare = g->counts_id == g->list_id;
     JL_CUDA_TRY(cudaMemsetAsync(same_d, 0, sizeof(jl_np_same), 0));
     jl_bp_inside_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(b, aabb, jl_dp<double>(g->aabb_fat),
                                                                  &same_d->escaped);
     JL_CUDA_TRY(cudaGetLastError());
-    if (g->kept_pairs > 0 &&
-        jl_np_count(g, b, g->kept_pairs, nullptr, pa, pb, aabb, margin, f, round,
-                    compare ? &same_d->diff : nullptr, same_d, msg, msg_len))
+    const int mk = g->kept_pairs;
+    staged = mk > 0 && jl_np_staged(g, round, mk);
+    if (staged && jl_np_stage_reserve(g, mk, &stage, msg, msg_len)) return -1;
+    if (mk > 0 && jl_np_count(g, b, mk, nullptr, pa, pb, aabb, margin, f, round,
+                              staged ? &stage : nullptr, compare ? &same_d->diff : nullptr,
+                              same_d, msg, msg_len))
       return -1;
+    long long room = staged ? jl_np_room(g) : 0;
+    if (room > 0 && jl_np_gather(g, mk, stage, room, msg, msg_len)) return -1;
     JL_CUDA_TRY(cudaMemcpy(&same, same_d, sizeof same, cudaMemcpyDeviceToHost));
     jl_scene_mark(g, "pairs: kept check, narrow count");
     kept = counted = !same.escaped;
+    if (kept) gathered = room;
     g->counts_id = kept ? g->list_id : -1;
     g->contacts_same = kept && compare && !same.diff;
   }
@@ -760,8 +861,10 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   if (!counted) {  // a new list: nothing to compare its counts with
     g->counts_id = keep ? g->list_id : -1;
     g->contacts_same = 0;
-    if (jl_np_count(g, b, npi, sorted_pairs, pa, pb, live, margin, f, round, nullptr, same_d, msg,
-                    msg_len))
+    staged = jl_np_staged(g, round, npi);
+    if (staged && jl_np_stage_reserve(g, npi, &stage, msg, msg_len)) return -1;
+    if (jl_np_count(g, b, npi, sorted_pairs, pa, pb, live, margin, f, round,
+                    staged ? &stage : nullptr, nullptr, same_d, msg, msg_len))
       return -1;
     JL_CUDA_TRY(cudaMemcpy(&same, same_d, sizeof same, cudaMemcpyDeviceToHost));
     jl_scene_mark(g, "narrow: count, copy");
@@ -780,13 +883,16 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   JL_RESERVE(c_normal, 3 * mc * sizeof(double), "contacts");
   JL_RESERVE(c_gap, mc * sizeof(double), "contacts");
   JL_RESERVE(c_key, mc * sizeof(uint64_t), "contacts");
-  jl_np_out out = {jl_dp<int>(g->c_a), jl_dp<int>(g->c_b), jl_dp<double>(g->c_point),
-                   jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap),
-                   jl_dp<uint64_t>(g->c_key), fault_d};
-  auto write_kernel = round ? jl_np_write_kernel<true> : jl_np_write_kernel<false>;
-  write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, live, margin, f,
-                                                        cstart, out);
-  JL_CUDA_TRY(cudaGetLastError());
+  if (staged) {
+    // what the gather ahead of the copy left out (the buffers grew since:
+    // their contents are new, so all of it)
+    if (nc > gathered && jl_np_gather(g, npi, stage, nc, msg, msg_len)) return -1;
+  } else {
+    auto write_kernel = round ? jl_np_write_kernel<true> : jl_np_write_kernel<false>;
+    write_kernel<<<jl_scene_blocks(np), JL_SCENE_BLOCK>>>(b, npi, pa, pb, live, margin, f,
+                                                          cstart, jl_np_contacts(g));
+    JL_CUDA_TRY(cudaGetLastError());
+  }
   jl_scene_mark(g, "narrow: write");
   g->contacts = (int)nc;
   if (o && o->defer_fault) return 0;
@@ -838,3 +944,6 @@ extern "C" void jl_cuda_scene_kept(const jl_scene_gpu *g, int *pairs, int *body_
   *pairs = g->kept_last;
   *body_lists = g->csr_kept;
 }
+
+// A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
+extern "C" const void *jl_scene_collide_code(void) { return (const void *)jl_bp_aabb_kernel; }

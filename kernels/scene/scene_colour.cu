@@ -138,3 +138,6 @@ extern "C" int jl_cuda_scene_get_colours(jl_scene_gpu *g, int *colour, int *colo
                            cudaMemcpyDeviceToHost));
   return 0;
 }
+
+// A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
+extern "C" const void *jl_scene_colour_code(void) { return (const void *)jl_colour_init_kernel; }

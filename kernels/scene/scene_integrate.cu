@@ -45,3 +45,6 @@ extern "C" int jl_cuda_scene_free_velocity(jl_scene_gpu *g, const double gravity
     JL_CUDA_TRY(cudaMemcpy(dv, g->dv.p, 6 * sizeof(double) * (size_t)g->nb, cudaMemcpyDeviceToHost));
   return 0;
 }
+
+// A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
+extern "C" const void *jl_scene_integrate_code(void) { return (const void *)jl_half_step_kernel; }

@@ -1212,3 +1212,6 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
   *out = host.s;
   return 0;
 }
+
+// A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
+extern "C" const void *jl_scene_prox_code(void) { return (const void *)jl_jor_du_kernel; }

@@ -342,3 +342,6 @@ static int jl_scene_marks_collect(jl_scene_gpu *g, char *msg, int msg_len) {
   }
   return 0;
 }
+
+// A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
+extern "C" const void *jl_scene_step_code(void) { return (const void *)jl_step_warm_kernel; }

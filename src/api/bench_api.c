@@ -351,6 +351,7 @@ void jl_bench_scene_options_default(jl_bench_scene_options *o) {
   o->persistent_plan = -1;
   o->streamed = -1;
   o->round_narrow = 1;
+  o->staged_narrow = 1;
   o->soa_by_setup = 1;
   o->pair_skin = -1.0;
   o->body_order = "auto";
@@ -373,6 +374,7 @@ static int jl_bench_scene_gpu(jl_scene *s, const jl_bench_scene_options *o, cons
   jl_scene_gpu_set_persistent_cache(g, o->persistent_plan);
   jl_scene_gpu_set_streamed(g, o->streamed);
   jl_scene_gpu_set_round_narrow(g, o->round_narrow);
+  jl_scene_gpu_set_staged_narrow(g, o->staged_narrow);
   jl_scene_gpu_set_soa_by_setup(g, o->soa_by_setup);
   if (o->pair_skin >= 0.0) jl_scene_gpu_set_pair_skin(g, o->pair_skin);
   jl_gpu_step_stats st;
@@ -445,6 +447,7 @@ int jl_bench_scene(const char *path, const jl_bench_scene_options *o, jl_bench_s
       (rc = jl_bench_range(what, "check_every", o->check_every, 1, JL_BENCH_CHECK_EVERY_MAX, err)) ||
       (rc = jl_bench_range(what, "streamed", o->streamed, -1, 1, err)) ||
       (rc = jl_bench_range(what, "round_narrow", o->round_narrow, 0, 1, err)) ||
+      (rc = jl_bench_range(what, "staged_narrow", o->staged_narrow, 0, 1, err)) ||
       (rc = jl_bench_range(what, "soa_by_setup", o->soa_by_setup, 0, 1, err)) ||
       (rc = jl_bench_range(what, "persistent_plan", o->persistent_plan, -1,
                            JL_SCENE_GPU_PERSIST_PLANS - 1, err)))

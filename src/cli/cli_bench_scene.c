@@ -16,8 +16,8 @@ int jl_cli_bench_scene(int argc, char **argv);
 static const char *const jl_bench_scene_help =
   "usage: jostle bench scene SCENE.json [--steps N] [--solver jor|sor|apgd] [--max-iter K]\n"
   "                          [--check-every C] [--no-persistent] [--persistent-plan K]\n"
-  "                          [--streamed | --no-streamed] [--general-narrow] [--soa-copy]\n"
-  "                          [--pair-skin S]\n"
+  "                          [--streamed | --no-streamed] [--general-narrow] [--two-pass-narrow]\n"
+  "                          [--soa-copy] [--pair-skin S]\n"
   "                          [--body-order auto|spatial|given] [--device cuda|cpu|auto]\n"
   "                          [--threads T] [--marks]\n"
   "\n"
@@ -40,6 +40,8 @@ static const char *const jl_bench_scene_help =
   "default from 200,000 contacts up).\n"
   "--general-narrow: a scene without boxes through the general narrow-phase\n"
   "kernels instead of those for round shapes (the same contacts).\n"
+  "--two-pass-narrow: boxes' manifolds computed twice, by a count pass and a\n"
+  "write pass, instead of once, staged and gathered (the same contacts).\n"
   "--soa-copy: a streamed solve copies its constants by field itself instead\n"
   "of the setup writing them (the same bits).\n"
   "--pair-skin S: the step keeps its pair list while every box stays inside\n"
@@ -64,7 +66,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     {"device", required_argument, NULL, 'd'},   {"threads", required_argument, NULL, 't'},
     {"marks", no_argument, NULL, 'm'},         {"help", no_argument, NULL, 'h'},
     {"general-narrow", no_argument, NULL, 'g'}, {"soa-copy", no_argument, NULL, 'y'},
-    {"pair-skin", required_argument, NULL, 'K'},
+    {"pair-skin", required_argument, NULL, 'K'}, {"two-pass-narrow", no_argument, NULL, 'w'},
     {NULL, 0, NULL, 0},
   };
   jl_error err = {0};
@@ -73,6 +75,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   long steps = bo.steps, max_iter = 0, check_every = bo.check_every, threads = 0, plan = -1;
   const char *solver = NULL, *order = "auto", *device = "cuda";
   int c, rc = JL_OK, persistent = 1, streamed = -1, marks = 0, round_narrow = 1, soa_by_setup = 1;
+  int staged_narrow = 1;
   optind = 2;
   c = -1;
   jl_cli_opts o = {.opts = opts, .cmd = "bench scene"};
@@ -111,6 +114,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
     case 't': rc = jl_cli_int("--threads", optarg, 1, 4096, &threads, &err); break;
     case 'm': marks = 1; break;
     case 'g': round_narrow = 0; break;
+    case 'w': staged_narrow = 0; break;
     case 'y': soa_by_setup = 0; break;
     case 'K': rc = jl_cli_double("--pair-skin", optarg, 0.0, 10.0, &bo.pair_skin, &err); break;
     case 'h': fputs(jl_bench_scene_help, stdout); return 0;
@@ -130,6 +134,7 @@ int jl_cli_bench_scene(int argc, char **argv) {
   bo.persistent_plan = (int)plan;
   bo.streamed = streamed;
   bo.round_narrow = round_narrow;
+  bo.staged_narrow = staged_narrow;
   bo.soa_by_setup = soa_by_setup;
   bo.body_order = order;
   bo.device = device;

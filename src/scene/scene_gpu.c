@@ -17,6 +17,7 @@ void jl_cuda_scene_set_graphs(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_persistent(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_streamed(jl_scene_gpu *g, int mode);
 void jl_cuda_scene_set_round_narrow(jl_scene_gpu *g, int on);
+void jl_cuda_scene_set_staged_narrow(jl_scene_gpu *g, int on);
 void jl_cuda_scene_set_pair_skin(jl_scene_gpu *g, double share);
 void jl_cuda_scene_set_soa_by_setup(jl_scene_gpu *g, int on);
 long jl_cuda_scene_persistent_solves(const jl_scene_gpu *g);
@@ -86,6 +87,7 @@ void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { jl_cuda_scene_set_graphs
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { jl_cuda_scene_set_persistent(g, on); }
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { jl_cuda_scene_set_streamed(g, mode); }
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on) { jl_cuda_scene_set_round_narrow(g, on); }
+void jl_scene_gpu_set_staged_narrow(jl_scene_gpu *g, int on) { jl_cuda_scene_set_staged_narrow(g, on); }
 void jl_scene_gpu_set_pair_skin(jl_scene_gpu *g, double share) {
   jl_cuda_scene_set_pair_skin(g, share >= 0.0 && isfinite(share) ? share : JL_GP_SKIN);
 }
@@ -239,6 +241,7 @@ void jl_scene_gpu_set_graphs(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_persistent(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode) { (void)g, (void)mode; }
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on) { (void)g, (void)on; }
+void jl_scene_gpu_set_staged_narrow(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 void jl_scene_gpu_set_pair_skin(jl_scene_gpu *g, double share) { (void)g, (void)share; }
 void jl_scene_gpu_set_soa_by_setup(jl_scene_gpu *g, int on) { (void)g, (void)on; }
 long jl_scene_gpu_persistent_solves(const jl_scene_gpu *g) {

@@ -89,6 +89,12 @@ void jl_scene_gpu_set_streamed(jl_scene_gpu *g, int mode);
  * (a third of the registers); on = 0 takes the general ones all the same
  * (for the benchmark that compares them). The same contacts either way. */
 void jl_scene_gpu_set_round_narrow(jl_scene_gpu *g, int on);
+/* Boxes' narrow phase computes each manifold once: the count pass stages a
+ * pair's points in slots of its own and a gather moves them to their places;
+ * on = 0 computes them twice, in a count pass and a write pass (what lists
+ * too long for the stage do; for the test that compares them). The same
+ * contacts either way. */
+void jl_scene_gpu_set_staged_narrow(jl_scene_gpu *g, int on);
 /* The device step keeps its pair list, built from the boxes widened by
  * share times the grid's cell edge and their way ahead at their speeds,
  * while every box stays inside its widened one (grid_pairs.h; default
