@@ -446,6 +446,10 @@ struct jl_jor_bufs {
 #define JL_PERSIST_BLOCK 128
 #define JL_PERSIST_ROUNDS 2
 #define JL_PERSIST_WARPS (JL_PERSIST_BLOCK / 32)
+// Partials a thread loads ahead of du (grids of up to this many blocks a
+// thread: the pyramid's 313 blocks, the 8000-brick wall's 475); a larger
+// grid reads the rest after.
+#define JL_PERSIST_AHEAD 4
 // Shared memory per thread: the contact's frame (9), lever rows (18), c
 // (3), diag (2) and mu; per cached du round e (9), ir (9), im (1) and the
 // contact index and side packed in one int.
@@ -581,15 +585,17 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK,
       part_ok[blockIdx.x] = good;
     }
     grid.sync();
-    r = 0.0;
-    good = 1;
-    for (int m = t; m < (int)gridDim.x; m += B) {
-      double pr = __ldcg(part_res + m);
-      if (!(pr <= r)) r = pr;
-      good &= __ldcg(part_ok + m);
+    // The partials are loaded now and joined after du (which does not need
+    // the decision): their trip through L2 overlaps du's. The same values
+    // in the same order, so the same decision.
+    double pr[JL_PERSIST_AHEAD];
+    int po[JL_PERSIST_AHEAD];
+#pragma unroll
+    for (int q = 0; q < JL_PERSIST_AHEAD; ++q) {
+      const int m = t + q * B, in = m < (int)gridDim.x;
+      pr[q] = in ? __ldcg(part_res + m) : 0.0;
+      po[q] = in ? __ldcg(part_ok + m) : 1;
     }
-    jl_persist_max_and(w_res, w_ok, r, good);
-    jl_pm_decide(&st, r, good, p.max_iter);
     // du of the new iterate (APGD: of the next point), jl_jor_du_lanes' additions
     for (int pass = 0; pass < 2; ++pass) {
       const double *lam = apgd ? yn : xn;
@@ -614,6 +620,23 @@ __global__ void __launch_bounds__(JL_PERSIST_BLOCK,
         jl_du_lanes_add(v, e0 + q * JL_DU_LANES, e1, l, base, &acc);
       }
       if (live && l < 6) b.du[6 * (size_t)k + l] = acc;
+      if (pass == 0) {
+        r = 0.0;
+        good = 1;
+#pragma unroll
+        for (int q = 0; q < JL_PERSIST_AHEAD; ++q)
+          if (t + q * B < (int)gridDim.x) {
+            if (!(pr[q] <= r)) r = pr[q];
+            good &= po[q];
+          }
+        for (int m = t + JL_PERSIST_AHEAD * B; m < (int)gridDim.x; m += B) {
+          double x = __ldcg(part_res + m);
+          if (!(x <= r)) r = x;
+          good &= __ldcg(part_ok + m);
+        }
+        jl_persist_max_and(w_res, w_ok, r, good);
+        jl_pm_decide(&st, r, good, p.max_iter);
+      }
       if (pass == 1 || st.state != JL_PM_RESTART) break;
       // a restart: the next iterate back to the start, then du again
       grid.sync();  // every block is done with the iterate
