@@ -447,7 +447,7 @@ struct jl_jor_bufs {
 #define JL_PERSIST_ROUNDS 2
 #define JL_PERSIST_WARPS (JL_PERSIST_BLOCK / 32)
 // Partials a thread loads ahead of du (grids of up to this many blocks a
-// thread: the pyramid's 313 blocks, the 8000-brick wall's 475); a larger
+// thread: the pyramid's 316 blocks, the 8000-brick wall's 501); a larger
 // grid reads the rest after.
 #define JL_PERSIST_AHEAD 4
 // Shared memory per thread: the contact's frame (9), lever rows (18), c
