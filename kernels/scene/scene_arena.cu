@@ -7,22 +7,23 @@
 
 #include "rigid_body.h"
 
-// A kernel of each of the scene's files (their jl_scene_*_code).
-extern "C" const void *jl_scene_collide_code(void);
-extern "C" const void *jl_scene_colour_code(void);
-extern "C" const void *jl_scene_energy_code(void);
-extern "C" const void *jl_scene_integrate_code(void);
-extern "C" const void *jl_scene_prox_code(void);
-extern "C" const void *jl_scene_setup_code(void);
-extern "C" const void *jl_scene_step_code(void);
+// A kernel of each of the scene's files (their jl_cuda_scene_*_code).
+extern "C" const void *jl_cuda_scene_collide_code(void);
+extern "C" const void *jl_cuda_scene_colour_code(void);
+extern "C" const void *jl_cuda_scene_energy_code(void);
+extern "C" const void *jl_cuda_scene_integrate_code(void);
+extern "C" const void *jl_cuda_scene_prox_code(void);
+extern "C" const void *jl_cuda_scene_setup_code(void);
+extern "C" const void *jl_cuda_scene_step_code(void);
 
 extern "C" int jl_cuda_scene_create(jl_scene_gpu **out, int ordinal, char *msg, int msg_len) {
   *out = nullptr;
   JL_CUDA_TRY(cudaSetDevice(ordinal));
   // the scene's kernels loaded now rather than at the first step's launches
-  const void *code[] = {jl_scene_collide_code(), jl_scene_colour_code(), jl_scene_energy_code(),
-                        jl_scene_integrate_code(), jl_scene_prox_code(), jl_scene_setup_code(),
-                        jl_scene_step_code()};
+  const void *code[] = {jl_cuda_scene_collide_code(),   jl_cuda_scene_colour_code(),
+                        jl_cuda_scene_energy_code(),    jl_cuda_scene_integrate_code(),
+                        jl_cuda_scene_prox_code(),      jl_cuda_scene_setup_code(),
+                        jl_cuda_scene_step_code()};
   (void)jl_cuda_kernels_load(code, (int)(sizeof code / sizeof code[0]));
   jl_scene_gpu *g = new jl_scene_gpu();
   g->ordinal = ordinal;

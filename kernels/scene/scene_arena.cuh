@@ -250,11 +250,14 @@ int jl_scene_jor_reserve(jl_scene_gpu *g, int apgd, char *msg, int msg_len);
 // pending (NULL: the state is read here): a solve in one persistent launch
 // sets *pending and leaves *out unwritten, so the host need not wait for it:
 // the caller copies the state out (jl_scene_jor_state_copy) with its own
-// later read, and checks that it stopped.
+// later read, and checks that it stopped (jl_scene_jor_stopped).
 int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double tol_abs,
                       double tol_rel, int max_iter, int check_every, const double **result,
                       jl_pm_state *out, int *pending, char *msg, int msg_len);
 int jl_scene_jor_state_copy(jl_scene_gpu *g, jl_pm_state *dst, char *msg, int msg_len);
+// 0 when a JOR / APGD solve's final state s says it stopped; else -1 and
+// the message (a solve runs until its stop rule fires: this is a fault).
+int jl_scene_jor_stopped(const jl_pm_state *s, int apgd, int max_iter, char *msg, int msg_len);
 // SOR by the colours of jl_scene_colour, in place in lam0 (lam_init: the start).
 int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_rel, int max_iter,
                       int check_every, jl_pm_state *out, char *msg, int msg_len);

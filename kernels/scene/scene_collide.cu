@@ -74,10 +74,8 @@ __global__ void jl_bp_widen_kernel(jl_gbodies b, const double *vel, const double
                                    double ahead_s, double *fat) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= b.n || b.shape[i] == JL_SHAPE_PLANE) return;
-  const double *x = aabb + 6 * (size_t)i, cell = h->cell.cell;
-  double skin = jl_gp_skin(b.shape, vel, omega, i, x, share * cell, JL_GP_SKIN_MAX_CELLS * cell,
-                           ahead_s);
-  jl_gp_widen(x, skin, fat + 6 * (size_t)i);
+  jl_gp_fatten(b.shape, vel, omega, i, aabb + 6 * (size_t)i, share, h->cell.cell, ahead_s,
+               fat + 6 * (size_t)i);
 }
 
 // Raises *escaped when a box has left its widened one (or is not finite).
@@ -946,4 +944,6 @@ extern "C" void jl_cuda_scene_kept(const jl_scene_gpu *g, int *pairs, int *body_
 }
 
 // A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
-extern "C" const void *jl_scene_collide_code(void) { return (const void *)jl_bp_aabb_kernel; }
+extern "C" const void *jl_cuda_scene_collide_code(void) {
+  return (const void *)jl_bp_aabb_kernel;
+}

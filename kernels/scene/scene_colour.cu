@@ -140,4 +140,6 @@ extern "C" int jl_cuda_scene_get_colours(jl_scene_gpu *g, int *colour, int *colo
 }
 
 // A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
-extern "C" const void *jl_scene_colour_code(void) { return (const void *)jl_colour_init_kernel; }
+extern "C" const void *jl_cuda_scene_colour_code(void) {
+  return (const void *)jl_colour_init_kernel;
+}

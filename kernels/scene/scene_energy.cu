@@ -154,4 +154,6 @@ extern "C" int jl_cuda_scene_sync(jl_scene_gpu *g, char *msg, int msg_len) {
 }
 
 // A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
-extern "C" const void *jl_scene_energy_code(void) { return (const void *)jl_en_pairs_kernel; }
+extern "C" const void *jl_cuda_scene_energy_code(void) {
+  return (const void *)jl_en_pairs_kernel;
+}

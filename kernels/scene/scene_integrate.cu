@@ -47,4 +47,6 @@ extern "C" int jl_cuda_scene_free_velocity(jl_scene_gpu *g, const double gravity
 }
 
 // A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
-extern "C" const void *jl_scene_integrate_code(void) { return (const void *)jl_half_step_kernel; }
+extern "C" const void *jl_cuda_scene_integrate_code(void) {
+  return (const void *)jl_half_step_kernel;
+}

@@ -1126,14 +1126,17 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
                      msg_len))
       return -1;
   }
-  if (host.s.state != JL_PM_STOP) {
-    snprintf(msg, (size_t)msg_len, "%s on the device did not stop after %d iterations",
-             apgd ? "APGD" : "JOR", max_iter + JL_PROX_MAX_RESTARTS);
-    return -1;
-  }
+  if (jl_scene_jor_stopped(&host.s, apgd, max_iter, msg, msg_len)) return -1;
   *result = buf[host.result_buf];
   *out = host.s;
   return 0;
+}
+
+int jl_scene_jor_stopped(const jl_pm_state *s, int apgd, int max_iter, char *msg, int msg_len) {
+  if (s->state == JL_PM_STOP) return 0;
+  snprintf(msg, (size_t)msg_len, "%s on the device did not stop after %d iterations",
+           apgd ? "APGD" : "JOR", max_iter + JL_PROX_MAX_RESTARTS);
+  return -1;
 }
 
 // A pending solve's final state into dst (device memory), queued behind it.
@@ -1237,4 +1240,6 @@ int jl_scene_sor_core(jl_scene_gpu *g, double alpha, double tol_abs, double tol_
 }
 
 // A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
-extern "C" const void *jl_scene_prox_code(void) { return (const void *)jl_jor_du_kernel; }
+extern "C" const void *jl_cuda_scene_prox_code(void) {
+  return (const void *)jl_jor_du_kernel;
+}

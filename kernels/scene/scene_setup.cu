@@ -239,4 +239,6 @@ extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p,
 }
 
 // A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
-extern "C" const void *jl_scene_setup_code(void) { return (const void *)jl_setup_contact_kernel; }
+extern "C" const void *jl_cuda_scene_setup_code(void) {
+  return (const void *)jl_setup_contact_kernel;
+}

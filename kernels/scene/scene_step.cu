@@ -276,10 +276,8 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
       return -1;
     }
     if (solve_pending) {
-      if (sum.solve.state != JL_PM_STOP) {
+      if (jl_scene_jor_stopped(&sum.solve, kind == JL_SOLVER_APGD, max_iter, msg, msg_len)) {
         g->contacts = g->prev_n = 0;
-        snprintf(msg, (size_t)msg_len, "%s on the device did not stop after %d iterations",
-                 kind == JL_SOLVER_APGD ? "APGD" : "JOR", max_iter + JL_PROX_MAX_RESTARTS);
         return -1;
       }
       *iterations = sum.solve.iterations;
@@ -344,4 +342,6 @@ static int jl_scene_marks_collect(jl_scene_gpu *g, char *msg, int msg_len) {
 }
 
 // A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
-extern "C" const void *jl_scene_step_code(void) { return (const void *)jl_step_warm_kernel; }
+extern "C" const void *jl_cuda_scene_step_code(void) {
+  return (const void *)jl_step_warm_kernel;
+}

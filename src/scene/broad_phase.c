@@ -290,14 +290,13 @@ static int jl_bp_classify(jl_bp_job *j, jl_error *err) {
   double cell = sum / (double)dyn;
   if (!(cell > 0.0)) cell = 1.0;
   if (j->keep) {  /* a kept list: from the boxes widened by their skins */
-    double base = bp->keep_skin * cell, cap = JL_GP_SKIN_MAX_CELLS * cell;
     for (int i = 0; i < n; ++i) {
       if (bodies->shape[i] == JL_SHAPE_PLANE) continue;
       double *b = bp->aabb + 6 * i;
-      jl_gp_widen(b, jl_gp_skin(bodies->shape, bodies->vel, bodies->omega, i, b, base, cap,
-                                bp->keep_ahead_s), b);
+      jl_gp_fatten(bodies->shape, bodies->vel, bodies->omega, i, b, bp->keep_skin, cell,
+                   bp->keep_ahead_s, b);
     }
-    j->plane_margin = j->margin + 2.0 * base;
+    j->plane_margin = j->margin + 2.0 * (bp->keep_skin * cell);
   }
   /* Large bodies leave the grid; the rest fix its origin and extent. */
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};

@@ -192,6 +192,18 @@ JL_HD static inline void jl_gp_widen(const double box[6], double skin, double fa
   }
 }
 
+/* Body i's box widened by its skin (jl_gp_skin: share of the cell edge, and
+ * ahead_s at its speed, at most JL_GP_SKIN_MAX_CELLS cell edges) into fat
+ * (fat may be box): the CPU's broad phase, its twin and the device alike. */
+JL_HD static inline void jl_gp_fatten(const uint8_t *shape, const double *vel,
+                                      const double *omega, int i, const double box[6],
+                                      double share, double cell, double ahead_s, double fat[6]) {
+  jl_gp_widen(box,
+              jl_gp_skin(shape, vel, omega, i, box, share * cell, JL_GP_SKIN_MAX_CELLS * cell,
+                         ahead_s),
+              fat);
+}
+
 /* 1 when box lies inside fat (NaN: never). */
 JL_HD static inline int jl_gp_inside(const double box[6], const double fat[6]) {
   return box[0] >= fat[0] && box[1] >= fat[1] && box[2] >= fat[2] && box[3] <= fat[3] &&

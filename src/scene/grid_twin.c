@@ -73,8 +73,7 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ah
     for (int i = 0; i < n; ++i) {
       if (kind[i] == JL_GP_PLANE) continue;
       double *x = aabb + 6 * (size_t)i;
-      double cap = JL_GP_SKIN_MAX_CELLS * cell;
-      jl_gp_widen(x, jl_gp_skin(b->shape, b->vel, b->omega, i, x, wide, cap, ahead_s), x);
+      jl_gp_fatten(b->shape, b->vel, b->omega, i, x, skin, cell, ahead_s, x);
     }
   if (fat) memcpy(fat, aabb, 6 * (size_t)n * sizeof(double));
   jl_gp_view w;
