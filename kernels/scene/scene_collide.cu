@@ -523,20 +523,26 @@ static bool jl_np_staged(const jl_scene_gpu *g, bool round, long long m) {
          (size_t)m * JL_MAX_MANIFOLD * JL_NP_SLOT_BYTES <= JL_NP_STAGE_MAX_BYTES;
 }
 
+// Room for k contacts in the buffers of contact.h's fields f (a, b, point,
+// normal, gap, key), and their view in *o unless NULL (fault: NULL).
+static int jl_np_out_reserve(jl_scene_gpu *g, jl_dbuf *const f[6], size_t k, const char *what,
+                             jl_np_out *o, char *msg, int msg_len) {
+  const size_t bytes[6] = {sizeof(int), sizeof(int), 3 * sizeof(double), 3 * sizeof(double),
+                           sizeof(double), sizeof(uint64_t)};
+  for (int m = 0; m < 6; ++m)
+    if (jl_dbuf_reserve(g, f[m], k * bytes[m], what, msg, msg_len)) return -1;
+  if (o)
+    *o = {jl_dp<int>(*f[0]),    jl_dp<int>(*f[1]),    jl_dp<double>(*f[2]),
+          jl_dp<double>(*f[3]), jl_dp<double>(*f[4]), jl_dp<uint64_t>(*f[5]), nullptr};
+  return 0;
+}
+
 // The slots of m pairs, into s.
 static int jl_np_stage_reserve(jl_scene_gpu *g, long long m, jl_np_out *s, char *msg,
                                int msg_len) {
-  size_t k = (size_t)m * JL_MAX_MANIFOLD;
-  JL_RESERVE(n_a, k * sizeof(int), "staged contacts");
-  JL_RESERVE(n_b, k * sizeof(int), "staged contacts");
-  JL_RESERVE(n_point, 3 * k * sizeof(double), "staged contacts");
-  JL_RESERVE(n_normal, 3 * k * sizeof(double), "staged contacts");
-  JL_RESERVE(n_gap, k * sizeof(double), "staged contacts");
-  JL_RESERVE(n_key, k * sizeof(uint64_t), "staged contacts");
-  *s = {jl_dp<int>(g->n_a),      jl_dp<int>(g->n_b),      jl_dp<double>(g->n_point),
-        jl_dp<double>(g->n_normal), jl_dp<double>(g->n_gap), jl_dp<uint64_t>(g->n_key),
-        nullptr};
-  return 0;
+  jl_dbuf *const f[6] = {&g->n_a, &g->n_b, &g->n_point, &g->n_normal, &g->n_gap, &g->n_key};
+  return jl_np_out_reserve(g, f, (size_t)m * JL_MAX_MANIFOLD, "staged contacts", s, msg,
+                           msg_len);
 }
 
 // The contacts the contact buffers hold room for as they are.
@@ -874,13 +880,8 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   }
   st->contacts = (int)nc;
   if (nc == 0) return 0;
-  size_t mc = (size_t)nc;
-  JL_RESERVE(c_a, mc * sizeof(int), "contacts");
-  JL_RESERVE(c_b, mc * sizeof(int), "contacts");
-  JL_RESERVE(c_point, 3 * mc * sizeof(double), "contacts");
-  JL_RESERVE(c_normal, 3 * mc * sizeof(double), "contacts");
-  JL_RESERVE(c_gap, mc * sizeof(double), "contacts");
-  JL_RESERVE(c_key, mc * sizeof(uint64_t), "contacts");
+  jl_dbuf *const cf[6] = {&g->c_a, &g->c_b, &g->c_point, &g->c_normal, &g->c_gap, &g->c_key};
+  if (jl_np_out_reserve(g, cf, (size_t)nc, "contacts", nullptr, msg, msg_len)) return -1;
   if (staged) {
     // what the gather ahead of the copy left out (the buffers grew since:
     // their contents are new, so all of it)
