@@ -3,7 +3,9 @@
 // count + scan + write, sorted by (a, b) like the CPU's (broad_phase.h);
 // narrow phase one thread per pair calling src/scene/narrow_phase.h, contacts by
 // count + scan + write in pair order, so they equal jl_collide's (the device
-// step keeps only the closed ones: jl_collide_opts). Only counts and a few
+// step keeps only the closed ones: jl_collide_opts); with boxes the count
+// also stages each pair's points and a gather writes them, so each manifold
+// is computed once (jl_np_staged). Only counts and a few
 // grid numbers cross to the host: the broad phase's summaries, grid and
 // number of cell entries in one copy (jl_bp_head), then the numbers of
 // pairs and contacts, each sizing the next buffers, and the write pass's

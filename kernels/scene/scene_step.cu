@@ -1,7 +1,7 @@
 // One Moreau midpoint step on the device (src/scene/scene_gpu.h), matrix-free
 // JOR or coloured SOR: half step, free velocity, collide keeping the closed
-// contacts only (the narrow phase's count and write passes filter them, order
-// kept), setup, warm start by key, JOR (or colouring + SOR,
+// contacts only (the narrow phase filters them, order kept),
+// setup, warm start by key, JOR (or colouring + SOR,
 // kernels/scene/scene_colour.cu), end velocities, half step, warm-start
 // memory (each pair's points sorted by key, a thread per pair). The per-element
 // arithmetic is src/scene/step_math.h and the other shared headers;
