@@ -459,14 +459,9 @@ __global__ void jl_np_gather_kernel(int m_pairs, const long long *count, const l
   if (k >= count[p]) return;
   long long c = start[p] + k;
   if (c >= room) return;
-  o.a[c] = s.a[t];
-  o.b[c] = s.b[t];
-  for (int d = 0; d < 3; ++d) {
-    o.point[3 * c + d] = s.point[3 * t + d];
-    o.normal[3 * c + d] = s.normal[3 * t + d];
-  }
-  o.gap[c] = s.gap[t];
-  o.key[c] = s.key[t];
+  const double *pt = s.point + 3 * t, *nm = s.normal + 3 * t;
+  jl_np_store(o, c, s.a[t], s.b[t], jl_v3(pt[0], pt[1], pt[2]), jl_v3(nm[0], nm[1], nm[2]),
+              s.gap[t], s.key[t]);
 }
 
 template <bool kRound>
@@ -525,43 +520,59 @@ static bool jl_np_staged(const jl_scene_gpu *g, bool round, long long m) {
          (size_t)m * JL_MAX_MANIFOLD * JL_NP_SLOT_BYTES <= JL_NP_STAGE_MAX_BYTES;
 }
 
-// Room for k contacts in the buffers of contact.h's fields f (a, b, point,
-// normal, gap, key), and their view in *o unless NULL (fault: NULL).
-static int jl_np_out_reserve(jl_scene_gpu *g, jl_dbuf *const f[6], size_t k, const char *what,
-                             jl_np_out *o, char *msg, int msg_len) {
-  const size_t bytes[6] = {sizeof(int), sizeof(int), 3 * sizeof(double), 3 * sizeof(double),
-                           sizeof(double), sizeof(uint64_t)};
+// Bytes per contact of contact.h's fields, in jl_np_out's order (a, b,
+// point, normal, gap, key).
+static const size_t jl_np_field_bytes[6] = {sizeof(int),        sizeof(int),    3 * sizeof(double),
+                                            3 * sizeof(double), sizeof(double), sizeof(uint64_t)};
+
+// The contact buffers' fields (c_*), or the stage's (n_*), in that order.
+static void jl_np_fields(jl_scene_gpu *g, bool stage, jl_dbuf *f[6]) {
+  jl_dbuf *c[6] = {&g->c_a, &g->c_b, &g->c_point, &g->c_normal, &g->c_gap, &g->c_key};
+  jl_dbuf *n[6] = {&g->n_a, &g->n_b, &g->n_point, &g->n_normal, &g->n_gap, &g->n_key};
+  for (int m = 0; m < 6; ++m) f[m] = stage ? n[m] : c[m];
+}
+
+// The view of the buffers f (fault: the write pass's flag, or NULL).
+static jl_np_out jl_np_view(jl_dbuf *const f[6], int *fault) {
+  return {jl_dp<int>(*f[0]),    jl_dp<int>(*f[1]),    jl_dp<double>(*f[2]),
+          jl_dp<double>(*f[3]), jl_dp<double>(*f[4]), jl_dp<uint64_t>(*f[5]), fault};
+}
+
+// Room for k contacts in the contact buffers or the stage (stage).
+static int jl_np_reserve(jl_scene_gpu *g, bool stage, size_t k, char *msg, int msg_len) {
+  jl_dbuf *f[6];
+  jl_np_fields(g, stage, f);
   for (int m = 0; m < 6; ++m)
-    if (jl_dbuf_reserve(g, f[m], k * bytes[m], what, msg, msg_len)) return -1;
-  if (o)
-    *o = {jl_dp<int>(*f[0]),    jl_dp<int>(*f[1]),    jl_dp<double>(*f[2]),
-          jl_dp<double>(*f[3]), jl_dp<double>(*f[4]), jl_dp<uint64_t>(*f[5]), nullptr};
+    if (jl_dbuf_reserve(g, f[m], k * jl_np_field_bytes[m],
+                        stage ? "staged contacts" : "contacts", msg, msg_len))
+      return -1;
   return 0;
 }
 
 // The slots of m pairs, into s.
 static int jl_np_stage_reserve(jl_scene_gpu *g, long long m, jl_np_out *s, char *msg,
                                int msg_len) {
-  jl_dbuf *const f[6] = {&g->n_a, &g->n_b, &g->n_point, &g->n_normal, &g->n_gap, &g->n_key};
-  return jl_np_out_reserve(g, f, (size_t)m * JL_MAX_MANIFOLD, "staged contacts", s, msg,
-                           msg_len);
+  if (jl_np_reserve(g, true, (size_t)m * JL_MAX_MANIFOLD, msg, msg_len)) return -1;
+  jl_dbuf *f[6];
+  jl_np_fields(g, true, f);
+  *s = jl_np_view(f, nullptr);
+  return 0;
 }
 
 // The contacts the contact buffers hold room for as they are.
-static long long jl_np_room(const jl_scene_gpu *g) {
-  size_t r = g->c_a.cap / sizeof(int);
-  const size_t each[] = {g->c_b.cap / sizeof(int), g->c_point.cap / (3 * sizeof(double)),
-                         g->c_normal.cap / (3 * sizeof(double)), g->c_gap.cap / sizeof(double),
-                         g->c_key.cap / sizeof(uint64_t)};
-  for (size_t e : each)
-    if (e < r) r = e;
+static long long jl_np_room(jl_scene_gpu *g) {
+  jl_dbuf *f[6];
+  jl_np_fields(g, false, f);
+  size_t r = SIZE_MAX;
+  for (int m = 0; m < 6; ++m)
+    if (f[m]->cap / jl_np_field_bytes[m] < r) r = f[m]->cap / jl_np_field_bytes[m];
   return (long long)r;
 }
 
-static jl_np_out jl_np_contacts(const jl_scene_gpu *g) {
-  return {jl_dp<int>(g->c_a),       jl_dp<int>(g->c_b),      jl_dp<double>(g->c_point),
-          jl_dp<double>(g->c_normal), jl_dp<double>(g->c_gap), jl_dp<uint64_t>(g->c_key),
-          jl_dp<int>(g->fault)};
+static jl_np_out jl_np_contacts(jl_scene_gpu *g) {
+  jl_dbuf *f[6];
+  jl_np_fields(g, false, f);
+  return jl_np_view(f, jl_dp<int>(g->fault));
 }
 
 static int jl_np_gather(jl_scene_gpu *g, int m, const jl_np_out &stage, long long room,
@@ -882,8 +893,7 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
   }
   st->contacts = (int)nc;
   if (nc == 0) return 0;
-  jl_dbuf *const cf[6] = {&g->c_a, &g->c_b, &g->c_point, &g->c_normal, &g->c_gap, &g->c_key};
-  if (jl_np_out_reserve(g, cf, (size_t)nc, "contacts", nullptr, msg, msg_len)) return -1;
+  if (jl_np_reserve(g, false, (size_t)nc, msg, msg_len)) return -1;
   if (staged) {
     // what the gather ahead of the copy left out (the buffers grew since:
     // their contents are new, so all of it)
