@@ -266,8 +266,10 @@ static void test_solvers_agree(void **state) {
   free(gp);
 }
 
-/* A stack of h unit cubes (m 1) on a plane, 4 corner contacts per face. */
-static void make_box_stack(grid_problem *gp, int h) {
+/* cols stacks of h unit cubes (m 1) on a plane, 2 m apart; 4 corner
+ * contacts per face, or with vary 1 + (x + z) % 4 of them (units of every
+ * length for the coloured SOR). */
+static void make_box_stacks(grid_problem *gp, int cols, int h, int vary) {
   jl_error err = {0};
   assert_int_equal(jl_scene_init(&gp->s, &err), JL_OK);
   jl_body_spec b;
@@ -275,35 +277,44 @@ static void make_box_stack(grid_problem *gp, int h) {
   b.shape = JL_SHAPE_BOX;
   b.size[0] = b.size[1] = b.size[2] = 0.5;
   b.mass = 1.0;
-  for (int z = 0; z < h; ++z) {
-    b.pos[2] = 0.5 + z;
-    assert_true(jl_scene_add_body(&gp->s, &b, &err) >= 0);
-  }
+  for (int x = 0; x < cols; ++x)
+    for (int z = 0; z < h; ++z) {
+      b.pos[0] = 2.0 * x;
+      b.pos[2] = 0.5 + z;
+      assert_true(jl_scene_add_body(&gp->s, &b, &err) >= 0);
+    }
   double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
   int plane = jl_scene_add_plane(&gp->s, p0, nz, 0, &err);
-  assert_int_equal(jl_contacts_init(&gp->c, 4 * h, &err), JL_OK);
+  assert_int_equal(jl_contacts_init(&gp->c, 4 * cols * h, &err), JL_OK);
   jl_contacts *c = &gp->c;
   int n = 0;
-  for (int z = 0; z < h; ++z)
-    for (int q = 0; q < 4; ++q) {
-      double x = (q & 1) ? 0.5 : -0.5, y = (q & 2) ? 0.5 : -0.5;
-      /* lower body first (the plane is always b) */
-      int a = z == 0 ? z : z - 1, bb = z == 0 ? plane : z;
-      double sz = z == 0 ? -1.0 : 1.0;
-      c->body_a[n] = a; c->body_b[n] = bb;
-      c->point[3 * n] = x; c->point[3 * n + 1] = y; c->point[3 * n + 2] = z;
-      c->normal[3 * n] = 0; c->normal[3 * n + 1] = 0; c->normal[3 * n + 2] = sz;
-      c->gap[n] = 0.0;
-      c->key[n] = (uint64_t)n;
-      gp->mu[n] = 0.5; gp->en[n] = 0.0; gp->et[n] = 0.0;
-      ++n;
-    }
+  for (int x = 0; x < cols; ++x)
+    for (int z = 0; z < h; ++z)
+      for (int q = 0; q < (vary ? 1 + (x + z) % 4 : 4); ++q) {
+        double px = 2.0 * x + ((q & 1) ? 0.5 : -0.5), py = (q & 2) ? 0.5 : -0.5;
+        /* lower body first (the plane is always b) */
+        int k = x * h + z;
+        int a = z == 0 ? k : k - 1, bb = z == 0 ? plane : k;
+        double sz = z == 0 ? -1.0 : 1.0;
+        c->body_a[n] = a; c->body_b[n] = bb;
+        c->point[3 * n] = px; c->point[3 * n + 1] = py; c->point[3 * n + 2] = z;
+        c->normal[3 * n] = 0; c->normal[3 * n + 1] = 0; c->normal[3 * n + 2] = sz;
+        c->gap[n] = 0.0;
+        c->key[n] = (uint64_t)n;
+        gp->mu[n] = 0.5; gp->en[n] = 0.0; gp->et[n] = 0.0;
+        ++n;
+      }
   c->count = n;
   memset(gp->dv, 0, sizeof gp->dv);
-  for (int k = 0; k < h; ++k) gp->dv[6 * k + 2] = -9.81e-3;
+  for (int k = 0; k < cols * h; ++k) gp->dv[6 * k + 2] = -9.81e-3;
   jl_contact_law law = {gp->mu, gp->en, gp->et};
   memset(&gp->p, 0, sizeof gp->p);
   assert_int_equal(jl_contact_setup(&gp->p, &gp->s.bodies, c, &law, gp->dv, 1, 1, &err), JL_OK);
+}
+
+/* A stack of h unit cubes (m 1) on a plane, 4 corner contacts per face. */
+static void make_box_stack(grid_problem *gp, int h) {
+  make_box_stacks(gp, 1, h, 0);
 }
 
 /* JOR with alpha 1 diverges on a box stack (four corner contacts per face
@@ -460,9 +471,59 @@ static void test_colouring_proper(void **state) {
   free(gp);
 }
 
+/* On box stacks (units of 1 to 4 contacts of one body pair): contacts of
+ * one colour that share a dynamic body are of one unit, a unit lies in one
+ * segment in contact order, and a segment holds at most JL_COLOUR_WEAVE
+ * units. */
+static void test_colouring_units(void **state) {
+  (void)state;
+  grid_problem *gp = calloc(1, sizeof *gp);
+  make_box_stacks(gp, 30, 5, 1);
+  const jl_contact_problem *p = &gp->p;
+  jl_colouring col = {0};
+  jl_error err = {0};
+  assert_int_equal(jl_contact_colour(p, JL_COLOUR_MIN_SIZE, &col, &err), JL_OK);
+  /* a chain of units per stack: two colours */
+  assert_int_equal(col.colours, 2);
+  for (int k = 0; k < p->nbodies; ++k)
+    for (int e = p->body_ptr[k]; e < p->body_ptr[k + 1]; ++e)
+      for (int f = e + 1; f < p->body_ptr[k + 1]; ++f) {
+        int i = p->body_contact[e], j = p->body_contact[f];
+        if (col.colour[i] == col.colour[j])
+          assert_true(p->ka[i] == p->ka[j] && p->kb[i] == p->kb[j]);
+      }
+  int *seen = calloc((size_t)p->n, sizeof(int));
+  for (int g = 0; g < col.groups; ++g)
+    for (int sg = col.group_seg[g]; sg < col.group_seg[g + 1]; ++sg) {
+      int a = col.seg_ptr[sg], b = col.seg_ptr[sg + 1], pairs = 0, last[JL_COLOUR_WEAVE];
+      assert_true(a >= col.group_ptr[g] && b <= col.group_ptr[g + 1] && a < b);
+      for (int e = a; e < b; ++e) {
+        int i = col.order[e];
+        seen[i]++;
+        /* the unit's contacts in order: i follows the last one of its pair */
+        int u = -1;
+        for (int q = 0; q < pairs; ++q)
+          if (p->ka[last[q]] == p->ka[i] && p->kb[last[q]] == p->kb[i]) u = q;
+        if (u < 0) {
+          assert_true(pairs < JL_COLOUR_WEAVE);
+          u = pairs++;
+        } else {
+          assert_int_equal(i, last[u] + 1);
+        }
+        last[u] = i;
+      }
+    }
+  for (int i = 0; i < p->n; ++i) assert_int_equal(seen[i], 1);
+  free(seen);
+  jl_colouring_free(&col);
+  free_grid(gp);
+  free(gp);
+}
+
 /* The matrix-free solvers on the problem's arrays with prox_math.h's
  * per-contact functions, one thread, in the solver's order (SOR: colour
- * groups, reversed on odd iterations, the merged group reversed inside;
+ * groups, their order reversed on odd iterations and the merged group
+ * reversed inside;
  * JOR, APGD: du rebuilt per body from the new iterate), restarts included:
  * what the solver's packed rows (prox_rows.h) and per-contact terms must
  * reproduce bit for bit. */
@@ -567,17 +628,19 @@ static void test_rows_pack(void **state) {
  * JOR with alpha 1.6 diverges and restarts with the rows' prox steps redone. */
 static void test_rows_match_arrays(void **state) {
   (void)state;
-  for (int scene = 0; scene < 2; ++scene) {
+  for (int scene = 0; scene < 3; ++scene) {
     grid_problem *gp = calloc(1, sizeof *gp);
     if (scene == 0)
       make_grid(gp, 10, 3, 0);
-    else
+    else if (scene == 1)
       make_box_stack(gp, 10);
+    else
+      make_box_stacks(gp, 24, 6, 1);
     const jl_contact_problem *p = &gp->p;
     int n = p->n;
     size_t bytes = 3 * sizeof(double) * (size_t)n;
     double *start = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
-    for (int i = 0; i < 3 * n; ++i) start[i] = scene == 0 ? 1e-3 * (double)((i * 37) % 11) : 0.0;
+    for (int i = 0; i < 3 * n; ++i) start[i] = scene != 1 ? 1e-3 * (double)((i * 37) % 11) : 0.0;
     const jl_solver_kind kinds[3] = {JL_SOLVER_SOR, JL_SOLVER_JOR, JL_SOLVER_APGD};
     for (int k = 0; k < 3; ++k) {
       if (scene == 1 && kinds[k] != JL_SOLVER_JOR) continue;
@@ -586,7 +649,7 @@ static void test_rows_match_arrays(void **state) {
       jl_prox_opts_set_kind(&o, kinds[k]);
       o.matrix_free = 1;
       o.min_per_thread = 1;
-      if (scene == 0) {
+      if (scene != 1) {
         o.tol_abs = o.tol_rel = 0.0; /* never converged: all max_iter sweeps, both directions */
         o.max_iter = 41;
       } else {
@@ -598,10 +661,15 @@ static void test_rows_match_arrays(void **state) {
       jl_error err = {0};
       jl_colouring col = {0};
       assert_int_equal(jl_contact_colour(p, JL_COLOUR_MIN_SIZE, &col, &err), JL_OK);
+      if (scene == 2) {
+        /* the stacks: colour groups of woven units of 1 to 4 contacts */
+        assert_true(col.groups >= 2 && !col.merged);
+        assert_int_equal(col.group_seg[col.groups], 2 * ((24 * 6 / 2 + JL_COLOUR_WEAVE - 1) / JL_COLOUR_WEAVE));
+      }
       jl_pm_state pm;
       memcpy(want, start, bytes);
       reference_mf(p, &o, &col, want, &pm);
-      if (scene == 0) assert_int_equal(pm.iterations, 41);
+      if (scene != 1) assert_int_equal(pm.iterations, 41);
       else
         assert_true(pm.restarts >= 1 && pm.converged);
       const int team[] = {1, 2, 3, 5, 8};
@@ -635,6 +703,7 @@ int main(void) {
     cmocka_unit_test(test_apgd_momentum_sequence),
     cmocka_unit_test(test_apgd_tall_stack),
     cmocka_unit_test(test_colouring_proper),
+    cmocka_unit_test(test_colouring_units),
     cmocka_unit_test(test_solve_stops),
     cmocka_unit_test(test_rows_pack),
     cmocka_unit_test(test_rows_match_arrays),

@@ -10,24 +10,64 @@
 void jl_colouring_free(jl_colouring *col) {
   if (!col) return;
   free(col->group_ptr);
+  free(col->group_seg);
+  free(col->seg_ptr);
   free(col->order);
   free(col->colour);
   memset(col, 0, sizeof *col);
 }
 
-int jl_contact_colour(const jl_contact_problem *p, int min_size, jl_colouring *col,
-                      jl_error *err) {
-  int n = p->n, nb = p->nbodies;
-  if (n > col->cap) {
+/* A unit: a run of contacts of one body pair (the narrow phase numbers
+ * contacts by pair). Same pair: one unit, swept in order by one thread. */
+static int jl_same_unit(const jl_contact_problem *p, int i, int j) {
+  return p->ka[i] == p->ka[j] && p->kb[i] == p->kb[j];
+}
+
+static int jl_colouring_reserve(jl_colouring *col, int n, int groups, jl_error *err) {
+  if (n > col->cap || !col->seg_ptr) {
     int cap = n + n / 2 + 16;
     int *o = realloc(col->order, sizeof(int) * (size_t)cap);
     if (o) col->order = o;
     int *c = realloc(col->colour, sizeof(int) * (size_t)cap);
     if (c) col->colour = c;
-    if (!o || !c) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
+    int *q = realloc(col->seg_ptr, sizeof(int) * (size_t)(cap + 1));
+    if (q) col->seg_ptr = q;
+    if (!o || !c || !q) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
     col->cap = cap;
   }
-  /* a contact meets at most deg(a) + deg(b) - 2 others: that bounds the colours */
+  if (groups + 1 > col->group_cap) {
+    int *g = realloc(col->group_ptr, sizeof(int) * (size_t)(groups + 1));
+    if (g) col->group_ptr = g;
+    int *h = realloc(col->group_seg, sizeof(int) * (size_t)(groups + 1));
+    if (h) col->group_seg = h;
+    if (!g || !h) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
+    col->group_cap = groups + 1;
+  }
+  return JL_OK;
+}
+
+/* One segment at slot *cur from the count units w (round k: the k-th
+ * contact of each unit that has one). */
+static void jl_weave(jl_colouring *col, const int *unit_start, const int *w, int *count, int *cur,
+                     int *seg) {
+  col->seg_ptr[(*seg)++] = *cur;
+  for (int k = 0, more = 1; more; ++k) {
+    more = 0;
+    for (int q = 0; q < *count; ++q)
+      if (unit_start[w[q]] + k < unit_start[w[q] + 1]) {
+        col->order[(*cur)++] = unit_start[w[q]] + k;
+        more = 1;
+      }
+  }
+  *count = 0;
+}
+
+int jl_contact_colour(const jl_contact_problem *p, int min_size, jl_colouring *col,
+                      jl_error *err) {
+  int n = p->n, nb = p->nbodies;
+  int rc = jl_colouring_reserve(col, n, 0, err);
+  if (rc) return rc;
+  /* a unit meets at most deg(a) + deg(b) - 2 others: that bounds the colours */
   int maxdeg = 1;
   for (int k = 0; k < nb; ++k) {
     int d = p->body_ptr[k + 1] - p->body_ptr[k];
@@ -35,9 +75,18 @@ int jl_contact_colour(const jl_contact_problem *p, int min_size, jl_colouring *c
   }
   int words = (2 * maxdeg + 63) / 64;
   uint64_t *mask = calloc((size_t)nb * (size_t)words, sizeof(uint64_t));
-  if (!mask && nb > 0) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
-  int colours = 0;
-  for (int i = 0; i < n; ++i) {
+  /* units: unit_start[u] their first contacts, then n */
+  int *unit_start = malloc(sizeof(int) * ((size_t)n + 1));
+  if ((!mask && nb > 0) || !unit_start) {
+    free(mask);
+    free(unit_start);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
+  }
+  int units = 0, colours = 0;
+  for (int i = 0; i < n;) {
+    int j = i + 1;
+    while (j < n && jl_same_unit(p, i, j)) ++j;
+    unit_start[units++] = i;
     int ka = p->ka[i], kb = p->kb[i];
     uint64_t *ma = ka >= 0 ? mask + (size_t)ka * words : NULL;
     uint64_t *mb = kb >= 0 ? mask + (size_t)kb * words : NULL;
@@ -49,56 +98,104 @@ int jl_contact_colour(const jl_contact_problem *p, int min_size, jl_colouring *c
         break;
       }
     }
-    col->colour[i] = c;
+    for (int e = i; e < j; ++e) col->colour[e] = c;
     if (ma) ma[c / 64] |= 1ull << (c % 64);
     if (mb) mb[c / 64] |= 1ull << (c % 64);
     if (c + 1 > colours) colours = c + 1;
+    i = j;
   }
+  unit_start[units] = n;
   free(mask);
   col->colours = colours;
   /* size of each colour, then the big ones in colour order, the small merged last */
   int *size = calloc((size_t)colours + 1, sizeof(int));
-  int *start = calloc((size_t)colours + 1, sizeof(int));
-  if (!size || !start) {
+  int *pending = malloc(sizeof(int) * ((size_t)colours + 1)); /* units waiting (pend) per colour */
+  int *gof = malloc(sizeof(int) * ((size_t)colours + 1));     /* a colour's group, or -1: merged */
+  if (!size || !pending || !gof) {
     free(size);
-    free(start);
+    free(pending);
+    free(gof);
+    free(unit_start);
     return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
   }
   for (int i = 0; i < n; ++i) size[col->colour[i]]++;
-  int groups = 0, merged_count = 0, pos = 0;
-  for (int c = 0; c < colours; ++c)
-    if (size[c] >= min_size) groups++;
-    else merged_count += size[c];
+  int groups = 0, merged_count = 0;
+  for (int c = 0; c < colours; ++c) {
+    if (size[c] >= min_size) gof[c] = groups++;
+    else {
+      gof[c] = -1;
+      merged_count += size[c];
+    }
+  }
   int total_groups = groups + (merged_count > 0);
-  if (total_groups + 1 > col->group_cap) {
-    int *g = realloc(col->group_ptr, sizeof(int) * (size_t)(total_groups + 1));
-    if (!g) {
-      free(size);
-      free(start);
-      return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
-    }
-    col->group_ptr = g;
-    col->group_cap = total_groups + 1;
+  if ((rc = jl_colouring_reserve(col, n, total_groups, err))) {
+    free(size);
+    free(pending);
+    free(gof);
+    free(unit_start);
+    return rc;
   }
-  int gi = 0;
-  for (int c = 0; c < colours; ++c)
-    if (size[c] >= min_size) {
-      col->group_ptr[gi++] = pos;
-      start[c] = pos;
-      pos += size[c];
-    }
-  int merged_start = pos;
-  if (merged_count > 0) col->group_ptr[gi++] = pos;
-  col->group_ptr[gi] = n;
-  for (int i = 0; i < n; ++i) {
-    int c = col->colour[i];
-    if (size[c] >= min_size) col->order[start[c]++] = i;
-    else col->order[merged_start++] = i;
+  /* each colour group: its units by first contact, JL_COLOUR_WEAVE at a
+   * time woven into one segment (round k: the k-th contact of each unit
+   * that has one), so that neighbouring slots are of different units; the
+   * merged group: its contacts in contact order, one segment. One pass over
+   * the units, with each colour's next slot (cur) and next segment (seg)
+   * laid out first, its units waiting for their segment in pend. */
+  int *cur = malloc(sizeof(int) * ((size_t)colours + 1));
+  int *seg = calloc((size_t)colours + 1, sizeof(int));
+  int *pend = malloc(sizeof(int) * JL_COLOUR_WEAVE * ((size_t)colours + 1));
+  if (!cur || !seg || !pend) {
+    free(cur);
+    free(seg);
+    free(pend);
+    free(size);
+    free(pending);
+    free(gof);
+    free(unit_start);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
   }
+  for (int u = 0; u < units; ++u) seg[col->colour[unit_start[u]]]++; /* units per colour */
+  int pos = 0, segs = 0, g = 0;
+  for (int c = 0; c < colours; ++c) {
+    pending[c] = 0;
+    if (gof[c] < 0) continue;
+    int nu = seg[c];
+    col->group_ptr[g] = cur[c] = pos;
+    col->group_seg[g] = seg[c] = segs;
+    pos += size[c];
+    segs += (nu + JL_COLOUR_WEAVE - 1) / JL_COLOUR_WEAVE;
+    ++g;
+  }
+  for (int u = 0; u < units; ++u) {
+    int c = col->colour[unit_start[u]];
+    if (gof[c] < 0) continue;
+    int *w = pend + (size_t)c * JL_COLOUR_WEAVE;
+    w[pending[c]++] = u;
+    if (pending[c] == JL_COLOUR_WEAVE) jl_weave(col, unit_start, w, &pending[c], &cur[c], &seg[c]);
+  }
+  for (int c = 0; c < colours; ++c) /* the last, partial segments */
+    if (gof[c] >= 0 && pending[c] > 0)
+      jl_weave(col, unit_start, pend + (size_t)c * JL_COLOUR_WEAVE, &pending[c], &cur[c], &seg[c]);
+  free(pend);
+  free(cur);
+  free(seg);
+  if (merged_count > 0) {
+    col->group_ptr[g] = pos;
+    col->group_seg[g] = segs;
+    col->seg_ptr[segs++] = pos;
+    for (int i = 0; i < n; ++i)
+      if (gof[col->colour[i]] < 0) col->order[pos++] = i;
+    ++g;
+  }
+  col->group_ptr[g] = n;
+  col->group_seg[g] = segs;
+  col->seg_ptr[segs] = n;
   col->groups = total_groups;
   col->merged = merged_count > 0;
   free(size);
-  free(start);
+  free(pending);
+  free(gof);
+  free(unit_start);
   return JL_OK;
 }
 

@@ -213,6 +213,21 @@ static void jl_step_end_team(void *ctx, int tid, jl_team *team) {
   jl_step_remember_slots(st->key_order, p->frame, st->lambda, lo, hi, st->prev_key, st->prev_imp);
 }
 
+/* Steps 1 and 2 per body: the mid-point position, then h there (a body's
+ * free velocity needs only its own mid-point state). */
+static void jl_step_begin_team(void *ctx, int tid, jl_team *team) {
+  jl_step_job *j = ctx;
+  const jl_scene *s = j->st->scene;
+  jl_bodies *b = &j->st->scene->bodies;
+  int lo, hi;
+  jl_team_share(b->count, tid, team->size, &lo, &hi);
+  for (int k = lo; k < hi; ++k) {
+    jl_int_half_step_body(b->is_static, b->pos, b->quat, b->vel, b->omega, k, j->half_dt);
+    jl_int_free_velocity_body(b->is_static, b->quat, b->omega, b->inv_inertia, s->gravity, s->dt, k,
+                              j->st->dv_free + 6 * (size_t)k);
+  }
+}
+
 /* With timing on: the seconds since *t0 added to stage k; *t0 moves on. */
 static void jl_step_lap(jl_stepper *st, int k, double *t0) {
   if (!st->timing) return;
@@ -228,10 +243,11 @@ int jl_stepper_step(jl_stepper *st, jl_step_stats *stats, jl_error *err) {
   int nb = b->count, rc;
   double lap = st->timing ? jl_time_now() : 0.0;
   if ((rc = jl_step_reserve(st, 0, nb, err))) return rc;
-  /* 1. mid-point positions */
-  jl_integrate_half_step(b, 0.5 * dt);
-  /* 2. h at the mid-point, with u_S */
-  jl_integrate_free_velocity(b, s->gravity, dt, st->dv_free);
+  /* 1. mid-point positions; 2. h at the mid-point, with u_S */
+  jl_step_job begin = {st, 0, 0.5 * dt, NULL, NULL, NULL};
+  if ((rc = jl_team_pool_run(st->pool, jl_parallel_threads(st->threads, nb, JL_STEP_MIN_PER_THREAD),
+                             jl_step_begin_team, &begin, err)))
+    return rc;
   jl_step_lap(st, JL_STEP_STAGE_INTEGRATE, &lap);
   /* 3. contacts at the mid-point; keep the closed ones */
   double margin = s->contact_tol > 0 ? 2.0 * s->contact_tol : 1e-12;
