@@ -236,7 +236,8 @@ typedef struct jl_polish_pool {
   jl_polish_job *jobs;
   int count;
   atomic_int next;
-  double deadline;         /* the run's end (0: none) */
+  double deadline;         /* the round's polish ends (0: none) */
+  double end;              /* the run's end, grace included (0: none) */
   volatile sig_atomic_t *stop;
 } jl_polish_pool;
 
@@ -266,6 +267,7 @@ static void *jl_polish_worker(void *arg) {
   jl_polish_opts po;
   jl_polish_opts_default(&po);
   po.deadline = pool->deadline;
+  po.end = pool->end;
   po.stop = pool->stop;
   for (;;) {
     int k = atomic_fetch_add(&pool->next, 1);
@@ -319,6 +321,7 @@ static void jl_search_polish_take(jl_search_state *st, const jl_circle_batch *b,
   st->pool.jobs = st->jobs;
   st->pool.count = njobs;
   st->pool.deadline = deadline;
+  st->pool.end = st->deadline > 0 ? st->deadline + JL_POLISH_GRACE_S : 0.0;
   st->pool.stop = st->stop;
   atomic_init(&st->pool.next, 0);
 }

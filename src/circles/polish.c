@@ -45,6 +45,7 @@ void jl_polish_opts_default(jl_polish_opts *o) {
   o->deadline = 0.0;
   o->stop = NULL;
   o->iter_s = NULL;
+  o->end = 0.0;
 }
 
 typedef struct jl_nlp {
@@ -63,9 +64,29 @@ typedef struct jl_nlp {
   nlopt_opt opt;            /* the solve under way (the objective may stop it) */
   volatile sig_atomic_t *stop; /* SIGINT: stop the solve at its next evaluation */
   double deadline;          /* the solve's end (0: none) */
+  double end;               /* the run's end (0: none) */
   double t_eval;            /* when the last evaluation came (0: none yet) */
-  double t_iter;            /* the longest time between two evaluations */
+  double t_iter;            /* the longest time between two evaluations (0: none yet) */
 } jl_nlp;
+
+/* An SLSQP iteration cannot be cut (NLopt looks at the clock between
+ * evaluations), and at a few hundred circles one lasts up to a second. No
+ * iteration starts that would end past the solve's deadline (a round's
+ * polish, or the run's end), as long as the longest one so far; nor one that
+ * could end past the run's end: as long as JL_POLISH_ITER_MARGIN times that,
+ * since a machine that gets busier mid-run (the test suite's other jobs
+ * arriving on 2 cores) made one take twice as long, and --time 3 ended at
+ * 4.3 s; before the run has seen one, an iteration of n circles is taken to
+ * last JL_POLISH_ITER_N3_S n^3 seconds (200 equal circles: 1 s, the longest
+ * measured on a thread of the 2-core development VM, 0.5-1.1 s). */
+#define JL_POLISH_ITER_MARGIN 2.0
+#define JL_POLISH_ITER_N3_S 1.25e-7
+
+static int jl_nlp_late(const jl_nlp *p, double now) {
+  double n = p->n, t = p->t_iter > 0 ? p->t_iter : JL_POLISH_ITER_N3_S * n * n * n;
+  return (p->deadline > 0 && now + p->t_iter > p->deadline) ||
+         (p->end > 0 && now + JL_POLISH_ITER_MARGIN * t > p->end);
+}
 
 
 static void jl_nlp_free(jl_nlp *p) {
@@ -164,14 +185,12 @@ static double jl_nlp_objective(unsigned nv, const double *v, double *grad, void 
   jl_nlp *p = data;
   memcpy(p->last, v, nv * sizeof *v);
   if (jl_stop_requested(p->stop) && p->opt) nlopt_force_stop(p->opt);
-  /* NLopt's maxtime is checked between evaluations, and an SLSQP iteration
-   * of a few hundred circles takes a few tenths of a second (equal 200 on
-   * 2 CPU threads: 0.5 s, which --time overran): stop when the next one, as
-   * long as the longest so far, would end past the deadline. */
-  if (p->deadline > 0 && p->opt) {
+  /* NLopt's maxtime is checked between evaluations: stop where the next
+   * iteration would be late (jl_nlp_late) */
+  if ((p->deadline > 0 || p->end > 0) && p->opt) {
     double now = jl_time_now();
     if (p->t_eval > 0) p->t_iter = fmax(p->t_iter, now - p->t_eval);
-    if (now + p->t_iter > p->deadline) nlopt_force_stop(p->opt);
+    if (jl_nlp_late(p, now)) nlopt_force_stop(p->opt);
     p->t_eval = now;
   }
   if (grad) {
@@ -333,8 +352,10 @@ static int jl_polish_rounds(jl_circle_packing *best, const jl_polish_opts *o,
                  deadline, o->stop};
   int fails = 0;
   p.t_iter = o->iter_s && *o->iter_s > 0 ? *o->iter_s : 0.0;
+  p.deadline = deadline;
+  p.end = o->end;
   for (int round = 0; round < JL_POLISH_ROUNDS && !jl_budget_spent(&b); ++round) {
-    if (b.deadline > 0 && jl_time_now() + p.t_iter > b.deadline) break;
+    if (jl_nlp_late(&p, jl_time_now())) break;
     double R_before = best->R;
     jl_nlp_load(v, best, R0);
     if ((rc = jl_nlp_region(&p, v))) break;
