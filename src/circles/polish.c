@@ -88,7 +88,6 @@ static int jl_nlp_late(const jl_nlp *p, double now) {
          (p->end > 0 && now + JL_POLISH_ITER_MARGIN * t > p->end);
 }
 
-
 static void jl_nlp_free(jl_nlp *p) {
   free(p->r);
   free(p->w);

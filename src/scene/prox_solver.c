@@ -516,9 +516,9 @@ static void jl_solve_team(void *ctx, int tid, jl_team *team) {
         /* a colour group forward (its units' contacts in order; backward,
          * the rows' stream ran 1.4x slower), the merged group's small
          * colours backward on backward sweeps */
-        int rev = back && col->merged && g == col->groups - 1;
+        int merged = col->merged && g == col->groups - 1, rev = back && merged;
         if (order)
-          jl_sor_rows(s, lo, hi, rev, !(col->merged && g == col->groups - 1), &res, &ok);
+          jl_sor_rows(s, lo, hi, rev, !merged, &res, &ok);
         else
           for (int e = lo; e < hi; ++e)
             jl_update(s, col->order[rev ? lo + hi - 1 - e : e], pm.alpha, src, dst, &res, &ok);
