@@ -15,9 +15,6 @@ export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 # no network in CI: shared memory and loopback only
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 
-# a sanitized debug build runs about 5 times slower
-slow=1
-ldd "$JOSTLE" 2>/dev/null | grep -q libasan && slow=5
 
 mrun() {
   LAST=$1

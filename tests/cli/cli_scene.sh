@@ -195,8 +195,6 @@ cat > "$in/long.json" <<'EOF'
    {"type": "sphere_grid", "counts": [8, 8, 8], "radius": 0.06, "spacing": 0.119,
     "origin": [0.07, 0.07, 0.06], "velocity": [0.3, -0.2, 0]}]}
 EOF
-slow=1
-ldd "$JOSTLE" 2>/dev/null | grep -q libasan && slow=5
 jbg long_sig scene "$in/long.json" --device cpu --threads 2 --out "$o/long.json" --quiet
 sleep 2
 kill -0 "$BG_PID" 2>/dev/null || { wait "$BG_PID"; RC=$?; fail "jostle $CMD: exited (status $RC) before SIGINT"; }

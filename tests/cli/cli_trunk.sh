@@ -105,9 +105,7 @@ expect_err 'no-such-mesh\.stl' "the missing mesh"
 # floor(volume / 1 L), and the count is at least the grid baseline and the layered fill
 # and at most the bound (and the reachable volume's bound, when measured in full);
 # the complete grid baseline is never above the complete layered fill.
-# a sanitized debug build runs about 5 times slower: the fills need the time
-slow=1
-ldd "$JOSTLE" 2>/dev/null | grep -q libasan && slow=5
+# a sanitized debug build runs about 5 times slower (slow, common.sh): the fills need the time
 for name in cuboid-1000x500x400 slanted-seat-back sedan hatchback; do
   jrun "p_$name" trunk "$SRC/problems/trunk/$name.json" --device cpu --time $((2 * slow)) --out "$d/$name.json" --quiet
   expect_rc 0

@@ -10,10 +10,8 @@ d=$W/o
 mkdir -p "$d"
 "$PY" "$SRC/scripts/make-trunk-meshes" --cad-export "$W/cad.stl" >/dev/null \
   || fail "scripts/make-trunk-meshes --cad-export failed"
-# a sanitized debug build runs about 5 times slower: the load and repair took the
+# a sanitized debug build runs about 5 times slower (slow, common.sh): the load and repair took the
 # whole --time 2 there under load (scripts/test --sanitize left 0 blocks)
-slow=1
-ldd "$JOSTLE" 2>/dev/null | grep -q libasan && slow=5
 jrun cad trunk "$W/cad.stl" --device cpu --threads 2 --time $((2 * slow)) --out "$d/cad.json"
 expect_rc 0
 expect_err "cad\.stl: repaired within 0\.0[0-9]+ mm \(1e-05 of the bounding box diagonal\): welded [0-9]+ vertex\(es\), removed [0-9]+ doubled triangle\(s\), flipped away [1-9][0-9]* sliver\(s\)" \

@@ -13,10 +13,8 @@ mkdir -p "$d"
 "$PY" "$SRC/scripts/turn-mesh" "$SRC/meshes/cuboid-1000x500x400.stl" "$d/turned.stl" \
   --axis y --degrees 7 --axis z --degrees 10 || fail "scripts/turn-mesh failed"
 
-# a sanitized debug build runs about 5 times slower: the fills' share of --time with it
+# a sanitized debug build runs about 5 times slower (slow, common.sh): the fills' share of --time with it
 # (scripts/test --sanitize under load left the floor frame's layered fill at 175)
-slow=1
-ldd "$JOSTLE" 2>/dev/null | grep -q libasan && slow=5
 JL_TIMEOUT=$((120 * slow)) jrun turned trunk "$d/turned.stl" --device cpu --threads 2 --time $((60 * slow)) \
   --out "$d/t.json" --quiet
 expect_rc 0

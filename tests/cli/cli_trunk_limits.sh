@@ -118,9 +118,7 @@ expect_err '--max-blocks: must be between 1 and' "the --max-blocks range"
 # many blocks a few seconds on 2 loaded cores; --time 2 and SIGINT after 1 s
 # still end the run within seconds, not hours, with a legal result (the tight
 # bounds of the fills themselves are test_trunk's test_fills_stop_within_lattice;
-# a sanitized debug build gets 5 times these).
-slow=1
-ldd "$JOSTLE" 2>/dev/null | grep -q libasan && slow=5
+# a sanitized debug build gets `slow` times these).
 big=(trunk "$cuboid" --units cm --block 210x100x50 --max-blocks 250000 --device cpu --threads 2 --quiet)
 jbg big "${big[@]}" --time 2 --out "$d/big.json"
 jwait $((30 * slow))

@@ -2,7 +2,8 @@
 #   tests/cli/cli_NAME.sh /path/to/jostle /path/to/source_root
 # and exits 0 on pass, 1 on fail with a message on stderr.
 #
-# Gives: JOSTLE, SRC, PY, W (work dir, removed on exit), and
+# Gives: JOSTLE, SRC, PY, W (work dir, removed on exit), slow (5 for a sanitized
+# debug build, which runs about 5 times slower, else 1: time limits scale by it), and
 #   jrun NAME ARGS...      run jostle ARGS (stdin /dev/null, time limit JL_TIMEOUT s, default 120);
 #                          stdout in $W/NAME.out, stderr in $W/NAME.err, status in RC
 #   expect_rc N            fail unless the last jrun exited with N
@@ -21,6 +22,8 @@ JOSTLE=$1
 SRC=$2
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
+slow=1
+ldd "$JOSTLE" 2>/dev/null | grep -q libasan && slow=5
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/jostle-cli.XXXXXX") || { echo "FAIL: mktemp -d failed" >&2; exit 1; }
 BG_PIDS=()
