@@ -77,11 +77,8 @@ int jl_contact_colour(const jl_contact_problem *p, int min_size, jl_colouring *c
   uint64_t *mask = calloc((size_t)nb * (size_t)words, sizeof(uint64_t));
   /* units: unit_start[u] their first contacts, then n */
   int *unit_start = malloc(sizeof(int) * ((size_t)n + 1));
-  if ((!mask && nb > 0) || !unit_start) {
-    free(mask);
-    free(unit_start);
-    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
-  }
+  int *per = NULL; /* per colour: the arrays below, one block */
+  if ((!mask && nb > 0) || !unit_start) goto nomem;
   int units = 0, colours = 0;
   for (int i = 0; i < n;) {
     int j = i + 1;
@@ -105,19 +102,16 @@ int jl_contact_colour(const jl_contact_problem *p, int min_size, jl_colouring *c
     i = j;
   }
   unit_start[units] = n;
-  free(mask);
   col->colours = colours;
-  /* size of each colour, then the big ones in colour order, the small merged last */
-  int *size = calloc((size_t)colours + 1, sizeof(int));
-  int *pending = malloc(sizeof(int) * ((size_t)colours + 1)); /* units waiting (pend) per colour */
-  int *gof = malloc(sizeof(int) * ((size_t)colours + 1));     /* a colour's group, or -1: merged */
-  if (!size || !pending || !gof) {
-    free(size);
-    free(pending);
-    free(gof);
-    free(unit_start);
-    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
-  }
+  /* per colour: its contacts (size), its group or -1: merged (gof), its
+   * next slot (cur) and next segment (seg), its units waiting for their
+   * segment (pend, pending of them) */
+  size_t nc = (size_t)colours + 1;
+  per = calloc((5 + JL_COLOUR_WEAVE) * nc, sizeof(int));
+  if (!per) goto nomem;
+  int *size = per, *gof = per + nc, *cur = per + 2 * nc, *seg = per + 3 * nc;
+  int *pending = per + 4 * nc, *pend = per + 5 * nc;
+  /* the big colours are groups in colour order, the small merged last */
   for (int i = 0; i < n; ++i) size[col->colour[i]]++;
   int groups = 0, merged_count = 0;
   for (int c = 0; c < colours; ++c) {
@@ -128,36 +122,15 @@ int jl_contact_colour(const jl_contact_problem *p, int min_size, jl_colouring *c
     }
   }
   int total_groups = groups + (merged_count > 0);
-  if ((rc = jl_colouring_reserve(col, n, total_groups, err))) {
-    free(size);
-    free(pending);
-    free(gof);
-    free(unit_start);
-    return rc;
-  }
+  if ((rc = jl_colouring_reserve(col, n, total_groups, err))) goto done;
   /* each colour group: its units by first contact, JL_COLOUR_WEAVE at a
    * time woven into one segment (round k: the k-th contact of each unit
    * that has one), so that neighbouring slots are of different units; the
    * merged group: its contacts in contact order, one segment. One pass over
-   * the units, with each colour's next slot (cur) and next segment (seg)
-   * laid out first, its units waiting for their segment in pend. */
-  int *cur = malloc(sizeof(int) * ((size_t)colours + 1));
-  int *seg = calloc((size_t)colours + 1, sizeof(int));
-  int *pend = malloc(sizeof(int) * JL_COLOUR_WEAVE * ((size_t)colours + 1));
-  if (!cur || !seg || !pend) {
-    free(cur);
-    free(seg);
-    free(pend);
-    free(size);
-    free(pending);
-    free(gof);
-    free(unit_start);
-    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
-  }
+   * the units, with each colour's next slot and next segment laid out first. */
   for (int u = 0; u < units; ++u) seg[col->colour[unit_start[u]]]++; /* units per colour */
   int pos = 0, segs = 0, g = 0;
   for (int c = 0; c < colours; ++c) {
-    pending[c] = 0;
     if (gof[c] < 0) continue;
     int nu = seg[c];
     col->group_ptr[g] = cur[c] = pos;
@@ -176,9 +149,6 @@ int jl_contact_colour(const jl_contact_problem *p, int min_size, jl_colouring *c
   for (int c = 0; c < colours; ++c) /* the last, partial segments */
     if (gof[c] >= 0 && pending[c] > 0)
       jl_weave(col, unit_start, pend + (size_t)c * JL_COLOUR_WEAVE, &pending[c], &cur[c], &seg[c]);
-  free(pend);
-  free(cur);
-  free(seg);
   if (merged_count > 0) {
     col->group_ptr[g] = pos;
     col->group_seg[g] = segs;
@@ -192,11 +162,14 @@ int jl_contact_colour(const jl_contact_problem *p, int min_size, jl_colouring *c
   col->seg_ptr[segs] = n;
   col->groups = total_groups;
   col->merged = merged_count > 0;
-  free(size);
-  free(pending);
-  free(gof);
+  goto done;
+nomem:
+  rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory for the colouring");
+done:
+  free(mask);
+  free(per);
   free(unit_start);
-  return JL_OK;
+  return rc;
 }
 
 /* ---- the device SOR's colouring, CPU twin (colour_math.h) ---- */
