@@ -87,10 +87,9 @@ struct jl_scene_gpu {
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
   jl_dbuf lam_y0, lam_y1;  // APGD: the extrapolated points (reserved by an APGD solve)
-  // the streamed JOR / APGD solve (kernels/scene/scene_prox.cu): the update's
-  // constants by field (jor_soa.cuh), each contact's du terms, each body
-  // entry's term row
-  jl_dbuf j_soa, j_terms, j_body_term;
+  // the streamed JOR / APGD solve (kernels/scene/scene_prox.cu): the
+  // constants by field (jor_soa.cuh), each body's iso and inverse mass
+  jl_dbuf j_soa, j_body_consts;
   int soa_by_setup = 1;    // 0: the solve copies j_soa all the same (benchmarks)
   int soa_n = -1;          // j_soa holds the last setup's n contacts (-1: not written)
   // SOR: the problem's per-contact arrays and impulses in colour order

@@ -26,6 +26,7 @@
 #include "colour_math.h"
 #include "prox_math.h"
 
+
 struct jl_jor_problem {
   int n, nb;
   const int *ka, *kb, *body_ptr, *body_contact;
@@ -45,8 +46,6 @@ struct jl_state_and_buf {
   jl_pm_state s;
   int result_buf;
   unsigned arrive_stop;
-  int terms_stale;         // streamed solve: the du terms are not of the iterate (a
-                           // restart, or none written yet): du from the impulses
 };
 
 // du of every body by a group of JL_DU_LANES lanes per body: each lane
@@ -179,7 +178,6 @@ static __device__ void jl_prox_join(const jl_jor_problem &p, double r, int good,
     sb->result_buf = dst_index;
     sb->arrive_stop = 0;
     s_restart = sb->s.state == JL_PM_RESTART;
-    sb->terms_stale = s_restart;
   }
   __syncthreads();
   if (!s_restart) return;
@@ -243,24 +241,26 @@ static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor
 
 // The streamed JOR / APGD solve, for problems too large for the persistent
 // one (the million-sphere pile: 3 million contacts). Per iteration it moves
-// fewer bytes than the two kernels above, by three changes, each the same
+// fewer bytes than the two kernels above, by two changes, each the same
 // arithmetic in the same order:
 // - the update reads its contact's constants from a copy by field
 //   (jl_jor_soa_kernel, once per solve), so a warp's loads are coalesced;
 //   in the problem's contact-major layout the 47 doubles of 32 neighbouring
 //   contacts went through L2 several times over (the update ran at 86% of
 //   L2 throughput and 42% of DRAM);
-// - that copy holds 19 doubles, not the 53 the update uses: the tangents
-//   follow from the normal (jl_sm_frame), the lever rows r x d from the
-//   levers r (jl_sm_lever_rows) and, for a body of isotropic inertia (any
-//   sphere), I^-1 (r x d) = s (r x d); each rebuilt by the setup's own
-//   arithmetic, so the same bits. Other bodies' I^-1 (r x d) come from the
-//   problem's irx;
-// - the update also writes its contact's du terms M^-1 W lam for both sides
-//   (12 doubles), and du sums each body's terms in the body's contact order
-//   (jl_jor_du_terms_kernel); the lanes' du gathered the frame, lever rows
-//   and impulses of every contact twice per iteration (about 300 bytes per
-//   body entry, 1.8 GB per iteration of the pile).
+// - the update and du both rebuild what they need from 15 doubles a contact
+//   (c, the normal, the levers, diag, mu) instead of the 47 the problem
+//   holds: the tangents follow from the normal (jl_sm_frame), the lever rows
+//   r x d from the levers r (jl_sm_lever_rows) and, for a body of isotropic
+//   inertia (any sphere), I^-1 (r x d) = s (r x d); each rebuilt by the
+//   setup's own arithmetic, so the same bits. Other bodies' I^-1 (r x d)
+//   come from the problem's irx. du (a thread per body) reads a contact's
+//   impulse, normal and lever (about 80 bytes a body entry) and takes s and
+//   1/m once per body (jl_jor_body_consts_kernel). jl_jor_du_lanes gathers
+//   the frame, lever rows and impulses (about 300 bytes an entry); du terms
+//   written by the update (12 doubles a contact, written and read back every
+//   iteration) made the update 1.7x slower (0.36 ms an iteration of the
+//   pile against 0.21) for a du of 0.10 ms against 0.14.
 // The constants by field: jor_soa.cuh (the step's setup writes them when
 // the solve will stream; other solves copy them here).
 int jl_jor_streams(const jl_scene_gpu *g, long long n, int on_g) {
@@ -270,27 +270,31 @@ int jl_jor_streams(const jl_scene_gpu *g, long long n, int on_g) {
 __global__ void jl_jor_soa_kernel(jl_jor_problem p, double *soa) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= p.n) return;
-  jl_soa_store((size_t)p.n, (size_t)i, p.c, p.frame, p.lever, p.diag, p.mu, p.iso, p.im, soa);
+  jl_soa_store((size_t)p.n, (size_t)i, p.c, p.frame, p.lever, p.diag, p.mu, soa);
 }
 
-// Each body entry's row of terms: 2 i + side, side as jl_pm_du_body picks it.
-__global__ void jl_jor_body_term_kernel(jl_jor_problem p, int *body_term) {
+// Each body's s (iso: isotropic inverse inertia, else -1) and 1/m into bc
+// (2 a body), from its first contact's side: every side of a body holds
+// the same two (jl_sm_contact); a body without contacts gets 0 (never read).
+__global__ void jl_jor_body_consts_kernel(jl_jor_problem p, double *bc) {
   int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= p.nb) return;
-  for (int e = p.body_ptr[k]; e < p.body_ptr[k + 1]; ++e) {
-    int i = p.body_contact[e];
-    body_term[e] = 2 * i + (p.ka[i] == k ? 0 : 1);
+  double s = 0.0, im = 0.0;
+  int e = p.body_ptr[k];
+  if (e < p.body_ptr[k + 1]) {
+    int i = p.body_contact[e], side = p.ka[i] == k ? 0 : 1;
+    s = p.iso[2 * (size_t)i + side];
+    im = p.im[2 * (size_t)i + side];
   }
+  bc[2 * (size_t)k] = s;
+  bc[2 * (size_t)k + 1] = im;
 }
 
 // Contact i's streamed update: jl_jor_update_one from the constants by
-// field (frame and lever rows rebuilt into registers), and the du terms of
-// the new iterate (APGD: of the next point) for its dynamic sides into t
-// (12): jl_sm_mw_comp's values, computed once here instead of twice in du.
+// field (frame and lever rows rebuilt into registers).
 static __device__ __forceinline__ double jl_jor_update_streamed_one(
     const jl_jor_problem &p, const double *soa, int i, const double *src, double *dst,
-    const double *ysrc, double *ydst, const double *du, double *t, double alpha, double beta,
-    int *good) {
+    const double *ysrc, double *ydst, const double *du, double alpha, double beta, int *good) {
   size_t n = (size_t)p.n;
   const double *f = soa + i;
   double kc[3], kf[9], kr[18], kd[2], km[1], nrm[3];
@@ -305,30 +309,8 @@ static __device__ __forceinline__ double jl_jor_update_streamed_one(
   for (int m = 0; m < 2; ++m) kd[m] = f[(JL_SOA_DIAG + m) * n];
   km[0] = f[JL_SOA_MU * n];
   const jl_jor_consts k = {kc, kf, kr, kd, km};
-  int a = p.ka[i], b = p.kb[i];
-  double pt[3];
-  double r = jl_jor_update_one(p, k, 0, i, a, b, src, dst, ysrc, ydst, du, alpha, beta, good, pt);
-  for (int side = 0; side < 2; ++side) {
-    if ((side ? b : a) < 0) {
-      for (int c = 0; c < 6; ++c) t[6 * side + c] = 0.0;  // never read: no body entry
-      continue;
-    }
-    double ir[9], s = f[(JL_SOA_ISO + side) * n];
-    if (s >= 0.0) {  // jl_int_inv_inertia_apply's isotropic product
-      // the lever rows again from the lever, not kept through the update
-      // (18 more live registers spilled)
-      double lv[3], q[9];
-      for (int m = 0; m < 3; ++m) lv[m] = f[(JL_SOA_LEVER + 3 * side + m) * n];
-      jl_sm_lever_rows(lv, kf, q);
-      for (int d = 0; d < 3; ++d) jl_int_iso_apply(s, q + 3 * d, ir + 3 * d);
-    } else {
-      for (int m = 0; m < 9; ++m) ir[m] = p.irx[18 * (size_t)i + 9 * side + m];
-    }
-    double ims = f[(JL_SOA_IM + side) * n];
-#pragma unroll
-    for (int c = 0; c < 6; ++c) t[6 * side + c] = jl_sm_mw_comp_rows(kf, ir, ims, side, pt, c);
-  }
-  return r;
+  return jl_jor_update_one(p, k, 0, i, p.ka[i], p.kb[i], src, dst, ysrc, ydst, du, alpha, beta,
+                           good);
 }
 
 // One JOR iteration's update and its stop test in one launch: each thread
@@ -342,64 +324,71 @@ static __device__ __forceinline__ double jl_jor_update_streamed_one(
 // ydst = x_{k+1} + beta (x_{k+1} - x_k); beta is read from the state before
 // the join moves it on.
 // STREAMED: the streamed solve's update (jl_jor_update_streamed_one; soa
-// and terms are used only then). Its launch bound asks for 4 resident
+// is used only then). Its launch bound asks for 4 resident
 // blocks (at most 64 registers, a few spills): without it the 33 constants
 // held in registers took 100, and an SM held 2 blocks. The other asks for
 // none (0): a minimum of 1 took it from 46 registers to 72.
 template <bool STREAMED>
 __global__ void __launch_bounds__(JL_SCENE_BLOCK, STREAMED ? 4 : 0) jl_jor_update_stop_kernel(
     jl_jor_problem p, const double *soa, const double *src, double *dst, const double *ysrc,
-    double *ydst, const double *du, double *terms, double *part_res, int *part_ok, int dst_index,
+    double *ydst, const double *du, double *part_res, int *part_ok, int dst_index,
     jl_state_and_buf *sb, jl_restart_args ra) {
   if (sb->s.state != JL_PM_RUN) return;  // the same for every thread: no divergent barrier
   double alpha = sb->s.alpha, r = 0.0;
   double beta = ydst ? jl_pm_beta(&sb->s) : 0.0;
   int good = 1;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  // the block's du terms, staged so that they go out in whole sectors (each
-  // thread's 12 stored directly took 12 stores of 32 sectors per warp)
-  __shared__ double s_terms[STREAMED ? JL_TERMS_PER_CONTACT * JL_SCENE_BLOCK : 1];
   if (i < p.n) {
     if (STREAMED) {
-      r = jl_jor_update_streamed_one(p, soa, (int)i, src, dst, ysrc, ydst, du,
-                                     s_terms + JL_TERMS_PER_CONTACT * threadIdx.x, alpha, beta,
-                                     &good);
+      r = jl_jor_update_streamed_one(p, soa, (int)i, src, dst, ysrc, ydst, du, alpha, beta, &good);
     } else {
       jl_jor_consts k = {p.c, p.frame, p.rx, p.diag, p.mu};
       r = jl_jor_update_one(p, k, (int)i, (int)i, p.ka[i], p.kb[i], src, dst, ysrc, ydst, du,
                             alpha, beta, &good);
     }
   }
-  if (STREAMED) {
-    __syncthreads();
-    long long first = (long long)blockIdx.x * blockDim.x;
-    long long count = p.n - first < (long long)blockDim.x ? p.n - first : (long long)blockDim.x;
-    double *g = terms + JL_TERMS_PER_CONTACT * (size_t)first;
-    for (int j = threadIdx.x; j < JL_TERMS_PER_CONTACT * count; j += blockDim.x) g[j] = s_terms[j];
-  }
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
 }
 
-// du of the streamed solve: a thread per body and component adds the body's
-// terms in its contact order (jl_pm_du_body's additions). After a restart,
-// or before any update, the terms are not of lam: then du from lam, as
-// jl_pm_du_body_comp.
-__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_du_terms_kernel(
-    jl_jor_problem p, const int *body_term, const double *terms, const double *lam, double *du,
+// du of the streamed solve from lam (the new iterate; APGD: the next point),
+// a thread per body adding its six sums in its contact order (jl_pm_du_body's
+// additions): each contact's frame rebuilt from the normal and, where the
+// body's inertia is isotropic (bc: s >= 0), I^-1 (r x d) = s (r x d) from the
+// lever, the setup's own arithmetic; so each term is jl_sm_mw_comp's bits on
+// the problem's frame, irx and im. Other bodies read irx. A thread per body
+// rather than jl_jor_du_lanes' lanes: on the pile (6 contacts a body) the
+// lanes' shuffles and idle lanes took 0.25 ms an iteration against 0.14.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_du_soa_kernel(
+    jl_jor_problem p, const double *soa, const double *bc, const double *lam, double *du,
     const jl_state_and_buf *sb) {
   if (sb->s.state != JL_PM_RUN) return;
   long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= 6LL * p.nb) return;
-  int k = (int)(t / 6), c = (int)(t % 6);
-  double acc = 0.0;
-  if (sb->terms_stale) {
-    acc = jl_pm_du_body_comp(k, c, p.body_ptr, p.body_contact, p.ka, p.frame, p.irx, p.im, lam,
-                             0.0);
-  } else {
-    for (int e = p.body_ptr[k]; e < p.body_ptr[k + 1]; ++e)
-      acc += terms[6 * (size_t)body_term[e] + c];
+  if (t >= p.nb) return;
+  int k = (int)t;  // body k's s and 1/m: jl_jor_body_consts_kernel
+  int e0 = p.body_ptr[k], e1 = p.body_ptr[k + 1];
+  double s = bc[2 * (size_t)k], im = bc[2 * (size_t)k + 1];
+  size_t n = (size_t)p.n;
+  double acc[6] = {0, 0, 0, 0, 0, 0};
+  for (int e = e0; e < e1; ++e) {
+    int i = p.body_contact[e];
+    int side = p.ka[i] == k ? 0 : 1;
+    const double *f = soa + i;
+    double nrm[3], kf[9], ir[9];
+    for (int m = 0; m < 3; ++m) nrm[m] = f[(JL_SOA_NORMAL + m) * n];
+    jl_sm_frame(nrm, kf);
+    if (s >= 0.0) {  // jl_int_inv_inertia_apply's isotropic product
+      double lv[3], rows[9];
+      for (int m = 0; m < 3; ++m) lv[m] = f[(JL_SOA_LEVER + 3 * side + m) * n];
+      jl_sm_lever_rows(lv, kf, rows);
+      for (int d = 0; d < 3; ++d) jl_int_iso_apply(s, rows + 3 * d, ir + 3 * d);
+    } else {
+      for (int m = 0; m < 9; ++m) ir[m] = p.irx[18 * (size_t)i + 9 * side + m];
+    }
+    const double *x = lam + 3 * (size_t)i;
+#pragma unroll
+    for (int c = 0; c < 6; ++c) acc[c] += jl_sm_mw_comp_rows(kf, ir, im, side, x, c);
   }
-  du[t] = acc;
+  for (int c = 0; c < 6; ++c) du[6 * (size_t)k + c] = acc[c];
 }
 
 // The stop test of a SOR iteration in one launch: max residual and AND of
@@ -806,7 +795,6 @@ __global__ void jl_jor_init_kernel(jl_state_and_buf *sb, double alpha) {
   jl_pm_state_init(&sb->s, alpha);
   sb->result_buf = 0;
   sb->arrive_stop = 0;
-  sb->terms_stale = 1;
 }
 
 
@@ -1085,42 +1073,39 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
     // iteration it: from buf[it & 1] into buf[1 - (it & 1)] (APGD: and from
     // ybuf[it & 1] into ybuf[1 - (it & 1)]; du follows y). A restart resets
     // the next iteration's x and y.
-    // Matrix-free: the streamed kernels (their constants by field, du from
-    // the update's terms); on G, the update and the lanes' du.
-    double *soa = nullptr, *terms = nullptr;
-    int *body_term = nullptr;
-    int streamed = jl_jor_streams(g, n, on_g);
+    // Matrix-free: the streamed kernels (constants by field, du rebuilt
+    // from them); on G, the update and the lanes' du.
+    double *soa = nullptr, *bc = nullptr;
+    int streamed = jl_jor_streams(g, n, on_g), nbb = jl_scene_blocks(nb > 0 ? nb : 1);
     if (streamed) {
-      size_t sn = (size_t)n, ne = (size_t)(2 * sn);
+      size_t sn = (size_t)n, snb = (size_t)(nb > 0 ? nb : 1);
       JL_RESERVE(j_soa, JL_SOA_FIELDS * sn * sizeof(double), "contact constants by field");
-      JL_RESERVE(j_terms, JL_TERMS_PER_CONTACT * sn * sizeof(double), "contact du terms");
-      JL_RESERVE(j_body_term, ne * sizeof(int), "body entry terms");
+      JL_RESERVE(j_body_consts, 2 * snb * sizeof(double), "body inertia and mass");
       soa = jl_dp<double>(g->j_soa);
-      terms = jl_dp<double>(g->j_terms);
-      body_term = jl_dp<int>(g->j_body_term);
+      bc = jl_dp<double>(g->j_body_consts);
       if (g->soa_n != n) {  // the setup did not write them
         jl_jor_soa_kernel<<<cb, JL_SCENE_BLOCK>>>(q, soa);
         JL_CUDA_TRY(cudaGetLastError());
       }
-      jl_jor_body_term_kernel<<<jl_scene_blocks(nb), JL_SCENE_BLOCK>>>(q, body_term);
-      JL_CUDA_TRY(cudaGetLastError());
+      if (nb > 0) {
+        jl_jor_body_consts_kernel<<<nbb, JL_SCENE_BLOCK>>>(q, bc);
+        JL_CUDA_TRY(cudaGetLastError());
+      }
     }
-    int tb = jl_scene_blocks(6LL * (nb > 0 ? nb : 1));
     auto body = [&](int it, cudaStream_t st) {
       int cur = it & 1, nxt = 1 - cur;
       jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0, ybuf[nxt]};
       const double *pt = apgd ? ybuf[nxt] : buf[nxt];
       if (!streamed) {
         jl_jor_update_stop_kernel<false><<<cb, JL_SCENE_BLOCK, 0, st>>>(
-            q, nullptr, buf[cur], buf[nxt], ybuf[cur], ybuf[nxt], du, nullptr, part_res, part_ok,
-            nxt, sb, ra);
+            q, nullptr, buf[cur], buf[nxt], ybuf[cur], ybuf[nxt], du, part_res, part_ok, nxt, sb,
+            ra);
         jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK, 0, st>>>(q, pt, du, state);
         return;
       }
       jl_jor_update_stop_kernel<true><<<cb, JL_SCENE_BLOCK, 0, st>>>(
-          q, soa, buf[cur], buf[nxt], ybuf[cur], ybuf[nxt], du, terms, part_res, part_ok, nxt, sb,
-          ra);
-      jl_jor_du_terms_kernel<<<tb, JL_SCENE_BLOCK, 0, st>>>(q, body_term, terms, pt, du, sb);
+          q, soa, buf[cur], buf[nxt], ybuf[cur], ybuf[nxt], du, part_res, part_ok, nxt, sb, ra);
+      jl_jor_du_soa_kernel<<<nbb, JL_SCENE_BLOCK, 0, st>>>(q, soa, bc, pt, du, sb);
     };
     if (jl_prox_loop(g, max_iter, check_every, body, {0, on_g, apgd, streamed}, &host, msg,
                      msg_len))

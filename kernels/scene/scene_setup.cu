@@ -31,7 +31,7 @@ __global__ void jl_setup_contact_kernel(int n, jl_sm_bodies b, const int *materi
   jl_sm_body_keys(p.ka, p.kb, i, keys + 2 * (size_t)i);
   // the streamed solve's rows, read back while this thread's lines are in cache
   if (soa)
-    jl_soa_store((size_t)n, (size_t)i, p.c, p.frame, p.lever, p.diag, p.mu, p.iso, p.im, soa);
+    jl_soa_store((size_t)n, (size_t)i, p.c, p.frame, p.lever, p.diag, p.mu, soa);
 }
 
 // The body CSR from the sorted keys in one launch: thread t gives
