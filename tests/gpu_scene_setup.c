@@ -38,6 +38,7 @@ static void assert_gpu_problems_equal(const jl_contact_problem *x, const jl_cont
   assert_memory_equal(x->im, y->im, 2 * sn * sizeof(double));
   assert_memory_equal(x->lever, y->lever, 6 * sn * sizeof(double));
   assert_memory_equal(x->iso, y->iso, 2 * sn * sizeof(double));
+  assert_memory_equal(x->arm, y->arm, 2 * sn * sizeof(double));
   assert_memory_equal(x->c, y->c, 3 * sn * sizeof(double));
   assert_memory_equal(x->mu, y->mu, sn * sizeof(double));
   assert_memory_equal(x->diag, y->diag, 2 * sn * sizeof(double));

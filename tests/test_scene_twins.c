@@ -392,9 +392,11 @@ static void mixed_contacts(jl_scene *s, jl_broad_phase *bp, jl_contacts *c, int 
 }
 
 /* What the device's streamed solve rebuilds (kernels/scene/scene_prox.cu): the
- * frame from its normal, the lever rows from the levers, and for isotropic
- * bodies (the spheres here, not the boxes) I^-1 (r x d) = s (r x d): each
- * the stored bytes. */
+ * frame from its normal, a sphere's lever from its arm and the normal, the
+ * lever rows from the levers, and for isotropic bodies (the spheres here,
+ * not the boxes) I^-1 (r x d) = s (r x d): each the stored bytes. A
+ * sphere's lever is along the normal and as long as the contact point is
+ * from its centre. */
 static void test_setup_levers_rebuild_rows(void **state) {
   (void)state;
   jl_scene s;
@@ -415,7 +417,25 @@ static void test_setup_levers_rebuild_rows(void **state) {
     assert_memory_equal(fr, p.frame + 9 * (size_t)i, sizeof fr);
     for (int side = 0; side < 2; ++side) {
       int k = side ? p.kb[i] : p.ka[i];
-      if (k < 0) continue;
+      double arm = p.arm[2 * (size_t)i + side];
+      if (k < 0) {
+        assert_true(arm == 0.0);
+        continue;
+      }
+      const double *lever = p.lever + 6 * (size_t)i + 3 * side;
+      if (s.bodies.shape[k] == JL_SHAPE_SPHERE) {
+        double l[3];
+        for (int m = 0; m < 3; ++m) l[m] = arm * p.frame[9 * (size_t)i + m];
+        assert_memory_equal(l, lever, sizeof l);
+        /* |arm| is the point's distance from the centre, to rounding */
+        const double *x = s.bodies.pos + 3 * (size_t)k, *pt = c.point + 3 * (size_t)i;
+        double d2 = 0.0;
+        for (int m = 0; m < 3; ++m) d2 += (pt[m] - x[m]) * (pt[m] - x[m]);
+        assert_true(fabs(fabs(arm) - sqrt(d2)) < 1e-12);
+        assert_true(side ? arm < 0.0 : arm > 0.0);  /* the normal points from a to b */
+      } else {
+        assert_true(arm == 0.0);
+      }
       double rx[9];
       jl_sm_lever_rows(p.lever + 6 * (size_t)i + 3 * side, fr, rx);
       assert_memory_equal(rx, p.rx + 18 * (size_t)i + 9 * side, sizeof rx);

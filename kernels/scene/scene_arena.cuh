@@ -76,7 +76,7 @@ struct jl_scene_gpu {
   jl_dbuf n_a, n_b, n_point, n_normal, n_gap, n_key;
   int contacts = 0;
   // JOR prox: the contact problem (contact_setup.h) and the iterates
-  jl_dbuf p_ka, p_kb, p_rx, p_irx, p_im, p_c, p_mu, p_diag, p_lever, p_iso, p_body_ptr,
+  jl_dbuf p_ka, p_kb, p_rx, p_irx, p_im, p_c, p_mu, p_diag, p_lever, p_iso, p_arm, p_body_ptr,
       p_body_contact;
   jl_dbuf p_frame, p_keys, p_keys_alt, p_row_count, p_row_start, p_rowptr, p_col, p_blocks;
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
@@ -92,6 +92,8 @@ struct jl_scene_gpu {
   jl_dbuf j_soa, j_body_consts;
   int soa_by_setup = 1;    // 0: the solve copies j_soa all the same (benchmarks)
   int soa_n = -1;          // j_soa holds the last setup's n contacts (-1: not written)
+  int du_soa = 0;          // the last solve streamed: j_soa and j_body_consts hold its
+                           // problem's (the step's end velocity reads them)
   // SOR: the problem's per-contact arrays and impulses in colour order
   jl_dbuf s_ka, s_kb, s_frame, s_rx, s_irx, s_im, s_c, s_mu, s_diag, s_lam;
   // the device step's warm-start memory (keys sorted, world impulses)
@@ -284,6 +286,7 @@ static inline int jl_reserve_problem(jl_scene_gpu *g, int n, int nb, char *msg, 
   JL_RESERVE(p_diag, 2 * sn * sizeof(double), "Delassus diagonals");
   JL_RESERVE(p_lever, 6 * sn * sizeof(double), "contact levers");
   JL_RESERVE(p_iso, 2 * sn * sizeof(double), "isotropic inverse inertias");
+  JL_RESERVE(p_arm, 2 * sn * sizeof(double), "sphere levers");
   JL_RESERVE(p_body_ptr, (snb + 1) * sizeof(int), "body contact lists");
   JL_RESERVE(p_body_contact, 2 * sn * sizeof(int), "body contact lists");
   return 0;

@@ -31,7 +31,7 @@ struct jl_jor_problem {
   int n, nb;
   const int *ka, *kb, *body_ptr, *body_contact;
   const double *frame, *rx, *irx, *im, *c, *mu, *diag;
-  const double *lever, *iso;  // the streamed solve rebuilds rx and irx from these
+  const double *lever, *iso, *arm;  // the streamed solve rebuilds rx and irx from these
   int on_g;                // xi from G (block CSR) instead of du
   const int *rowptr, *col;
   const double *blocks;
@@ -270,7 +270,9 @@ int jl_jor_streams(const jl_scene_gpu *g, long long n, int on_g) {
 __global__ void jl_jor_soa_kernel(jl_jor_problem p, double *soa) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= p.n) return;
-  jl_soa_store((size_t)p.n, (size_t)i, p.c, p.frame, p.lever, p.diag, p.mu, soa);
+  size_t k = (size_t)i;
+  jl_soa_store((size_t)p.n, k, p.c + 3 * k, p.frame + 9 * k, p.lever + 6 * k, p.diag + 2 * k,
+               p.mu + k, p.arm + 2 * k, soa);
 }
 
 // Each body's s (iso: isotropic inverse inertia, else -1) and 1/m into bc
@@ -303,7 +305,7 @@ static __device__ __forceinline__ double jl_jor_update_streamed_one(
   jl_sm_frame(nrm, kf);
   for (int side = 0; side < 2; ++side) {
     double lv[3];
-    for (int m = 0; m < 3; ++m) lv[m] = f[(JL_SOA_LEVER + 3 * side + m) * n];
+    jl_soa_lever(n, f, nrm, side, lv);
     jl_sm_lever_rows(lv, kf, kr + 9 * side);
   }
   for (int m = 0; m < 2; ++m) kd[m] = f[(JL_SOA_DIAG + m) * n];
@@ -350,44 +352,21 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK, STREAMED ? 4 : 0) jl_jor_updat
   jl_prox_join(p, r, good, part_res, part_ok, dst_index, sb, ra);
 }
 
-// du of the streamed solve from lam (the new iterate; APGD: the next point),
-// a thread per body adding its six sums in its contact order (jl_pm_du_body's
-// additions): each contact's frame rebuilt from the normal and, where the
-// body's inertia is isotropic (bc: s >= 0), I^-1 (r x d) = s (r x d) from the
-// lever, the setup's own arithmetic; so each term is jl_sm_mw_comp's bits on
-// the problem's frame, irx and im. Other bodies read irx. A thread per body
-// rather than jl_jor_du_lanes' lanes: on the pile (6 contacts a body) the
-// lanes' shuffles and idle lanes took 0.25 ms an iteration against 0.14.
+// du of the streamed solve from lam (the new iterate; APGD: the next point;
+// the start), a thread per body (jl_soa_du_body; s and 1/m: bc, by
+// jl_jor_body_consts_kernel). A thread per body rather than jl_jor_du_lanes'
+// lanes: on the pile (6 contacts a body) the lanes' shuffles and idle lanes
+// took 0.25 ms an iteration against 0.14.
 __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_du_soa_kernel(
     jl_jor_problem p, const double *soa, const double *bc, const double *lam, double *du,
     const jl_state_and_buf *sb) {
   if (sb->s.state != JL_PM_RUN) return;
   long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= p.nb) return;
-  int k = (int)t;  // body k's s and 1/m: jl_jor_body_consts_kernel
-  int e0 = p.body_ptr[k], e1 = p.body_ptr[k + 1];
-  double s = bc[2 * (size_t)k], im = bc[2 * (size_t)k + 1];
-  size_t n = (size_t)p.n;
+  int k = (int)t;
   double acc[6] = {0, 0, 0, 0, 0, 0};
-  for (int e = e0; e < e1; ++e) {
-    int i = p.body_contact[e];
-    int side = p.ka[i] == k ? 0 : 1;
-    const double *f = soa + i;
-    double nrm[3], kf[9], ir[9];
-    for (int m = 0; m < 3; ++m) nrm[m] = f[(JL_SOA_NORMAL + m) * n];
-    jl_sm_frame(nrm, kf);
-    if (s >= 0.0) {  // jl_int_inv_inertia_apply's isotropic product
-      double lv[3], rows[9];
-      for (int m = 0; m < 3; ++m) lv[m] = f[(JL_SOA_LEVER + 3 * side + m) * n];
-      jl_sm_lever_rows(lv, kf, rows);
-      for (int d = 0; d < 3; ++d) jl_int_iso_apply(s, rows + 3 * d, ir + 3 * d);
-    } else {
-      for (int m = 0; m < 9; ++m) ir[m] = p.irx[18 * (size_t)i + 9 * side + m];
-    }
-    const double *x = lam + 3 * (size_t)i;
-#pragma unroll
-    for (int c = 0; c < 6; ++c) acc[c] += jl_sm_mw_comp_rows(kf, ir, im, side, x, c);
-  }
+  jl_soa_du_body((size_t)p.n, soa, p.body_ptr, p.body_contact, p.ka, p.irx, bc[2 * (size_t)k],
+                 bc[2 * (size_t)k + 1], k, lam, acc);
   for (int c = 0; c < 6; ++c) du[6 * (size_t)k + c] = acc[c];
 }
 
@@ -803,6 +782,8 @@ extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_probl
                                          int msg_len) {
   int n = p->n, nb = p->nbodies;
   g->csr_ok = 0;  // the body lists are the host's problem's now
+  g->soa_n = -1;  // and the constants by field a setup wrote are not of it
+  g->du_soa = 0;
   g->p_n = 0;
   g->p_nb = 0;
   g->p_has_g = 0;
@@ -819,6 +800,7 @@ extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_probl
     JL_CUDA_TRY(cudaMemcpy(g->p_im.p, p->im, 2 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_lever.p, p->lever, 6 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_iso.p, p->iso, 2 * sn * sizeof(double), h2d));
+    JL_CUDA_TRY(cudaMemcpy(g->p_arm.p, p->arm, 2 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_c.p, p->c, 3 * sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_mu.p, p->mu, sn * sizeof(double), h2d));
     JL_CUDA_TRY(cudaMemcpy(g->p_diag.p, p->diag, 2 * sn * sizeof(double), h2d));
@@ -1007,6 +989,7 @@ static jl_jor_problem jl_prox_problem(jl_scene_gpu *g, int on_g, double tol_abs,
   q.diag = jl_dp<double>(g->p_diag);
   q.lever = jl_dp<double>(g->p_lever);
   q.iso = jl_dp<double>(g->p_iso);
+  q.arm = jl_dp<double>(g->p_arm);
   q.on_g = on_g;
   q.rowptr = jl_dp<int>(g->p_rowptr);
   q.col = jl_dp<int>(g->p_col);
@@ -1048,12 +1031,36 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
   if (apgd)  // the first extrapolated point is the start
     JL_CUDA_TRY(cudaMemcpyAsync(ybuf[0], buf[0], 3 * (size_t)n * sizeof(double),
                                 cudaMemcpyDeviceToDevice));
-  jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[0], du, state);
-  JL_CUDA_TRY(cudaGetLastError());
   jl_state_and_buf host;
   double *lam_init = jl_dp<double>(g->lam_init);
   int plan = 0;
   int pb = g->use_persistent ? jl_jor_persistent_blocks(g, n, nb, &plan) : 0;
+  // Matrix-free and too large for the persistent solve: the streamed kernels
+  // (constants by field, du rebuilt from them); on G, the update and the
+  // lanes' du.
+  double *soa = nullptr, *bc = nullptr;
+  int streamed = pb == 0 && jl_jor_streams(g, n, on_g), nbb = jl_scene_blocks(nb > 0 ? nb : 1);
+  g->du_soa = 0;
+  if (streamed) {
+    size_t sn = (size_t)n, snb = (size_t)(nb > 0 ? nb : 1);
+    JL_RESERVE(j_soa, JL_SOA_FIELDS * sn * sizeof(double), "contact constants by field");
+    JL_RESERVE(j_body_consts, 2 * snb * sizeof(double), "body inertia and mass");
+    soa = jl_dp<double>(g->j_soa);
+    bc = jl_dp<double>(g->j_body_consts);
+    if (g->soa_n != n) {  // the setup did not write them
+      jl_jor_soa_kernel<<<cb, JL_SCENE_BLOCK>>>(q, soa);
+      JL_CUDA_TRY(cudaGetLastError());
+    }
+    if (nb > 0) {
+      jl_jor_body_consts_kernel<<<nbb, JL_SCENE_BLOCK>>>(q, bc);
+      JL_CUDA_TRY(cudaGetLastError());
+    }
+    g->du_soa = 1;
+    jl_jor_du_soa_kernel<<<nbb, JL_SCENE_BLOCK>>>(q, soa, bc, buf[0], du, sb);
+  } else {
+    jl_jor_du_kernel<<<bb, JL_SCENE_BLOCK>>>(q, buf[0], du, state);
+  }
+  JL_CUDA_TRY(cudaGetLastError());
   if (pb > 0) {
     const jl_persist_plan &pl = jl_persist_plans[plan];
     jl_jor_bufs jb = {{buf[0], buf[1]}, {ybuf[0], ybuf[1]}, du, lam_init};
@@ -1073,25 +1080,6 @@ int jl_scene_jor_core(jl_scene_gpu *g, int on_g, int apgd, double alpha, double 
     // iteration it: from buf[it & 1] into buf[1 - (it & 1)] (APGD: and from
     // ybuf[it & 1] into ybuf[1 - (it & 1)]; du follows y). A restart resets
     // the next iteration's x and y.
-    // Matrix-free: the streamed kernels (constants by field, du rebuilt
-    // from them); on G, the update and the lanes' du.
-    double *soa = nullptr, *bc = nullptr;
-    int streamed = jl_jor_streams(g, n, on_g), nbb = jl_scene_blocks(nb > 0 ? nb : 1);
-    if (streamed) {
-      size_t sn = (size_t)n, snb = (size_t)(nb > 0 ? nb : 1);
-      JL_RESERVE(j_soa, JL_SOA_FIELDS * sn * sizeof(double), "contact constants by field");
-      JL_RESERVE(j_body_consts, 2 * snb * sizeof(double), "body inertia and mass");
-      soa = jl_dp<double>(g->j_soa);
-      bc = jl_dp<double>(g->j_body_consts);
-      if (g->soa_n != n) {  // the setup did not write them
-        jl_jor_soa_kernel<<<cb, JL_SCENE_BLOCK>>>(q, soa);
-        JL_CUDA_TRY(cudaGetLastError());
-      }
-      if (nb > 0) {
-        jl_jor_body_consts_kernel<<<nbb, JL_SCENE_BLOCK>>>(q, bc);
-        JL_CUDA_TRY(cudaGetLastError());
-      }
-    }
     auto body = [&](int it, cudaStream_t st) {
       int cur = it & 1, nxt = 1 - cur;
       jl_restart_args ra = {lam_init, buf[nxt], du, nullptr, 0, ybuf[nxt]};

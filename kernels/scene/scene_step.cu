@@ -103,6 +103,26 @@ __global__ void jl_step_end_velocity_kernel(int nb, const uint8_t *is_static, co
   else omega[3 * (size_t)k + c - 3] += acc;
 }
 
+// The same after a streamed solve, a thread per body: its six sums from
+// dv_free (jl_st_end_velocity_body's order), each contact's terms rebuilt
+// from the constants by field (jl_soa_du_body), as the solve's du did;
+// about a third of the bytes of the frame and inertia lever rows.
+__global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_step_end_velocity_soa_kernel(
+    int nb, size_t n, const uint8_t *is_static, const double *dv, const int *body_ptr,
+    const int *body_contact, const int *ka, const double *irx, const double *soa,
+    const double *bc, const double *lam, double *vel, double *omega) {
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nb) return;
+  int k = (int)t;
+  if (is_static[k]) return;
+  double acc[6];
+  for (int c = 0; c < 6; ++c) acc[c] = dv[6 * (size_t)k + c];
+  jl_soa_du_body(n, soa, body_ptr, body_contact, ka, irx, bc[2 * (size_t)k],
+                 bc[2 * (size_t)k + 1], k, lam, acc);
+  for (int c = 0; c < 3; ++c) vel[3 * (size_t)k + c] += acc[c];
+  for (int c = 0; c < 3; ++c) omega[3 * (size_t)k + c] += acc[3 + c];
+}
+
 // The warm-start memory in one pass, a thread per candidate pair: the
 // narrow phase writes the keys ascending pair by pair (collide.h), so
 // sorting each pair's few points (at most JL_MAX_MANIFOLD, by the count
@@ -241,7 +261,14 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     jl_scene_mark(g, "solve");
     JL_STAGE(JL_STEP_STAGE_SOLVE);
   }
-  if (nb > 0) {
+  if (nb > 0 && g->du_soa && lam) {  // a streamed solve: du as it rebuilt it
+    jl_step_end_velocity_soa_kernel<<<jl_scene_blocks(nb), JL_SCENE_BLOCK>>>(
+        nb, (size_t)n, jl_dp<uint8_t>(g->is_static), jl_dp<double>(g->dv),
+        jl_dp<int>(g->p_body_ptr), jl_dp<int>(g->p_body_contact), jl_dp<int>(g->p_ka),
+        jl_dp<double>(g->p_irx), jl_dp<double>(g->j_soa), jl_dp<double>(g->j_body_consts), lam,
+        jl_dp<double>(g->vel), jl_dp<double>(g->omega));
+    JL_CUDA_TRY(cudaGetLastError());
+  } else if (nb > 0) {
     jl_step_end_velocity_kernel<<<jl_scene_blocks(6LL * nb), JL_SCENE_BLOCK>>>(
         nb, jl_dp<uint8_t>(g->is_static), jl_dp<double>(g->dv), jl_dp<int>(g->p_body_ptr),
         jl_dp<int>(g->p_body_contact), jl_dp<int>(g->p_ka), jl_dp<double>(g->p_frame),

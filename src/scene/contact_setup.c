@@ -12,7 +12,7 @@
 void jl_contact_problem_free(jl_contact_problem *p) {
   if (!p) return;
   free(p->ka); free(p->kb); free(p->frame); free(p->rx); free(p->irx); free(p->im);
-  free(p->lever); free(p->iso);
+  free(p->lever); free(p->iso); free(p->arm);
   free(p->c); free(p->mu); free(p->diag); free(p->rowptr); free(p->col);
   free(p->blocks); free(p->body_ptr); free(p->body_contact);
   memset(p, 0, sizeof *p);
@@ -33,6 +33,7 @@ int jl_contact_problem_reserve(jl_contact_problem *p, int n, int nbodies, int nn
     JL_GROW(p->rx, 18 * (size_t)cap); JL_GROW(p->irx, 18 * (size_t)cap);
     JL_GROW(p->im, 2 * (size_t)cap);
     JL_GROW(p->lever, 6 * (size_t)cap); JL_GROW(p->iso, 2 * (size_t)cap);
+    JL_GROW(p->arm, 2 * (size_t)cap);
     JL_GROW(p->c, 3 * (size_t)cap); JL_GROW(p->mu, cap); JL_GROW(p->diag, 2 * (size_t)cap);
     JL_GROW(p->rowptr, cap + 1); JL_GROW(p->body_contact, 2 * (size_t)cap);
     p->cap = cap;
@@ -64,9 +65,10 @@ typedef struct jl_setup_job {
 
 void jl_contact_setup_contacts(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *c,
                                const jl_contact_law *law, const double *dv_free, int lo, int hi) {
-  jl_sm_bodies sb = {b->is_static, b->pos, b->quat, b->vel, b->omega, b->inv_mass, b->inv_inertia};
+  jl_sm_bodies sb = {b->is_static, b->pos, b->quat, b->vel, b->omega, b->inv_mass, b->inv_inertia,
+                     b->shape};
   jl_sm_problem sp = {p->ka, p->kb, p->frame, p->rx, p->irx, p->im, p->c, p->mu, p->diag,
-                     p->lever, p->iso};
+                     p->lever, p->iso, p->arm};
   for (int i = lo; i < hi; ++i)
     jl_sm_contact(&sb, c->body_a[i], c->body_b[i], c->point + 3 * (size_t)i,
                   c->normal + 3 * (size_t)i, law->mu[i], law->eps_n[i], law->eps_t[i], dv_free, i,

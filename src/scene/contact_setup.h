@@ -45,6 +45,7 @@ typedef struct jl_contact_problem {
    * reading them (the device's streamed solve): */
   double *lever;           /* 6: r_a then r_b, contact point minus centre (0 for a static side) */
   double *iso;             /* 2: s where the side's I^-1 = s 1 (spheres, cubes), else -1; 0 static */
+  double *arm;             /* 2: l where the side is a sphere, whose lever is l n; else 0 */
   /* G: block-sparse CSR of 3x3 blocks, row-major inside a block, columns ascending */
   int has_g;
   int nnz, nnz_cap;

@@ -91,15 +91,27 @@ JL_HD static inline void jl_sm_mw_add(const double *frame, const double *irx, co
 typedef struct jl_sm_bodies {
   const uint8_t *is_static;
   const double *pos, *quat, *vel, *omega, *inv_mass, *inv_inertia;
+  const uint8_t *shape;
 } jl_sm_bodies;
 
 typedef struct jl_sm_problem {
   int *ka, *kb;
-  double *frame, *rx, *irx, *im, *c, *mu, *diag, *lever, *iso;
+  double *frame, *rx, *irx, *im, *c, *mu, *diag, *lever, *iso, *arm;
 } jl_sm_problem;
 
+/* A sphere's lever r (contact point minus centre) lies along the normal n:
+ * it is kept as r = l n with l = r . n, so that a solve can rebuild its bits
+ * from l and the normal (the device's streamed solve reads 1 number a side
+ * instead of 3). Returns l; r is rewritten. */
+JL_HD static inline double jl_sm_sphere_lever(const double n[3], double r[3]) {
+  double l = r[0] * n[0] + r[1] * n[1] + r[2] * n[2];
+  for (int m = 0; m < 3; ++m) r[m] = l * n[m];
+  return l;
+}
+
 /* Contact i (bodies a, b, point, unit normal; law mu, eps_n, eps_t; dv_free
- * 6 per body): frame, lever rows, c, mu and diag. */
+ * 6 per body): frame, lever rows, c, mu and diag; a sphere side's lever as
+ * l n (jl_sm_sphere_lever) with arm = l, every other side's arm 0. */
 JL_HD static inline void jl_sm_contact(const jl_sm_bodies *b, int a, int bb, const double *pt,
                                        const double *normal, double mu, double eps_n,
                                        double eps_t, const double *dv_free, int i,
@@ -120,10 +132,13 @@ JL_HD static inline void jl_sm_contact(const jl_sm_bodies *b, int a, int bb, con
       for (int m = 0; m < 3; ++m) lever[m] = 0.0;
       p->im[2 * (size_t)i + side] = 0.0;
       p->iso[2 * (size_t)i + side] = 0.0;
+      p->arm[2 * (size_t)i + side] = 0.0;
       continue;
     }
     const double *x = b->pos + 3 * (size_t)k;
     double r[3] = {pt[0] - x[0], pt[1] - x[1], pt[2] - x[2]};
+    p->arm[2 * (size_t)i + side] =
+        b->shape[k] == JL_SHAPE_SPHERE ? jl_sm_sphere_lever(normal, r) : 0.0;
     for (int m = 0; m < 3; ++m) lever[m] = r[m];
     double im = b->inv_mass[k];
     p->im[2 * (size_t)i + side] = im;

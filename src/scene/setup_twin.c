@@ -23,9 +23,10 @@ int jl_setup_twin(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *
   p->nbodies = nb;
   p->has_g = 0;
   p->nnz = 0;
-  jl_sm_bodies sb = {b->is_static, b->pos, b->quat, b->vel, b->omega, b->inv_mass, b->inv_inertia};
+  jl_sm_bodies sb = {b->is_static, b->pos, b->quat, b->vel, b->omega, b->inv_mass, b->inv_inertia,
+                     b->shape};
   jl_sm_problem sp = {p->ka, p->kb, p->frame, p->rx, p->irx, p->im, p->c, p->mu, p->diag,
-                     p->lever, p->iso};
+                     p->lever, p->iso, p->arm};
   for (int i = 0; i < n; ++i) {
     int a = c->body_a[i], bb = c->body_b[i];
     int m = b->material[a] * materials_max + b->material[bb];
