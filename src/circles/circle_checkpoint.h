@@ -30,7 +30,7 @@ typedef struct jl_circle_checkpoint {
   int first;                  /* CPU engine: the candidate the next launch takes first */
   double elapsed_s;           /* the run's seconds so far */
   double t_best;              /* when the best was found (seconds into the run) */
-  double polish_iter_s;       /* the longest SLSQP iteration seen */
+  double polish_iter_s;       /* the most CPU seconds an SLSQP iteration took */
   double launch_s, polish_s;  /* of elapsed_s, in the launches and in the polish */
   jl_rng host_rng;            /* the host's stream (restarts, adoptions) */
   jl_circle_batch batch;      /* count candidates of n circles, radii ascending */

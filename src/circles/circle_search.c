@@ -213,6 +213,8 @@ int jl_circle_search_batch(const jl_device *dev, int n, const jl_circle_search_o
 #define JL_LAUNCH_TARGET_S 0.8
 /* Launches shorter than this give no rate worth sizing by (timer noise). */
 #define JL_LAUNCH_RATE_MIN_S 0.01
+/* ... nor a slowdown of the machine (jl_polish_opts.slow). */
+#define JL_SLOW_MIN_LAUNCH_S 0.05
 /* The polish after the last launch may run this far past --time, so a
  * record found at the end is not lost unpolished. */
 #define JL_POLISH_GRACE_S 0.5
@@ -238,6 +240,7 @@ typedef struct jl_polish_pool {
   atomic_int next;
   double deadline;         /* the round's polish ends (0: none) */
   double end;              /* the run's end, grace included (0: none) */
+  double slow;             /* jl_polish_opts.slow */
   volatile sig_atomic_t *stop;
 } jl_polish_pool;
 
@@ -249,8 +252,9 @@ typedef struct jl_search_state {
   int polish_slots, threads;
   double t0, t_best;
   double deadline;         /* t0 + --time (0: none) */
-  double polish_iter_s;    /* the longest SLSQP iteration the polish has seen */
+  double polish_iter_s;    /* the most CPU seconds an SLSQP iteration has taken */
   double launch_s, polish_s; /* time in the launches and in the polish */
+  double slow;             /* on the CPU: the last launch's threads x wall over CPU seconds */
   int njobs;               /* the polish jobs taken (jl_search_polish_take) */
   jl_polish_pool pool;     /* ... and the threads polishing them */
   pthread_t tid[JL_POLISH_MAX_THREADS];
@@ -268,6 +272,7 @@ static void *jl_polish_worker(void *arg) {
   jl_polish_opts_default(&po);
   po.deadline = pool->deadline;
   po.end = pool->end;
+  po.slow = pool->slow;
   po.stop = pool->stop;
   for (;;) {
     int k = atomic_fetch_add(&pool->next, 1);
@@ -322,6 +327,7 @@ static void jl_search_polish_take(jl_search_state *st, const jl_circle_batch *b,
   st->pool.count = njobs;
   st->pool.deadline = deadline;
   st->pool.end = st->deadline > 0 ? st->deadline + JL_POLISH_GRACE_S : 0.0;
+  st->pool.slow = st->slow;
   st->pool.stop = st->stop;
   atomic_init(&st->pool.next, 0);
 }
@@ -687,9 +693,15 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
                             jl_polish_deadline(&st, o, 0.5 * JL_POLISH_GRACE_S, round_s));
       jl_search_polish_spawn(&st, st.threads);  /* all the host's threads: the device works */
     }
-    double t_launch = jl_time_now();
+    double t_launch = jl_time_now(), c_launch = jl_cpu_now(1);
     rc = jl_circle_engine_run(&eng, &p, &b, err);
     t_launch = jl_time_now() - t_launch;
+    c_launch = jl_cpu_now(1) - c_launch;
+    /* On the CPU the launch keeps its threads busy: a share of their time
+     * without CPU is other jobs', and the polish after it will run as slowly
+     * (jl_polish_opts.slow). On a device the host mostly waits. */
+    if (dev->kind != JL_DEVICE_CUDA && t_launch > JL_SLOW_MIN_LAUNCH_S)
+      st.slow = fmax(1.0, st.threads * t_launch / fmax(c_launch, 1e-6));
     st.launch_s += t_launch;
     last_launch_s = t_launch;
     if (beside) {  /* what of the polish outlasted the launch */

@@ -102,12 +102,14 @@ typedef struct jl_polish_opts {
   double time_s;                  /* 0: no limit */
   double deadline;                /* jl_time_now() at which to give up (0: none) */
   volatile sig_atomic_t *stop;    /* give up once set (SIGINT; NULL: never) */
-  double *iter_s;                 /* in: seconds an SLSQP iteration of this problem took
-                                   * before (0: not known); out: the longest one seen; no
-                                   * iteration starts that would end past the deadline */
+  double *iter_s;                 /* in: CPU seconds an SLSQP iteration of this problem
+                                   * took before (0: not known); out: the longest one seen;
+                                   * no iteration starts that would end past the deadline */
   double end;                     /* the run's end, which the polish must not pass (0:
                                    * none): no iteration starts that could end past it
                                    * on a machine getting busier (jl_nlp_late) */
+  double slow;                    /* how much slower than its CPU time a thread runs now
+                                   * (a busy machine: wall over CPU seconds; <= 1: not) */
 } jl_polish_opts;
 void jl_polish_opts_default(jl_polish_opts *o);
 int jl_circle_polish(jl_circle_packing *pk, const jl_polish_opts *opts, int *improved,

@@ -46,6 +46,7 @@ void jl_polish_opts_default(jl_polish_opts *o) {
   o->stop = NULL;
   o->iter_s = NULL;
   o->end = 0.0;
+  o->slow = 1.0;
 }
 
 typedef struct jl_nlp {
@@ -65,27 +66,37 @@ typedef struct jl_nlp {
   volatile sig_atomic_t *stop; /* SIGINT: stop the solve at its next evaluation */
   double deadline;          /* the solve's end (0: none) */
   double end;               /* the run's end (0: none) */
-  double t_eval;            /* when the last evaluation came (0: none yet) */
-  double t_iter;            /* the longest time between two evaluations (0: none yet) */
+  double t_eval, c_eval;    /* when the last evaluation came, and this thread's CPU
+                               seconds then (t_eval 0: none yet) */
+  double t_iter;            /* the most CPU seconds between two evaluations (0: none yet) */
+  double slow;              /* wall over CPU seconds of this thread's last long
+                               stretch between evaluations (or the caller's), >= 1 */
 } jl_nlp;
 
 /* An SLSQP iteration cannot be cut (NLopt looks at the clock between
- * evaluations), and at a few hundred circles one lasts up to a second. No
- * iteration starts that would end past the solve's deadline (a round's
- * polish, or the run's end), as long as the longest one so far; nor one that
+ * evaluations), and at a few hundred circles one lasts up to a second. An
+ * iteration is taken to last the most CPU seconds one has taken so far, or
+ * before the run has seen one JL_POLISH_ITER_N3_S n^3 (200 equal circles:
+ * 1 s, the longest measured on a thread of the 2-core development VM,
+ * 0.5-1.1 s), times how much slower than its CPU time the thread now runs
+ * (slow: other jobs on the machine). No iteration starts that would end past
+ * the solve's deadline (a round's polish, or the run's end); nor one that
  * could end past the run's end: as long as JL_POLISH_ITER_MARGIN times that,
- * since a machine that gets busier mid-run (the test suite's other jobs
- * arriving on 2 cores) made one take twice as long, and --time 3 ended at
- * 4.3 s; before the run has seen one, an iteration of n circles is taken to
- * last JL_POLISH_ITER_N3_S n^3 seconds (200 equal circles: 1 s, the longest
- * measured on a thread of the 2-core development VM, 0.5-1.1 s). */
+ * since a machine that gets busier mid-iteration (the test suite's other
+ * jobs arriving on 2 cores) made one take twice as long. Without the slowdown
+ * a run of --time 3 on 2 threads under six other busy processes ended at
+ * 5.1-5.5 s: its first iteration, taken to last 1 s, lasted 4. */
 #define JL_POLISH_ITER_MARGIN 2.0
 #define JL_POLISH_ITER_N3_S 1.25e-7
+/* Stretches between evaluations shorter than this do not measure the slowdown
+ * (a time slice lost to another job would count a hundredfold). */
+#define JL_POLISH_SLOW_MIN_S 0.02
 
 static int jl_nlp_late(const jl_nlp *p, double now) {
   double n = p->n, t = p->t_iter > 0 ? p->t_iter : JL_POLISH_ITER_N3_S * n * n * n;
-  return (p->deadline > 0 && now + p->t_iter > p->deadline) ||
-         (p->end > 0 && now + JL_POLISH_ITER_MARGIN * t > p->end);
+  double w = t * p->slow;
+  return (p->deadline > 0 && now + (p->t_iter > 0 ? w : 0.0) > p->deadline) ||
+         (p->end > 0 && now + JL_POLISH_ITER_MARGIN * w > p->end);
 }
 
 static void jl_nlp_free(jl_nlp *p) {
@@ -187,10 +198,15 @@ static double jl_nlp_objective(unsigned nv, const double *v, double *grad, void 
   /* NLopt's maxtime is checked between evaluations: stop where the next
    * iteration would be late (jl_nlp_late) */
   if ((p->deadline > 0 || p->end > 0) && p->opt) {
-    double now = jl_time_now();
-    if (p->t_eval > 0) p->t_iter = fmax(p->t_iter, now - p->t_eval);
+    double now = jl_time_now(), cpu = jl_cpu_now(0);
+    if (p->t_eval > 0) {
+      double wall = now - p->t_eval, used = cpu - p->c_eval;
+      p->t_iter = fmax(p->t_iter, used);
+      if (wall > JL_POLISH_SLOW_MIN_S) p->slow = fmax(1.0, wall / fmax(used, 1e-6));
+    }
     if (jl_nlp_late(p, now)) nlopt_force_stop(p->opt);
     p->t_eval = now;
+    p->c_eval = cpu;
   }
   if (grad) {
     memset(grad, 0, nv * sizeof *grad);
@@ -351,6 +367,7 @@ static int jl_polish_rounds(jl_circle_packing *best, const jl_polish_opts *o,
                  deadline, o->stop};
   int fails = 0;
   p.t_iter = o->iter_s && *o->iter_s > 0 ? *o->iter_s : 0.0;
+  p.slow = o->slow > 1.0 ? o->slow : 1.0;
   p.deadline = deadline;
   p.end = o->end;
   for (int round = 0; round < JL_POLISH_ROUNDS && !jl_budget_spent(&b); ++round) {
