@@ -209,8 +209,7 @@ struct jl_jor_consts {
 static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor_consts &k, int li,
                                            int i, int a, int b, const double *src, double *dst,
                                            const double *ysrc, double *ydst, const double *du,
-                                           double alpha, double beta, int *good,
-                                           double *pt = nullptr) {
+                                           double alpha, double beta, int *good) {
   const double *from = ydst ? ysrc : src;
   double xi[3];
   if (p.on_g)
@@ -229,12 +228,7 @@ static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor
     double y[3];
     jl_pm_extrapolate(x, src + 3 * (size_t)i, beta, y);
     double *yd = ydst + 3 * (size_t)i;
-    for (int m = 0; m < 3; ++m) {
-      yd[m] = y[m];
-      if (pt) pt[m] = y[m];
-    }
-  } else if (pt) {
-    for (int m = 0; m < 3; ++m) pt[m] = x[m];
+    for (int m = 0; m < 3; ++m) yd[m] = y[m];
   }
   return r;
 }
