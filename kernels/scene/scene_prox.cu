@@ -26,7 +26,6 @@
 #include "colour_math.h"
 #include "prox_math.h"
 
-
 struct jl_jor_problem {
   int n, nb;
   const int *ka, *kb, *body_ptr, *body_contact;
@@ -242,14 +241,15 @@ static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor
 //   in the problem's contact-major layout the 47 doubles of 32 neighbouring
 //   contacts went through L2 several times over (the update ran at 86% of
 //   L2 throughput and 42% of DRAM);
-// - the update and du both rebuild what they need from 15 doubles a contact
-//   (c, the normal, the levers, diag, mu) instead of the 47 the problem
+// - the update and du both rebuild what they need from 17 doubles a contact
+//   (c, the normal, the levers, diag, mu, the arms; 11 read where both sides
+//   are spheres or static: jl_soa_lever) instead of the 47 the problem
 //   holds: the tangents follow from the normal (jl_sm_frame), the lever rows
 //   r x d from the levers r (jl_sm_lever_rows) and, for a body of isotropic
 //   inertia (any sphere), I^-1 (r x d) = s (r x d); each rebuilt by the
 //   setup's own arithmetic, so the same bits. Other bodies' I^-1 (r x d)
 //   come from the problem's irx. du (a thread per body) reads a contact's
-//   impulse, normal and lever (about 80 bytes a body entry) and takes s and
+//   impulse, normal and arm (about 64 bytes a body entry; 80 with a lever) and takes s and
 //   1/m once per body (jl_jor_body_consts_kernel). jl_jor_du_lanes gathers
 //   the frame, lever rows and impulses (about 300 bytes an entry); du terms
 //   written by the update (12 doubles a contact, written and read back every
