@@ -28,6 +28,10 @@ enum {
 // Whether a matrix-free (on_g 0) JOR or APGD solve of n contacts streams
 // (g->use_streamed: by size, always or never).
 int jl_jor_streams(const jl_scene_gpu *g, long long n, int on_g);
+// Whether such a solve of n contacts and nb bodies takes the streamed
+// kernels: it streams and the persistent solve does not take it (the step
+// has its setup write the constants by field then).
+int jl_jor_solve_streams(jl_scene_gpu *g, long long n, long long nb, int on_g);
 
 // Contact i of n into the rows by field, from its arrays in the problem's
 // layout (contact_setup.h: c 3, frame 9, lever 6, diag 2, mu 1, arm 2), each
@@ -58,6 +62,11 @@ static __device__ inline void jl_soa_lever(size_t n, const double *f, const doub
   }
 }
 
+// A body list entry as the streamed solve reads it: its contact i and the
+// body's side of it (0: ka[i], 1: kb[i]) in one int (n < 2^30: the setup's
+// limit), so du loads no ka.
+static __host__ __device__ inline int jl_soa_entry(int i, int side) { return 2 * i + side; }
+
 // Body k's six sums acc += M^-1 W lam over its contacts in its contact order
 // (jl_pm_du_body's additions, started from the caller's acc), each term
 // rebuilt from the contact's impulse, normal and lever: the frame by
@@ -65,13 +74,12 @@ static __device__ inline void jl_soa_lever(size_t n, const double *f, const doub
 // I^-1 (r x d) = s (r x d), the setup's own arithmetic, so jl_sm_mw_comp's
 // bits on the problem's frame, irx and im (im: the body's 1/m). Other
 // bodies read irx. The streamed solve's du and the step's end velocity.
+// body_entry: jl_soa_entry's of body k's contacts (the arena's p_body_entry).
 static __device__ inline void jl_soa_du_body(size_t n, const double *soa, const int *body_ptr,
-                                             const int *body_contact, const int *ka,
-                                             const double *irx, double s, double im, int k,
-                                             const double *lam, double acc[6]) {
+                                             const int *body_entry, const double *irx, double s,
+                                             double im, int k, const double *lam, double acc[6]) {
   for (int e = body_ptr[k]; e < body_ptr[k + 1]; ++e) {
-    int i = body_contact[e];
-    int side = ka[i] == k ? 0 : 1;
+    int i = body_entry[e] >> 1, side = body_entry[e] & 1;
     const double *f = soa + i;
     double nrm[3], kf[9], ir[9];
     for (int m = 0; m < 3; ++m) nrm[m] = f[(JL_SOA_NORMAL + m) * n];

@@ -5,6 +5,7 @@
 
 #include "../core/kernel_load.cuh"
 
+#include "integrate.h"
 #include "rigid_body.h"
 
 // A kernel of each of the scene's files (their jl_cuda_scene_*_code).
@@ -44,7 +45,7 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->np_start, &g->c_a, &g->c_b, &g->c_point, &g->c_normal, &g->c_gap,
                     &g->c_key, &g->n_a, &g->n_b, &g->n_point, &g->n_normal, &g->n_gap,
                     &g->n_key, &g->p_ka, &g->p_kb, &g->p_rx, &g->p_irx, &g->p_im,
-                    &g->p_c, &g->p_mu, &g->p_diag, &g->p_lever, &g->p_iso, &g->p_arm, &g->p_body_ptr, &g->p_body_contact, &g->p_frame, &g->p_keys,
+                    &g->p_c, &g->p_mu, &g->p_diag, &g->p_lever, &g->p_iso, &g->p_arm, &g->p_body_ptr, &g->p_body_contact, &g->p_body_entry, &g->p_frame, &g->p_keys,
                     &g->p_keys_alt, &g->p_row_count, &g->p_row_start, &g->p_rowptr, &g->p_col,
                     &g->p_blocks, &g->law_table,
                     &g->prev_key, &g->prev_imp, &g->lam0,
@@ -120,8 +121,11 @@ extern "C" int jl_cuda_scene_set_bodies(jl_scene_gpu *g, const jl_bodies *b, cha
   g->kept_ok = 0;  // new bodies: the kept pair list and body lists are not theirs
   g->csr_ok = 0;
   g->round_only = 1;
-  for (size_t i = 0; i < n; ++i)
+  g->all_iso = 1;
+  for (size_t i = 0; i < n; ++i) {
     if (b->shape[i] == JL_SHAPE_BOX) g->round_only = 0;
+    if (!b->is_static[i] && jl_int_iso_inv_inertia(b->inv_inertia + 3 * i) < 0.0) g->all_iso = 0;
+  }
   if (n == 0) return 0;
   cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
   JL_CUDA_TRY(cudaMemcpy(g->shape.p, b->shape, n, h2d));

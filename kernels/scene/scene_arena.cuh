@@ -41,6 +41,7 @@ struct jl_scene_gpu {
   // bodies, structure-of-arrays (rigid_body.h)
   int nb = 0;
   int round_only = 0;      // no boxes: the narrow phase's kernels for round shapes
+  int all_iso = 0;         // every dynamic body's inertia isotropic (a sphere, a cube)
   int round_narrow = 1;    // 0: the general narrow kernels all the same (benchmarks)
   int staged_narrow = 1;   // 0: boxes' contacts by the count and write passes all the same (tests)
   jl_dbuf shape, is_static, material, size, pos, quat, vel, omega, inv_mass, inv_inertia, dv;
@@ -76,8 +77,10 @@ struct jl_scene_gpu {
   jl_dbuf n_a, n_b, n_point, n_normal, n_gap, n_key;
   int contacts = 0;
   // JOR prox: the contact problem (contact_setup.h) and the iterates
+  // p_body_entry: each body list entry's contact and side, 2 i + side (the
+  // streamed solve's du reads it instead of body_contact and then ka)
   jl_dbuf p_ka, p_kb, p_rx, p_irx, p_im, p_c, p_mu, p_diag, p_lever, p_iso, p_arm, p_body_ptr,
-      p_body_contact;
+      p_body_contact, p_body_entry;
   jl_dbuf p_frame, p_keys, p_keys_alt, p_row_count, p_row_start, p_rowptr, p_col, p_blocks;
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
   // what law_table holds (law_ok: uploaded), so a step uploads the tables
@@ -85,6 +88,10 @@ struct jl_scene_gpu {
   int law_ok = 0;
   double h_law[3 * JL_MATERIALS_MAX * JL_MATERIALS_MAX];
   int p_n = 0, p_nb = 0, p_nnz = 0, p_has_g = 0;  // the problem on the device
+  // the last setup wrote only what a streamed solve of isotropic bodies
+  // reads (ka, kb, im, iso, the constants by field): not the problem's
+  // frame, lever rows, c, mu, diag, levers and arms (jl_cuda_scene_setup)
+  int p_lean = 0;
   jl_dbuf lam0, lam1, lam_init, du, res, ok, state;
   jl_dbuf lam_y0, lam_y1;  // APGD: the extrapolated points (reserved by an APGD solve)
   // the streamed JOR / APGD solve (kernels/scene/scene_prox.cu): the
@@ -289,6 +296,7 @@ static inline int jl_reserve_problem(jl_scene_gpu *g, int n, int nb, char *msg, 
   JL_RESERVE(p_arm, 2 * sn * sizeof(double), "sphere levers");
   JL_RESERVE(p_body_ptr, (snb + 1) * sizeof(int), "body contact lists");
   JL_RESERVE(p_body_contact, 2 * sn * sizeof(int), "body contact lists");
+  JL_RESERVE(p_body_entry, 2 * sn * sizeof(int), "body contact lists");
   return 0;
 }
 

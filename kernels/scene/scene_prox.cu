@@ -29,6 +29,7 @@
 struct jl_jor_problem {
   int n, nb;
   const int *ka, *kb, *body_ptr, *body_contact;
+  const int *body_entry;   // jl_soa_entry's of body_contact (the streamed du)
   const double *frame, *rx, *irx, *im, *c, *mu, *diag;
   const double *lever, *iso, *arm;  // the streamed solve rebuilds rx and irx from these
   int on_g;                // xi from G (block CSR) instead of du
@@ -261,6 +262,14 @@ int jl_jor_streams(const jl_scene_gpu *g, long long n, int on_g) {
   return !on_g && (g->use_streamed > 0 || (g->use_streamed < 0 && n >= JL_JOR_STREAMED_MIN));
 }
 
+static int jl_jor_persistent_blocks(jl_scene_gpu *g, long long n, long long nb, int *plan);
+
+int jl_jor_solve_streams(jl_scene_gpu *g, long long n, long long nb, int on_g) {
+  int plan = 0;
+  if (!jl_jor_streams(g, n, on_g)) return 0;
+  return !(g->use_persistent && jl_jor_persistent_blocks(g, n, nb, &plan) > 0);
+}
+
 __global__ void jl_jor_soa_kernel(jl_jor_problem p, double *soa) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= p.n) return;
@@ -359,7 +368,7 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_jor_du_soa_kernel(
   if (t >= p.nb) return;
   int k = (int)t;
   double acc[6] = {0, 0, 0, 0, 0, 0};
-  jl_soa_du_body((size_t)p.n, soa, p.body_ptr, p.body_contact, p.ka, p.irx, bc[2 * (size_t)k],
+  jl_soa_du_body((size_t)p.n, soa, p.body_ptr, p.body_entry, p.irx, bc[2 * (size_t)k],
                  bc[2 * (size_t)k + 1], k, lam, acc);
   for (int c = 0; c < 6; ++c) du[6 * (size_t)k + c] = acc[c];
 }
@@ -771,6 +780,17 @@ __global__ void jl_jor_init_kernel(jl_state_and_buf *sb, double alpha) {
 }
 
 
+// body_entry (jl_soa_entry) of an uploaded problem's body lists, a thread per body.
+__global__ void jl_body_entry_kernel(int nb, const int *body_ptr, const int *body_contact,
+                                     const int *ka, int *body_entry) {
+  int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= nb) return;
+  for (int e = body_ptr[k]; e < body_ptr[k + 1]; ++e) {
+    int i = body_contact[e];
+    body_entry[e] = jl_soa_entry(i, ka[i] == k ? 0 : 1);
+  }
+}
+
 // Copies a problem set up on the host into the arena (the device setup writes the same arrays).
 extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_problem *p, char *msg,
                                          int msg_len) {
@@ -778,6 +798,7 @@ extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_probl
   g->csr_ok = 0;  // the body lists are the host's problem's now
   g->soa_n = -1;  // and the constants by field a setup wrote are not of it
   g->du_soa = 0;
+  g->p_lean = 0;  // every array is the host's
   g->p_n = 0;
   g->p_nb = 0;
   g->p_has_g = 0;
@@ -801,6 +822,12 @@ extern "C" int jl_cuda_scene_set_problem(jl_scene_gpu *g, const jl_contact_probl
   }
   JL_CUDA_TRY(cudaMemcpy(g->p_body_ptr.p, p->body_ptr, (snb + 1) * sizeof(int), h2d));
   if (ne > 0) JL_CUDA_TRY(cudaMemcpy(g->p_body_contact.p, p->body_contact, ne * sizeof(int), h2d));
+  if (ne > 0 && nb > 0) {  // each entry's side, as the setup's body lists give it
+    jl_body_entry_kernel<<<jl_scene_blocks(nb), JL_SCENE_BLOCK>>>(
+        nb, jl_dp<int>(g->p_body_ptr), jl_dp<int>(g->p_body_contact), jl_dp<int>(g->p_ka),
+        jl_dp<int>(g->p_body_entry));
+    JL_CUDA_TRY(cudaGetLastError());
+  }
   if (p->has_g) {
     size_t nz = (size_t)p->nnz;
     JL_RESERVE(p_rowptr, (sn + 1) * sizeof(int), "Delassus rows");
@@ -974,6 +1001,7 @@ static jl_jor_problem jl_prox_problem(jl_scene_gpu *g, int on_g, double tol_abs,
   q.kb = jl_dp<int>(g->p_kb);
   q.body_ptr = jl_dp<int>(g->p_body_ptr);
   q.body_contact = jl_dp<int>(g->p_body_contact);
+  q.body_entry = jl_dp<int>(g->p_body_entry);
   q.frame = jl_dp<double>(g->p_frame);
   q.rx = jl_dp<double>(g->p_rx);
   q.irx = jl_dp<double>(g->p_irx);

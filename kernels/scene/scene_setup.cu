@@ -23,29 +23,44 @@
 // stored directly, each of a warp's 45 stores touched 32 sectors, and the
 // million-sphere pile's setup took 3.8 ms instead of 0.85 (the wall's 0.081
 // instead of 0.030; H200). Blocks of 64 threads: 23 KB of rows.
+// LEAN (a solve that streams, every body isotropic: jl_cuda_scene_setup):
+// the rows, c, mu, diag, the levers and the arms stay in shared memory
+// (59 doubles a thread, 30 KB) and only the constants by field, ka, kb, im
+// and iso go out: what the streamed solve and the step read.
 #define JL_SETUP_ROWS 45
+#define JL_SETUP_LEAN_ROWS 59
 #define JL_SETUP_BLOCK 64
+template <bool LEAN>
 __global__ void __launch_bounds__(JL_SETUP_BLOCK) jl_setup_contact_kernel(
     int n, jl_sm_bodies b, const int *material, const int *ca, const int *cb,
     const double *point, const double *normal, const double *law, int law_stride,
     const double *dv_free, jl_sm_problem p, uint64_t *keys, double *soa) {
-  __shared__ double s_rows[JL_SETUP_ROWS * JL_SETUP_BLOCK];
+  constexpr int rows = LEAN ? JL_SETUP_LEAN_ROWS : JL_SETUP_ROWS;
+  __shared__ double s_rows[rows * JL_SETUP_BLOCK];
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     int a = ca[i], bb = cb[i];
     int m = material[a] * JL_MATERIALS_MAX + material[bb];
     // contact i's own arrays as contact 0, its rows in this thread's slots
-    double *t = s_rows + JL_SETUP_ROWS * threadIdx.x;
+    double *t = s_rows + rows * threadIdx.x;
     size_t k = (size_t)i;
     jl_sm_problem q = {p.ka + k,     p.kb + k,      t /* frame */, t + 9 /* rx */,
                        t + 27 /* irx */, p.im + 2 * k, p.c + 3 * k,   p.mu + k,
                        p.diag + 2 * k, p.lever + 6 * k, p.iso + 2 * k, p.arm + 2 * k};
+    if (LEAN) {  // c 3, mu 1, diag 2, lever 6, arm 2 after the rows
+      q.c = t + 45;
+      q.mu = t + 48;
+      q.diag = t + 49;
+      q.lever = t + 51;
+      q.arm = t + 57;
+    }
     jl_sm_contact(&b, a, bb, point + 3 * (size_t)i, normal + 3 * (size_t)i, law[m],
                   law[law_stride + m], law[2 * law_stride + m], dv_free, 0, &q);
     jl_sm_body_keys(p.ka, p.kb, i, keys + 2 * (size_t)i);
     // the streamed solve's rows, read back while this thread's lines are in cache
     if (soa) jl_soa_store((size_t)n, (size_t)i, q.c, q.frame, q.lever, q.diag, q.mu, q.arm, soa);
   }
+  if (LEAN) return;
   __syncthreads();
   long long first = (long long)blockIdx.x * blockDim.x;
   int count = (int)(n - first < (long long)blockDim.x ? n - first : (long long)blockDim.x);
@@ -54,17 +69,22 @@ __global__ void __launch_bounds__(JL_SETUP_BLOCK) jl_setup_contact_kernel(
   for (int f = 0; f < 3; ++f) {
     double *g = dst[f] + (size_t)width[f] * first;
     for (int j = threadIdx.x; j < width[f] * count; j += blockDim.x)
-      g[j] = s_rows[JL_SETUP_ROWS * (j / width[f]) + off[f] + j % width[f]];
+      g[j] = s_rows[rows * (j / width[f]) + off[f] + j % width[f]];
   }
 }
 
 // The body CSR from the sorted keys in one launch: thread t gives
-// body_ptr[t] (t <= nb) and body_contact[t] (t < m, real keys only).
-__global__ void jl_setup_body_csr_kernel(int nb, const uint64_t *keys, int m, int *body_ptr,
-                                         int *body_contact) {
+// body_ptr[t] (t <= nb), and body_contact[t] and body_entry[t] (t < m,
+// real keys only).
+__global__ void jl_setup_body_csr_kernel(int nb, const uint64_t *keys, int m, const int *ka,
+                                         int *body_ptr, int *body_contact, int *body_entry) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t <= nb) body_ptr[t] = jl_sm_lower_bound(keys, m, t);
-  if (t < m && keys[t] != UINT64_MAX) body_contact[t] = (int)(uint32_t)keys[t];
+  if (t < m && keys[t] != UINT64_MAX) {
+    int i = (int)(uint32_t)keys[t], k = (int)(keys[t] >> 32);
+    body_contact[t] = i;
+    body_entry[t] = jl_soa_entry(i, ka[i] == k ? 0 : 1);
+  }
 }
 
 __global__ void jl_setup_row_count_kernel(int n, const int *ka, const int *kb, const int *body_ptr,
@@ -101,6 +121,7 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   g->p_nb = 0;
   g->p_has_g = 0;
   g->p_nnz = 0;
+  g->p_lean = 0;
   if ((long long)2 * n >= INT_MAX) {
     snprintf(msg, (size_t)msg_len, "contact setup: too many contacts (%d)", n);
     return -1;
@@ -150,11 +171,18 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
     JL_RESERVE(j_soa, JL_SOA_FIELDS * sn * sizeof(double), "contact constants by field");
     soa = jl_dp<double>(g->j_soa);
   }
-  jl_setup_contact_kernel<<<(n + JL_SETUP_BLOCK - 1) / JL_SETUP_BLOCK, JL_SETUP_BLOCK>>>(
+  // A streamed solve of isotropic bodies reads no other per-contact array
+  // (its du rebuilds I^-1 (r x d) as s (r x d); the warm start and the
+  // memory take the frame from the contact's normal), and the rows were
+  // 45 of the 63 doubles written.
+  int lean = soa && g->all_iso && !build_g;
+  auto setup = lean ? jl_setup_contact_kernel<true> : jl_setup_contact_kernel<false>;
+  setup<<<(n + JL_SETUP_BLOCK - 1) / JL_SETUP_BLOCK, JL_SETUP_BLOCK>>>(
       n, b, jl_dp<int>(g->material), jl_dp<int>(g->c_a), jl_dp<int>(g->c_b),
       jl_dp<double>(g->c_point), jl_dp<double>(g->c_normal), law, (int)law_n,
       jl_dp<double>(g->dv), p, jl_dp<uint64_t>(g->p_keys), soa);
   JL_CUDA_TRY(cudaGetLastError());
+  g->p_lean = lean;
   if (soa) g->soa_n = n;
   jl_scene_mark(g, "setup: contacts");
   // Contacts with the bodies, in order, of the last setup's (a kept pair
@@ -179,8 +207,8 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   jl_scene_mark(g, "setup: body sort");
   const uint64_t *keys = dk.Current();
   long long csr_threads = (long long)nb + 1 > m ? (long long)nb + 1 : m;
-  jl_setup_body_csr_kernel<<<jl_scene_blocks(csr_threads), JL_SCENE_BLOCK>>>(nb, keys, m, body_ptr,
-                                                                            body_contact);
+  jl_setup_body_csr_kernel<<<jl_scene_blocks(csr_threads), JL_SCENE_BLOCK>>>(
+      nb, keys, m, p.ka, body_ptr, body_contact, jl_dp<int>(g->p_body_entry));
   JL_CUDA_TRY(cudaGetLastError());
   jl_scene_mark(g, "setup: body lists");
   g->csr_ok = 1;
@@ -231,6 +259,12 @@ extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p,
                                          int msg_len) {
   size_t sn = (size_t)g->p_n, snb = (size_t)g->p_nb, nz = (size_t)g->p_nnz;
   cudaMemcpyKind d2h = cudaMemcpyDeviceToHost;
+  if (g->p_lean) {
+    snprintf(msg, (size_t)msg_len,
+             "contact problem: the last step's setup wrote only the streamed solve's "
+             "constants (set up the problem with jl_scene_gpu_setup to read it)");
+    return -1;
+  }
   p->n = g->p_n;
   p->nbodies = g->p_nb;
   p->nnz = g->p_nnz;
@@ -266,5 +300,5 @@ extern "C" int jl_cuda_scene_get_problem(jl_scene_gpu *g, jl_contact_problem *p,
 
 // A kernel of this file: jl_cuda_kernels_load loads all of them (scene_arena.cu).
 extern "C" const void *jl_cuda_scene_setup_code(void) {
-  return (const void *)jl_setup_contact_kernel;
+  return (const void *)jl_setup_contact_kernel<false>;
 }

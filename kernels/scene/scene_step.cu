@@ -76,13 +76,20 @@ __global__ void __launch_bounds__(JL_SCENE_REDUCE_THREADS) jl_step_max_pen_kerne
   }
 }
 
-__global__ void jl_step_warm_kernel(int n, int warm, const uint64_t *key, const double *frame,
+// The frame from the contact's normal (jl_sm_frame, the setup's own bits):
+// a lean setup writes no frames (jl_cuda_scene_setup), and 3 doubles a
+// contact are read instead of 9.
+__global__ void jl_step_warm_kernel(int n, int warm, const uint64_t *key, const double *normal,
                                     const uint64_t *prev_key, const double *prev_imp, int prev_n,
                                     double *lam, double *lam_init) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   double l[3] = {0.0, 0.0, 0.0};
-  if (warm) jl_st_warm(key[i], frame + 9 * (size_t)i, prev_key, prev_imp, prev_n, l);
+  if (warm) {
+    double fr[9];
+    jl_sm_frame(normal + 3 * (size_t)i, fr);
+    jl_st_warm(key[i], fr, prev_key, prev_imp, prev_n, l);
+  }
   for (int d = 0; d < 3; ++d) lam[3 * (size_t)i + d] = lam_init[3 * (size_t)i + d] = l[d];
 }
 
@@ -109,15 +116,15 @@ __global__ void jl_step_end_velocity_kernel(int nb, const uint8_t *is_static, co
 // about a third of the bytes of the frame and inertia lever rows.
 __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_step_end_velocity_soa_kernel(
     int nb, size_t n, const uint8_t *is_static, const double *dv, const int *body_ptr,
-    const int *body_contact, const int *ka, const double *irx, const double *soa,
-    const double *bc, const double *lam, double *vel, double *omega) {
+    const int *body_entry, const double *irx, const double *soa, const double *bc,
+    const double *lam, double *vel, double *omega) {
   long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nb) return;
   int k = (int)t;
   if (is_static[k]) return;
   double acc[6];
   for (int c = 0; c < 6; ++c) acc[c] = dv[6 * (size_t)k + c];
-  jl_soa_du_body(n, soa, body_ptr, body_contact, ka, irx, bc[2 * (size_t)k],
+  jl_soa_du_body(n, soa, body_ptr, body_entry, irx, bc[2 * (size_t)k],
                  bc[2 * (size_t)k + 1], k, lam, acc);
   for (int c = 0; c < 3; ++c) vel[3 * (size_t)k + c] += acc[c];
   for (int c = 0; c < 3; ++c) omega[3 * (size_t)k + c] += acc[3 + c];
@@ -128,9 +135,10 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_step_end_velocity_soa_kerne
 // sorting each pair's few points (at most JL_MAX_MANIFOLD, by the count
 // kernel) puts all of them in ascending order, the order a radix sort of the
 // whole array gave (a step's keys are unique); each slot gets its key and
-// its contact's world impulse. cstart: the narrow phase's offsets (m_pairs + 1).
+// its contact's world impulse (the frame from the contact's normal, as the
+// warm start takes it). cstart: the narrow phase's offsets (m_pairs + 1).
 __global__ void jl_step_remember_kernel(int m_pairs, const long long *cstart, const uint64_t *key,
-                                        const double *frame, const double *lam,
+                                        const double *normal, const double *lam,
                                         uint64_t *prev_key, double *prev_imp) {
   int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= m_pairs) return;
@@ -152,7 +160,9 @@ __global__ void jl_step_remember_kernel(int m_pairs, const long long *cstart, co
   for (int j = 0; j < m; ++j) {
     size_t i = (size_t)(lo + at[j]), e = (size_t)(lo + j);
     prev_key[e] = k[j];
-    jl_st_world_impulse(frame + 9 * i, lam + 3 * i, prev_imp + 3 * e);
+    double fr[9];
+    jl_sm_frame(normal + 3 * i, fr);
+    jl_st_world_impulse(fr, lam + 3 * i, prev_imp + 3 * e);
   }
 }
 
@@ -223,7 +233,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   }
   JL_STAGE(JL_STEP_STAGE_COLLIDE);  // with the max penetration, as step_stages.h has it
   // a solve that will stream reads its constants by field from the setup
-  int write_soa = g->soa_by_setup && kind != JL_SOLVER_SOR && jl_jor_streams(g, n, 0);
+  int write_soa = g->soa_by_setup && kind != JL_SOLVER_SOR && jl_jor_solve_streams(g, n, nb, 0);
   if (jl_cuda_scene_setup(g, mu_table, eps_n_table, eps_t_table, 0, write_soa, msg, msg_len))
     return -1;
   JL_STAGE(JL_STEP_STAGE_SETUP);
@@ -232,7 +242,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   if (n > 0) {
     if (jl_scene_jor_reserve(g, kind == JL_SOLVER_APGD, msg, msg_len)) return -1;
     jl_step_warm_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
-        n, warm_start, jl_dp<uint64_t>(g->c_key), jl_dp<double>(g->p_frame),
+        n, warm_start, jl_dp<uint64_t>(g->c_key), jl_dp<double>(g->c_normal),
         jl_dp<uint64_t>(g->prev_key), jl_dp<double>(g->prev_imp), g->prev_n,
         jl_dp<double>(g->lam0), jl_dp<double>(g->lam_init));
     JL_CUDA_TRY(cudaGetLastError());
@@ -264,8 +274,8 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
   if (nb > 0 && g->du_soa && lam) {  // a streamed solve: du as it rebuilt it
     jl_step_end_velocity_soa_kernel<<<jl_scene_blocks(nb), JL_SCENE_BLOCK>>>(
         nb, (size_t)n, jl_dp<uint8_t>(g->is_static), jl_dp<double>(g->dv),
-        jl_dp<int>(g->p_body_ptr), jl_dp<int>(g->p_body_contact), jl_dp<int>(g->p_ka),
-        jl_dp<double>(g->p_irx), jl_dp<double>(g->j_soa), jl_dp<double>(g->j_body_consts), lam,
+        jl_dp<int>(g->p_body_ptr), jl_dp<int>(g->p_body_entry), jl_dp<double>(g->p_irx),
+        jl_dp<double>(g->j_soa), jl_dp<double>(g->j_body_consts), lam,
         jl_dp<double>(g->vel), jl_dp<double>(g->omega));
     JL_CUDA_TRY(cudaGetLastError());
   } else if (nb > 0) {
@@ -288,7 +298,7 @@ extern "C" int jl_cuda_scene_step(jl_scene_gpu *g, double dt, const double gravi
     // the contacts are still the collide's: its pairs and their offsets
     jl_step_remember_kernel<<<jl_scene_blocks(g->pairs), JL_SCENE_BLOCK>>>(
         g->pairs, jl_dp<long long>(g->np_start), jl_dp<uint64_t>(g->c_key),
-        jl_dp<double>(g->p_frame), lam, jl_dp<uint64_t>(g->prev_key),
+        jl_dp<double>(g->c_normal), lam, jl_dp<uint64_t>(g->prev_key),
         jl_dp<double>(g->prev_imp));
     JL_CUDA_TRY(cudaGetLastError());
     jl_scene_mark(g, "memory");
