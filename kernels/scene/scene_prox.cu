@@ -249,9 +249,10 @@ static __device__ double jl_jor_update_one(const jl_jor_problem &p, const jl_jor
 //   r x d from the levers r (jl_sm_lever_rows) and, for a body of isotropic
 //   inertia (any sphere), I^-1 (r x d) = s (r x d); each rebuilt by the
 //   setup's own arithmetic, so the same bits. Other bodies' I^-1 (r x d)
-//   come from the problem's irx. du (a thread per body) reads a contact's
-//   impulse, normal and arm (about 64 bytes a body entry; 80 with a lever) and takes s and
-//   1/m once per body (jl_jor_body_consts_kernel). jl_jor_du_lanes gathers
+//   come from the problem's irx. du (a thread per body) reads an entry
+//   (its contact and side in one int: jl_soa_entry) and the contact's
+//   impulse, normal and arm (about 60 bytes a body entry; 76 with a lever)
+//   and takes s and 1/m once per body (jl_jor_body_consts_kernel). jl_jor_du_lanes gathers
 //   the frame, lever rows and impulses (about 300 bytes an entry); du terms
 //   written by the update (12 doubles a contact, written and read back every
 //   iteration) made the update 1.7x slower (0.36 ms an iteration of the
