@@ -84,6 +84,8 @@ typedef struct jl_circles_options {
   double aim;              /* share of the walk's jumps aimed by overlap (default 0.5) */
   int walk_k;              /* neighbours a walk step relaxes (0: 8 below 64 circles, 16 from 64) */
   int tenure;              /* walk steps a moved circle stays tabu (0: default 4) */
+  int walk_reset;          /* walk steps without a new lowest energy before the walk begins
+                            * again from the record (0: default 50) */
   int probe;               /* the walk's probe, a jl_circles_probe (default keep) */
   int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: 8 from
                             * 256 candidates, as on a GPU, else 4) */
@@ -143,7 +145,7 @@ typedef struct jl_circles_result {
   /* the search's settings and restarts, as the result file records them
    * (elite 0: not set, and jl_circles_result_write writes the defaults) */
   char mode[16];           /* "population", "trials" or "instances" */
-  int walk, walk_k, tenure, probe, elite, adopt_spread;
+  int walk, walk_k, tenure, walk_reset, probe, elite, adopt_spread;
   double aim, crowding, cross;
   uint64_t adoptions, crossovers;
 } jl_circles_result;
@@ -226,6 +228,7 @@ typedef struct jl_circles_run_info {
   double aim;
   int walk_k;                     /* neighbours per walk step */
   int tenure;                     /* the walk's tabu tenure */
+  int walk_reset;                 /* walk steps without a new lowest energy before a reset */
   int probe;                      /* the walk's probe (jl_circles_probe) */
   double time_s;
   double time_to_best_s;

@@ -29,6 +29,7 @@ void jl_circles_options_default(jl_circles_options *o) {
   o->aim = so.aim;
   o->walk_k = so.walk_k;
   o->tenure = so.tenure;
+  o->walk_reset = so.walk_reset;
   o->probe = so.probe;
   o->crowding = so.crowding;
   o->adopt = so.adopt;
@@ -56,6 +57,7 @@ static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opt
   so->aim = o->aim;
   so->walk_k = o->walk_k;
   so->tenure = o->tenure;
+  so->walk_reset = o->walk_reset;
   so->probe = o->probe;
   so->elite = o->elite;
   so->crowding = o->crowding;
@@ -149,6 +151,7 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->aim = run.info.aim;
   res->walk_k = run.info.walk_k;
   res->tenure = run.info.tenure;
+  res->walk_reset = run.info.walk_reset;
   res->probe = run.info.probe;
   res->elite = run.info.elite;
   res->crowding = run.info.crowding;
@@ -190,6 +193,7 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.aim = res->aim;
     info.walk_k = res->walk_k;
     info.tenure = res->tenure;
+    info.walk_reset = res->walk_reset;
     info.probe = res->probe;
     info.elite = res->elite;
     info.crowding = res->crowding;
@@ -203,6 +207,7 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.aim = JL_WALK_AIM_DEFAULT;
     info.walk_k = jl_walk_k_default(res->n);
     info.tenure = JL_WALK_TENURE_DEFAULT;
+    info.walk_reset = JL_WALK_RESET_DEFAULT;
     info.probe = JL_WALK_PROBE_DEFAULT;
     info.elite = JL_ELITE_DEFAULT;
     info.crowding = JL_CROWDING_DEFAULT;
@@ -396,8 +401,9 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
   if (!(o->time_s >= 0.0) || !(o->target_R >= 0.0) || o->rounds < 0 || o->threads < 0 || o->batch < 0)
     return jl_error_set(err, JL_ERR_INPUT,
                         "options: time_s, target_R, rounds, threads and batch must be >= 0");
-  if (o->walk_k < 0 || o->walk_k > JL_CIRCLES_WALK_K_MAX || o->tenure < 0)
-    return jl_error_set(err, JL_ERR_INPUT, "options: walk_k must lie in 0..%d and tenure be >= 0",
+  if (o->walk_k < 0 || o->walk_k > JL_CIRCLES_WALK_K_MAX || o->tenure < 0 || o->walk_reset < 0)
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "options: walk_k must lie in 0..%d and tenure and walk_reset be >= 0",
                         JL_CIRCLES_WALK_K_MAX);
   if (o->probe < JL_CIRCLES_PROBE_OFF || o->probe > JL_CIRCLES_PROBE_KEEP)
     return jl_error_set(err, JL_ERR_INPUT, "options: probe must be a jl_circles_probe (0..%d), got %d",

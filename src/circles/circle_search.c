@@ -42,6 +42,7 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
   o->tenure = JL_WALK_TENURE_DEFAULT;
+  o->walk_reset = JL_WALK_RESET_DEFAULT;
   o->probe = JL_WALK_PROBE_DEFAULT;
   o->crowding = -1.0;  /* by the batch: JL_CROWD_MIN_BATCH */
   o->progress = 1;
@@ -106,7 +107,7 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->walk_levels = 3;
   p->walk_ratio = 3.0;
   p->walk_tenure = JL_WALK_TENURE_DEFAULT;
-  p->walk_reset = 50;
+  p->walk_reset = JL_WALK_RESET_DEFAULT;
   p->walk_aim = JL_WALK_AIM_DEFAULT;
   p->walk_probe = JL_WALK_PROBE_DEFAULT;
   /* Neighbour lists: off here; the search and the benchmark choose by
@@ -634,6 +635,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   p.walk_aim = o->aim;
   if (o->walk_k > 0) p.walk_k = o->walk_k;
   if (o->tenure > 0) p.walk_tenure = o->tenure;
+  if (o->walk_reset > 0) p.walk_reset = o->walk_reset;
   p.walk_probe = o->probe;
   p.nbr = jl_circle_nbr_auto(dev, prob->n);
   p.trials = o->trials_per_round > 0 ? o->trials_per_round : 1;
@@ -796,6 +798,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->aim = p.walk_aim;
   info->walk_k = p.walk_k;
   info->tenure = p.walk_tenure;
+  info->walk_reset = p.walk_reset;
   info->probe = p.walk_probe;
   info->time_s = jl_time_now() - st.t0;
   info->time_to_best_s = st.t_best;

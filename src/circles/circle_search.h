@@ -45,6 +45,11 @@ static inline int jl_walk_k_default(int n) {
   return n >= JL_WALK_K_LARGE_N ? JL_WALK_K_LARGE : JL_WALK_K_DEFAULT;
 }
 #define JL_WALK_TENURE_DEFAULT 4
+/* Walk steps without a new lowest energy before the walk begins again from
+ * the candidate's record (measured at n = 30). On one H200 at n = 32 (seed
+ * 1) 400, with a stuck limit of 4000, reached the record in 99 s, where 50
+ * and 10 n ended 1.89e-4 above it after 560 s (docs/benchmarks.md). */
+#define JL_WALK_RESET_DEFAULT 50
 /* The walk's probe below the record (jl_walk_probe): keep. On four H100s at
  * n = 30 over seeds 1-10 it reached the record 4 times and came within 1e-4
  * 6 times, no run past 1.03e-4, against 2, 5 and two runs at 5e-4 to 9e-4
@@ -128,6 +133,8 @@ typedef struct jl_circle_search_opts {
   double aim;              /* share of the walk's jumps aimed by overlap energy */
   int walk_k;              /* neighbours per walk step; 0: by n (jl_walk_k_default) */
   int tenure;              /* walk steps a moved circle stays tabu; 0: JL_WALK_TENURE_DEFAULT */
+  int walk_reset;          /* walk steps without a new lowest energy before the walk begins
+                            * again from the record; 0: JL_WALK_RESET_DEFAULT */
   int probe;               /* the walk's probe just below the record (JL_PROBE_*, jl_walk_probe) */
   int area_weighted;
   int progress;            /* progress line (on stderr, or through log) */

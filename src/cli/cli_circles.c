@@ -65,6 +65,8 @@ static const char *const jl_circles_help =
   "  --walk-k K        neighbours a walk step relaxes before it moves to the\n"
   "                    best (default 8 below 64 circles, 16 from 64; at most 256)\n"
   "  --tenure T        walk steps a moved circle may not move again (default 4)\n"
+  "  --walk-reset R    walk steps without a new lowest energy before the walk\n"
+  "                    begins again from the record (default 50)\n"
   "  --probe P         keep (default), restart or off: also relax a walk state of a\n"
   "                    new lowest energy just below the record, where a basin\n"
   "                    nearer than the walk's container is legal; the walk keeps\n"
@@ -114,7 +116,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_POLISH, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_POLISH, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_WALK_RESET, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -142,6 +144,7 @@ static const struct option jl_circles_opts[] = {
   {"aim", required_argument, NULL, OPT_AIM},
   {"walk-k", required_argument, NULL, OPT_WALK_K},
   {"tenure", required_argument, NULL, OPT_TENURE},
+  {"walk-reset", required_argument, NULL, OPT_WALK_RESET},
   {"probe", required_argument, NULL, OPT_PROBE},
   {"area-weighted", no_argument, NULL, OPT_AREA},
   {"resume", required_argument, NULL, OPT_RESUME},
@@ -249,6 +252,10 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
     case OPT_TENURE:
       rc = jl_cli_int("--tenure", optarg, 1, 1000000, &v, err);
       a->search.tenure = (int)v;
+      break;
+    case OPT_WALK_RESET:
+      rc = jl_cli_int("--walk-reset", optarg, 1, 1000000000, &v, err);
+      a->search.walk_reset = (int)v;
       break;
     case OPT_PROBE:
       if (jl_circles_probe_parse(optarg, &a->search.probe, NULL) != JL_OK)

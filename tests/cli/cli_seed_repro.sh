@@ -2,7 +2,7 @@
 # The same --seed with --rounds gives the same packing (circles and R);
 # another seed gives another packing. A crowded elite (--crowding) keeps
 # the best packing first and its members apart by at least the distance;
-# --walk-k, --tenure and --probe reach the run's record.
+# --walk-k, --tenure, --walk-reset and --probe reach the run's record.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -15,7 +15,7 @@ for run in a:7 b:7 c:8 e:7 f:7; do
   args=("${common[@]}")
   # n = 20 leaves several families to keep after 3 rounds, n = 12 one
   [ "$name" = e ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05 --walk-k 12 --tenure 6 \
-    --probe off)
+    --walk-reset 80 --probe off)
   # adopters spread over the elite by how many candidates are near each
   # member; a low stuck limit makes candidates restart within the 3 rounds
   [ "$name" = f ] && args=(--n 20 "${common[@]:2}" --elite 6 --crowding 0.05 --walk-k 12 --tenure 6 \
@@ -45,11 +45,13 @@ if a["circles"] == c["circles"]:
     fail("seeds 7 and 8: expected different packings, got identical circles")
 # the defaults (run a: 16 candidates on 2 threads, so the 4 best distinct R)
 # and the options (run e); at n = 20 three rounds leave several families
-for name, d, K, D, WK, T, least in (("a", a, 4, 0.0, 8, 4, 1), ("e", load(sys.argv[4]), 6, 0.05, 12, 6, 2)):
+for name, d, K, D, WK, T, WR, least in (("a", a, 4, 0.0, 8, 4, 50, 1),
+                                        ("e", load(sys.argv[4]), 6, 0.05, 12, 6, 80, 2)):
     r = d["run"]
-    if r["elite"] != K or r["crowding"] != D or r["walk_k"] != WK or r["tenure"] != T:
-        fail("run %s: expected elite %d, crowding %g, walk_k %d, tenure %d, got %r, %r, %r, %r"
-             % (name, K, D, WK, T, r["elite"], r["crowding"], r["walk_k"], r["tenure"]))
+    if (r["elite"] != K or r["crowding"] != D or r["walk_k"] != WK or r["tenure"] != T
+            or r["walk_reset"] != WR):
+        fail("run %s: expected elite %d, crowding %g, walk_k %d, tenure %d, walk_reset %d, got %r, %r, %r, %r, %r"
+             % (name, K, D, WK, T, WR, r["elite"], r["crowding"], r["walk_k"], r["tenure"], r["walk_reset"]))
     el, sp = r["elite_R"], r["elite_spread"]
     if not least <= len(el) <= K or len(sp) != len(el) or el != sorted(el) or el[0] != d["R"] or sp[0] != 0:
         fail("run %s: expected up to %d elite R ascending from R %r, spreads from 0, got %r, %r"
