@@ -124,6 +124,36 @@ static void test_apgd_steps_match_cpu_stepper(void **state) {
   steps_match_cpu_stepper(JL_SOLVER_APGD);
 }
 
+/* A block of 6 x 6 x 3 touching unit spheres resting on a plane, each
+ * pushed by up to push m/s and spun by up to push / 0.3 rad/s (0: at rest),
+ * stepped by matrix-free JOR with warm starts. */
+static void sphere_block(jl_scene *s, double push) {
+  jl_error err = {0};
+  assert_int_equal(jl_scene_init(s, &err), JL_OK);
+  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+  assert_true(jl_scene_add_plane(s, p0, nz, 0, &err) >= 0);
+  jl_body_spec b;
+  jl_body_spec_default(&b);
+  b.mass = 1.0;
+  int counts[3] = {6, 6, 3};
+  double origin[3] = {0, 0, 0.5};
+  assert_int_equal(jl_scene_gen_sphere_grid(s, &b, 0.5, counts, 1.0, origin, &err), JL_OK);
+  for (int i = 0; push != 0.0 && i < s->bodies.count; ++i) {
+    if (s->bodies.is_static[i]) continue;
+    for (int d = 0; d < 3; ++d) {
+      s->bodies.vel[3 * i + d] = push * sin(1.3 * i + 2.1 * d);
+      s->bodies.omega[3 * i + d] = push / 0.3 * cos(0.7 * i + d);
+    }
+  }
+  s->solver.kind = JL_SOLVER_JOR;
+  s->solver.matrix_free = 1;
+  s->solver.alpha = 0.3;
+  s->solver.tol_abs = s->solver.tol_rel = 1e-7;
+  s->solver.max_iter = 200;
+  s->solver.warm_start = 1;
+  s->contact_tol = 1e-3;
+}
+
 /* Spheres at rest on a plane: every step after the first keeps the pair
  * list, and once the contacts stand, their bodies in order too, so the
  * setup keeps its body lists; the steps still equal the twin's byte for
@@ -133,25 +163,7 @@ static void test_resting_spheres_keep_lists(void **state) {
   jl_scene twin, gpu, again;
   jl_scene *all[3] = {&twin, &gpu, &again};
   jl_error err = {0};
-  for (int k = 0; k < 3; ++k) {
-    jl_scene *s = all[k];
-    assert_int_equal(jl_scene_init(s, &err), JL_OK);
-    double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
-    assert_true(jl_scene_add_plane(s, p0, nz, 0, &err) >= 0);
-    jl_body_spec b;
-    jl_body_spec_default(&b);
-    b.mass = 1.0;
-    int counts[3] = {6, 6, 3};
-    double origin[3] = {0, 0, 0.5};
-    assert_int_equal(jl_scene_gen_sphere_grid(s, &b, 0.5, counts, 1.0, origin, &err), JL_OK);
-    s->solver.kind = JL_SOLVER_JOR;
-    s->solver.matrix_free = 1;
-    s->solver.alpha = 0.3;
-    s->solver.tol_abs = s->solver.tol_rel = 1e-7;
-    s->solver.max_iter = 200;
-    s->solver.warm_start = 1;
-    s->contact_tol = 1e-3;
-  }
+  for (int k = 0; k < 3; ++k) sphere_block(all[k], 0.0);
   jl_scene_gpu *g, *h;
   gtc_two_arenas(&gpu, &again, &g, &h);
   jl_scene_gpu_set_pair_skin(h, 0.0);
@@ -187,44 +199,18 @@ static void test_resting_spheres_keep_lists(void **state) {
   for (int k = 0; k < 3; ++k) jl_scene_free(all[k]);
 }
 
-/* A block of touching spheres on a plane, each pushed and spun, every body
- * isotropic: a streamed solve's
- * setup writes only the constants by field, ka, kb, im and iso (the lean
- * setup), and its steps, warm starts taken with frames from the contacts'
- * normals, equal the twin's and the default device run's byte for byte.
- * The problem of a lean step cannot be read back (a clear error); after a
- * full setup it can. */
+/* The block of spheres pushed and spun, every body isotropic: a streamed
+ * solve's setup writes only the constants by field, ka, kb, im and iso (the
+ * lean setup), and its steps, warm starts taken with frames from the
+ * contacts' normals, equal the twin's and the default device run's byte
+ * for byte. The problem of a lean step cannot be read back (a clear error);
+ * after a full setup it can. */
 static void test_streamed_spheres_lean_setup(void **state) {
   (void)state;
   jl_scene twin, gpu, lean;
   jl_scene *all[3] = {&twin, &gpu, &lean};
   jl_error err = {0};
-  for (int k = 0; k < 3; ++k) {
-    jl_scene *s = all[k];
-    assert_int_equal(jl_scene_init(s, &err), JL_OK);
-    double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
-    assert_true(jl_scene_add_plane(s, p0, nz, 0, &err) >= 0);
-    jl_body_spec b;
-    jl_body_spec_default(&b);
-    b.mass = 1.0;
-    int counts[3] = {6, 6, 3};
-    double origin[3] = {0, 0, 0.5};
-    assert_int_equal(jl_scene_gen_sphere_grid(s, &b, 0.5, counts, 1.0, origin, &err), JL_OK);
-    for (int i = 0; i < s->bodies.count; ++i) {
-      if (s->bodies.is_static[i]) continue;
-      for (int d = 0; d < 3; ++d) {
-        s->bodies.vel[3 * i + d] = 0.3 * sin(1.3 * i + 2.1 * d);
-        s->bodies.omega[3 * i + d] = 1.0 * cos(0.7 * i + d);
-      }
-    }
-    s->solver.kind = JL_SOLVER_JOR;
-    s->solver.matrix_free = 1;
-    s->solver.alpha = 0.3;
-    s->solver.tol_abs = s->solver.tol_rel = 1e-7;
-    s->solver.max_iter = 200;
-    s->solver.warm_start = 1;
-    s->contact_tol = 1e-3;
-  }
+  for (int k = 0; k < 3; ++k) sphere_block(all[k], 0.3);
   jl_scene_gpu *g, *h;
   gtc_two_arenas(&gpu, &lean, &g, &h);
   jl_scene_gpu_set_graphs(h, 0);
