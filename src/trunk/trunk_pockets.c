@@ -197,8 +197,17 @@ static int jl_pocket_neighbours(const jl_voxel_map *m, size_t id, int ix, int iy
   return cnt;
 }
 
+/* 1 when the limits are hit, looked at once every JL_POCKET_POLL calls
+ * (work counts them). */
+static int jl_pocket_poll(size_t *work, const jl_trunk_limits *lim, double since) {
+  if (++*work < JL_POCKET_POLL) return 0;
+  *work = 0;
+  return jl_trunk_limits_hit(lim, since);
+}
+
 /* The largest connected (6-neighbour) cores of voxels at least r2 (squared
- * voxels) from occupied space; up to JL_POCKETS_MAX in out, largest first. */
+ * voxels) from occupied space; up to JL_POCKETS_MAX in out, largest first
+ * (none when cut: the limits were hit). */
 static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, jl_pocket *out,
                            int *n_out, const jl_trunk_limits *lim, double since, int *cut,
                            jl_error *err) {
@@ -216,14 +225,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
   size_t nx = (size_t)m->dim[0], nxy = nx * (size_t)m->dim[1];
   size_t work = 0;  /* voxels looked at since the last poll */
   for (size_t s = 0; s < m->n; ++s) {
-    if (++work >= JL_POCKET_POLL) {
-      work = 0;
-      if (jl_trunk_limits_hit(lim, since)) {
-        free(label); free(queue); free(all);
-        *cut = 1;
-        return JL_OK;
-      }
-    }
+    if ((*cut = jl_pocket_poll(&work, lim, since))) goto done;
     if (label[s] >= 0 || !((double)dist[s] >= r2)) continue;
     if (np == cap) {
       jl_pocket *grown = realloc(all, (size_t)(2 * cap) * sizeof *all);
@@ -241,14 +243,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
     queue[tail++] = (uint32_t)s;
     label[s] = np;
     while (head < tail) {
-      if (++work >= JL_POCKET_POLL) {
-        work = 0;
-        if (jl_trunk_limits_hit(lim, since)) {
-          free(label); free(queue); free(all);
-          *cut = 1;
-          return JL_OK;
-        }
-      }
+      if ((*cut = jl_pocket_poll(&work, lim, since))) goto done;
       size_t id = queue[head++];
       double x = (double)(id % nx), y = (double)((id / nx) % (size_t)m->dim[1]), z = (double)(id / nxy);
       pk->count++;
@@ -288,14 +283,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
     queue[tail++] = (uint32_t)pk->seed;
     label[pk->seed] = -2 - lab;  /* visited again */
     while (head < tail) {
-      if (++work >= JL_POCKET_POLL) {
-        work = 0;
-        if (jl_trunk_limits_hit(lim, since)) {
-          free(label); free(queue); free(all);
-          *cut = 1;
-          return JL_OK;
-        }
-      }
+      if ((*cut = jl_pocket_poll(&work, lim, since))) goto done;
       size_t id = queue[head++];
       double c[3];
       jl_voxel_centre(m, id, c);
@@ -317,6 +305,7 @@ static int jl_find_pockets(const jl_voxel_map *m, const float *dist, double r2, 
     out[keep++] = *pk;
   }
   *n_out = keep;
+done:
   free(label);
   free(queue);
   free(all);
