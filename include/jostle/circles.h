@@ -76,7 +76,8 @@ typedef struct jl_circles_options {
   /* The search's settings; jl_circles_options_default gives the defaults. */
   jl_circles_mode mode;    /* default population */
   int trials;              /* trials per candidate per launch (0: by a step budget) */
-  int stuck;               /* trials (walk steps) without a record before a restart (0: auto) */
+  int stuck;               /* trials (walk steps) without a record before a restart (0: by n:
+                            * 4000 for 20..63 circles, else max(100, 10 n)) */
   double band;             /* record-to-record band, relative (0: default 3e-4) */
   int band_levels;         /* rungs of the band ladder (0: default 2) */
   int walk;                /* one candidate in walk walks at a fixed container (default 1;
@@ -85,7 +86,7 @@ typedef struct jl_circles_options {
   int walk_k;              /* neighbours a walk step relaxes (0: 8 below 64 circles, 16 from 64) */
   int tenure;              /* walk steps a moved circle stays tabu (0: default 4) */
   int walk_reset;          /* walk steps without a new lowest energy before the walk begins
-                            * again from the record (0: default 50) */
+                            * again from the record (0: by n: 400 for 20..63 circles, else 50) */
   int probe;               /* the walk's probe, a jl_circles_probe (default keep) */
   int elite;               /* population: elite size, at most JL_CIRCLES_ELITE_MAX (0: 8 from
                             * 256 candidates, as on a GPU, else 4) */
@@ -145,7 +146,7 @@ typedef struct jl_circles_result {
   /* the search's settings and restarts, as the result file records them
    * (elite 0: not set, and jl_circles_result_write writes the defaults) */
   char mode[16];           /* "population", "trials" or "instances" */
-  int walk, walk_k, tenure, walk_reset, probe, elite, adopt_spread;
+  int walk, walk_k, tenure, walk_reset, stuck, probe, elite, adopt_spread;
   double aim, crowding, cross;
   uint64_t adoptions, crossovers;
 } jl_circles_result;
@@ -229,6 +230,7 @@ typedef struct jl_circles_run_info {
   int walk_k;                     /* neighbours per walk step */
   int tenure;                     /* the walk's tabu tenure */
   int walk_reset;                 /* walk steps without a new lowest energy before a reset */
+  int stuck;                      /* trials (walk steps) without a record before a restart */
   int probe;                      /* the walk's probe (jl_circles_probe) */
   double time_s;
   double time_to_best_s;

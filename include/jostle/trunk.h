@@ -35,6 +35,8 @@ typedef struct jl_trunk_result {
   double reachable_l;      /* the part of it some single block can cover, liters */
   int upper_bound;         /* floor of the smaller of the two */
   int baseline;            /* the grid baseline's count (one orientation, one lattice) */
+  int fills_complete;      /* 0: the time or a stop cut the fills short below the upper
+                            * bound: count is what they reached, not the trunk's volume */
   double max_penetration_mm; /* the exact check: deepest block into the surface */
   double max_overlap_mm;   /* the exact check: deepest block into another */
   double time_s;
@@ -159,6 +161,8 @@ typedef struct jl_trunk_outcome {
   long bound;              /* floor(mesh volume / block volume) */
   int baseline;            /* the grid baseline's blocks (one orientation, one lattice) */
   int layered;             /* the layered fill's blocks */
+  int fills_complete;      /* 0: the time or a stop cut the fills short below the upper
+                            * bound: count is what they reached, not the trunk's volume */
   int floor_frame;         /* 1: the fills ran in the floor's frame too */
   int fill_mesh_frame, fill_floor_frame; /* the fills' best in each frame */
   double floor_angle_deg;  /* the floor's frame turned from the mesh's */

@@ -18,7 +18,9 @@ class Trunk:
     unit quaternions (w, x, y, z) turning a block's axes (200, 100, 50 mm along
     x, y, z) into the mesh's frame. mesh_volume and reachable (the part some
     single block can cover) are liters; upper_bound is the floor of the smaller;
-    baseline is the grid baseline's count. max_penetration and max_overlap: the
+    baseline is the grid baseline's count. fills_complete is False when time
+    or Ctrl-C cut the fills short below upper_bound: count is then what they
+    reached, not the trunk's volume. max_penetration and max_overlap: the
     exact check's deepest block into the surface and into another, mm.
     """
 
@@ -30,6 +32,7 @@ class Trunk:
     reachable: float
     upper_bound: int
     baseline: int
+    fills_complete: bool
     max_penetration: float
     max_overlap: float
     time: float
@@ -75,7 +78,8 @@ def trunk_volume(mesh, time=60.0, device="auto", seed=1, threads=0, units="mm",
         count=k, liters=k, centres=np.frombuffer(f["centres"]).reshape(k, 3),
         quaternions=np.frombuffer(f["quaternions"]).reshape(k, 4),
         mesh_volume=f["mesh_volume"], reachable=f["reachable"], upper_bound=f["upper_bound"],
-        baseline=f["baseline"], max_penetration=f["max_penetration"],
+        baseline=f["baseline"], fills_complete=f["fills_complete"],
+        max_penetration=f["max_penetration"],
         max_overlap=f["max_overlap"], time=f["time"], stopped_by=f["stopped_by"],
         device_name=f["device_name"])
 

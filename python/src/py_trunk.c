@@ -6,11 +6,12 @@
 #include <limits.h>
 
 static PyObject *jl_py_trunk_out(jl_trunk_result *res) {
-  return Py_BuildValue("{s:i,s:N,s:N,s:d,s:d,s:i,s:i,s:d,s:d,s:d,s:s,s:s}", "count", res->count,
+  return Py_BuildValue("{s:i,s:N,s:N,s:d,s:d,s:i,s:i,s:O,s:d,s:d,s:d,s:s,s:s}", "count", res->count,
                        "centres", jl_py_bytes(res->centre, 3 * (Py_ssize_t)res->count),
                        "quaternions", jl_py_bytes(res->quat, 4 * (Py_ssize_t)res->count),
                        "mesh_volume", res->mesh_volume_l, "reachable", res->reachable_l,
                        "upper_bound", res->upper_bound, "baseline", res->baseline,
+                       "fills_complete", res->fills_complete ? Py_True : Py_False,
                        "max_penetration", res->max_penetration_mm, "max_overlap",
                        res->max_overlap_mm, "time", res->time_s, "stopped_by",
                        jl_py_stop_name(res->stopped_by), "device_name", res->device_name);

@@ -29,7 +29,7 @@ def assert_trunk_legal(t, count):
     assert t.centres.shape == (count, 3) and t.quaternions.shape == (count, 4)
     assert np.allclose(np.linalg.norm(t.quaternions, axis=1), 1.0, atol=1e-9)
     assert t.mesh_volume == pytest.approx(200.0, rel=1e-9)
-    assert t.upper_bound == 200
+    assert t.upper_bound == 200 and t.fills_complete is True
     assert t.max_penetration <= 1e-6 and t.max_overlap <= 1e-6
 
 

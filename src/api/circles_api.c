@@ -152,6 +152,7 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->walk_k = run.info.walk_k;
   res->tenure = run.info.tenure;
   res->walk_reset = run.info.walk_reset;
+  res->stuck = run.info.stuck;
   res->probe = run.info.probe;
   res->elite = run.info.elite;
   res->crowding = run.info.crowding;
@@ -194,6 +195,7 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.walk_k = res->walk_k;
     info.tenure = res->tenure;
     info.walk_reset = res->walk_reset;
+    info.stuck = res->stuck;
     info.probe = res->probe;
     info.elite = res->elite;
     info.crowding = res->crowding;
@@ -207,7 +209,8 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.aim = JL_WALK_AIM_DEFAULT;
     info.walk_k = jl_walk_k_default(res->n);
     info.tenure = JL_WALK_TENURE_DEFAULT;
-    info.walk_reset = JL_WALK_RESET_DEFAULT;
+    info.walk_reset = jl_walk_reset_default(res->n);
+    info.stuck = jl_stuck_default(res->n);
     info.probe = JL_WALK_PROBE_DEFAULT;
     info.elite = JL_ELITE_DEFAULT;
     info.crowding = JL_CROWDING_DEFAULT;

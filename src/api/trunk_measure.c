@@ -138,6 +138,7 @@ static int jl_measure_facts(struct jl_trunk_job *job, int ranks, jl_trunk_outcom
   out->bound = r->bound;
   out->baseline = r->grid.count;
   out->layered = r->layered.count;
+  out->fills_complete = jl_fills_finished(&r->fills) || r->best.count >= r->bound;
   out->floor_frame = r->fills.fills[1].ran;
   out->fill_mesh_frame = r->fills.fills[0].count;
   out->fill_floor_frame = r->fills.fills[1].count;

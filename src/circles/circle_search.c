@@ -14,10 +14,6 @@
 #include "stop_flag.h"
 #include "timer.h"
 
-/* Restarts that keep a candidate near the best would all fall into the same
- * basin; this many trials without a new record count as meta-stable. */
-#define JL_STUCK_MIN 100
-#define JL_STUCK_PER_CIRCLE 10
 /* Candidates this close to the best (relative) are worth a polish. */
 #define JL_POLISH_WINDOW 1e-2
 #define JL_POLISH_MAX_THREADS 256
@@ -42,7 +38,6 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
   o->tenure = JL_WALK_TENURE_DEFAULT;
-  o->walk_reset = JL_WALK_RESET_DEFAULT;
   o->probe = JL_WALK_PROBE_DEFAULT;
   o->crowding = -1.0;  /* by the batch: JL_CROWD_MIN_BATCH */
   o->progress = 1;
@@ -107,7 +102,7 @@ void jl_relax_params_default(jl_relax_params *p, const double *r_sorted, int n, 
   p->walk_levels = 3;
   p->walk_ratio = 3.0;
   p->walk_tenure = JL_WALK_TENURE_DEFAULT;
-  p->walk_reset = JL_WALK_RESET_DEFAULT;
+  p->walk_reset = jl_walk_reset_default(n);
   p->walk_aim = JL_WALK_AIM_DEFAULT;
   p->walk_probe = JL_WALK_PROBE_DEFAULT;
   /* Neighbour lists: off here; the search and the benchmark choose by
@@ -644,9 +639,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   const uint64_t budget_max = p.step_budget;
   /* --rounds keeps the fixed budget: a seed gives the same bits */
   const int sized = p.step_budget > 0 && o->time_s > 0 && o->rounds <= 0;
-  int stuck_limit = o->stuck_limit > 0 ? o->stuck_limit
-                    : (prob->n * JL_STUCK_PER_CIRCLE > JL_STUCK_MIN ? prob->n * JL_STUCK_PER_CIRCLE
-                                                                    : JL_STUCK_MIN);
+  int stuck_limit = o->stuck_limit > 0 ? o->stuck_limit : jl_stuck_default(prob->n);
   /* The host's own choices (restarts) draw from a stream no candidate uses. */
   jl_search_loop l = {.step_budget = p.step_budget};
   jl_rng_init(&l.host_rng, o->seed, (uint64_t)1 << 62, 0);
@@ -799,6 +792,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->walk_k = p.walk_k;
   info->tenure = p.walk_tenure;
   info->walk_reset = p.walk_reset;
+  info->stuck = stuck_limit;
   info->probe = p.walk_probe;
   info->time_s = jl_time_now() - st.t0;
   info->time_to_best_s = st.t_best;

@@ -45,11 +45,32 @@ static inline int jl_walk_k_default(int n) {
   return n >= JL_WALK_K_LARGE_N ? JL_WALK_K_LARGE : JL_WALK_K_DEFAULT;
 }
 #define JL_WALK_TENURE_DEFAULT 4
-/* Walk steps without a new lowest energy before the walk begins again from
- * the candidate's record (measured at n = 30). On one H200 at n = 32 (seed
- * 1) 400, with a stuck limit of 4000, reached the record in 99 s, where 50
- * and 10 n ended 1.89e-4 above it after 560 s (docs/benchmarks.md). */
-#define JL_WALK_RESET_DEFAULT 50
+/* How deep a walk goes before it begins again: walk steps without a new
+ * lowest energy before the walk goes back to the candidate's record, and
+ * walk steps without a new record before the candidate restarts. Deep from
+ * JL_WALK_DEEP_N circles up to the large walks (JL_WALK_K_LARGE_N); shallow
+ * below, where every contest record n = 5..19 is reached within 1.3 s on an
+ * H200 and the deep walks were slower on the CPU twin, and above, where
+ * they ended higher at n = 200 (2 of 2 runs, CPU twin). On one H200 at
+ * n = 30 the deep walks reached the record with each of seeds 1-10 in
+ * 21-107 s, where the shallow ones left 4 of 10 seeds at 1.03e-4 after
+ * 3 minutes; at n = 32 the record in 99 s against 1.89e-4 after 560 s; at
+ * n = 35, seeds 1-3, two within 1e-4 in 3 minutes against none
+ * (docs/benchmarks.md). */
+#define JL_WALK_DEEP_N 20
+#define JL_WALK_RESET_SHALLOW 50
+#define JL_WALK_RESET_DEEP 400
+#define JL_STUCK_MIN 100
+#define JL_STUCK_PER_CIRCLE 10
+#define JL_STUCK_DEEP 4000
+static inline int jl_walk_deep(int n) { return n >= JL_WALK_DEEP_N && n < JL_WALK_K_LARGE_N; }
+static inline int jl_walk_reset_default(int n) {
+  return jl_walk_deep(n) ? JL_WALK_RESET_DEEP : JL_WALK_RESET_SHALLOW;
+}
+static inline int jl_stuck_default(int n) {
+  if (jl_walk_deep(n)) return JL_STUCK_DEEP;
+  return n * JL_STUCK_PER_CIRCLE > JL_STUCK_MIN ? n * JL_STUCK_PER_CIRCLE : JL_STUCK_MIN;
+}
 /* The walk's probe below the record (jl_walk_probe): keep. On four H100s at
  * n = 30 over seeds 1-10 it reached the record 4 times and came within 1e-4
  * 6 times, no run past 1.03e-4, against 2, 5 and two runs at 5e-4 to 9e-4
@@ -112,7 +133,8 @@ typedef struct jl_circle_search_opts {
                             * run's times count from (0: when the search begins) */
   double target_R;         /* stop once R <= target; 0: none */
   long rounds;             /* stop after this many launches; 0: no limit */
-  int stuck_limit;         /* trials without a new record before a restart; 0: auto */
+  int stuck_limit;         /* trials without a new record before a restart; 0: by n
+                            * (jl_stuck_default) */
   double adopt;            /* population: share of restarts that adopt an elite packing */
   double cross;            /* population: share of restarts that start from a child of two
                             * elite packings (jl_circle_cross_child), taken from the
@@ -134,7 +156,7 @@ typedef struct jl_circle_search_opts {
   int walk_k;              /* neighbours per walk step; 0: by n (jl_walk_k_default) */
   int tenure;              /* walk steps a moved circle stays tabu; 0: JL_WALK_TENURE_DEFAULT */
   int walk_reset;          /* walk steps without a new lowest energy before the walk begins
-                            * again from the record; 0: JL_WALK_RESET_DEFAULT */
+                            * again from the record; 0: by n (jl_walk_reset_default) */
   int probe;               /* the walk's probe just below the record (JL_PROBE_*, jl_walk_probe) */
   int area_weighted;
   int progress;            /* progress line (on stderr, or through log) */

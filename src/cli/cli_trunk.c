@@ -298,6 +298,15 @@ static void jl_trunk_cli_print(jl_trunk_cli *c, const jl_trunk_outcome *r) {
   printf("%s: %d blocks = %.4g L  (mesh %.3f L, upper bound %ld%s, baseline %d (grid), layered fill %d%s, "
          "fill %.1f%%%s)  %s\n", r->name, r->count, r->count * bvol / 1e6, r->mesh_volume_mm3 / 1e6, r->bound,
          reached, r->baseline, r->layered, frames, 100.0 * r->count * bvol / r->mesh_volume_mm3, of_reach, r->check);
+  if (!r->fills_complete) {
+    char line[256];
+    char by[64];
+    if (strcmp(r->stopped_by, "signal") == 0) snprintf(by, sizeof by, "the stop signal");
+    else snprintf(by, sizeof by, "--time %g", c->a->time_s);
+    snprintf(line, sizeof line, "%s: %s cut the fills short: %d blocks is what they reached, not the trunk's "
+             "volume; give the run more time", r->name, by, r->count);
+    jl_trunk_cli_log(c, JL_LOG_NOTICE, line);
+  }
   printf("stopped by %s after %.1f s (best from %s at %.1f s), %d blocks by gap fill, %d turned into "
          "pockets, %d of %d chain states legalized, %llu moves, "
          "%llu relaxation steps, %d exact checks (%d failed) on %s\n",

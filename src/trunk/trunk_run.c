@@ -397,7 +397,7 @@ static int jl_trunk_run_fills(jl_fill_run *r, const jl_trunk_geom *geom, double 
                               double *time_to_best, jl_error *err) {
   jl_trunk_fill_report *rep = r->rep;
   double start = jl_time_now();
-  rep->budget_s = fill_end - start;
+  rep->budget_s = fill_end > start ? fill_end - start : 0.0;  /* the reach may have taken it all */
   jl_mesh turned = {0};
   jl_trunk_geom tg;
   memset(&tg, 0, sizeof tg);

@@ -27,8 +27,10 @@ ts=$(json_get "$d/t.json" 'd["run"]["time_s"]') || exit 1
 "$PY" -c "import sys; sys.exit(0 if $ts <= 3.0 + 0.5 + 0.25 else 1)" ||
   fail "jostle $CMD: expected run.time_s <= 3.75 (3 s and the polish's grace), got $ts"
 # from 64 circles a walk step relaxes 16 neighbours (8 below: cli_seed_repro)
-wk=$(json_get "$d/t.json" 'd["run"]["walk_k"]') || exit 1
-[ "$wk" = 16 ] || fail "jostle $CMD: expected run.walk_k == 16 at n = 200, got $wk"
+# and the walks stay shallow (deep for 20..63 circles: cli_seed_repro): reset
+# 50, stuck 10 n
+wk=$(json_get "$d/t.json" '(d["run"]["walk_k"], d["run"]["walk_reset"], d["run"]["stuck"])') || exit 1
+[ "$wk" = "(16, 50, 2000)" ] || fail "jostle $CMD: expected run.walk_k, walk_reset, stuck == 16, 50, 2000 at n = 200, got $wk"
 echo "n = 200, --time 3: exit after $TOOK s"
 
 # The same with six other busy processes on the machine from the start: the

@@ -2,7 +2,7 @@
 # The same --seed with --rounds gives the same packing (circles and R);
 # another seed gives another packing. A crowded elite (--crowding) keeps
 # the best packing first and its members apart by at least the distance;
-# --walk-k, --tenure, --walk-reset and --probe reach the run's record.
+# --walk-k, --tenure, --walk-reset, --stuck and --probe reach the run's record.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -43,15 +43,18 @@ if a["circles"] != b["circles"] or a["R"] != b["R"]:
          % (a["R"], b["R"], diff))
 if a["circles"] == c["circles"]:
     fail("seeds 7 and 8: expected different packings, got identical circles")
-# the defaults (run a: 16 candidates on 2 threads, so the 4 best distinct R)
-# and the options (run e); at n = 20 three rounds leave several families
-for name, d, K, D, WK, T, WR, least in (("a", a, 4, 0.0, 8, 4, 50, 1),
-                                        ("e", load(sys.argv[4]), 6, 0.05, 12, 6, 80, 2)):
+# the defaults (run a: 16 candidates on 2 threads, so the 4 best distinct R;
+# below 20 circles shallow walks: reset 50, stuck max(100, 10 n)) and the
+# options (run e; for 20..63 circles a stuck limit of 4000 by default); at
+# n = 20 three rounds leave several families
+for name, d, K, D, WK, T, WR, ST, least in (("a", a, 4, 0.0, 8, 4, 50, 120, 1),
+                                            ("e", load(sys.argv[4]), 6, 0.05, 12, 6, 80, 4000, 2)):
     r = d["run"]
     if (r["elite"] != K or r["crowding"] != D or r["walk_k"] != WK or r["tenure"] != T
-            or r["walk_reset"] != WR):
-        fail("run %s: expected elite %d, crowding %g, walk_k %d, tenure %d, walk_reset %d, got %r, %r, %r, %r, %r"
-             % (name, K, D, WK, T, WR, r["elite"], r["crowding"], r["walk_k"], r["tenure"], r["walk_reset"]))
+            or r["walk_reset"] != WR or r["stuck"] != ST):
+        fail("run %s: expected elite %d, crowding %g, walk_k %d, tenure %d, walk_reset %d, stuck %d, got %r, %r, %r, %r, %r, %r"
+             % (name, K, D, WK, T, WR, ST, r["elite"], r["crowding"], r["walk_k"], r["tenure"], r["walk_reset"],
+                r["stuck"]))
     el, sp = r["elite_R"], r["elite_spread"]
     if not least <= len(el) <= K or len(sp) != len(el) or el != sorted(el) or el[0] != d["R"] or sp[0] != 0:
         fail("run %s: expected up to %d elite R ascending from R %r, spreads from 0, got %r, %r"
@@ -60,6 +63,9 @@ for name, d, K, D, WK, T, WR, least in (("a", a, 4, 0.0, 8, 4, 50, 1),
         fail("run %s: expected members at least %g apart and adoptions <= restarts, got %r, %r of %r"
              % (name, D, sp, r["adoptions"], r["restarts"]))
 f = load(sys.argv[5])["run"]
+if f["walk_reset"] != 400 or f["stuck"] != 4:
+    fail("run f (n = 20, --stuck 4): expected walk_reset 400 (deep walks) and stuck 4, got %r and %r"
+         % (f["walk_reset"], f["stuck"]))
 if a["run"]["adopt_by"] != "uniform" or f["adopt_by"] != "spread":
     fail("adopt_by: expected uniform (default) and spread, got %r and %r" % (a["run"]["adopt_by"], f["adopt_by"]))
 if a["run"]["probe"] != "keep" or load(sys.argv[4])["run"]["probe"] != "off":

@@ -7,6 +7,8 @@
 # A mesh that could hold more than --max-blocks blocks (a units mistake: a 1 km
 # trunk) is refused before any work, naming its size; a trunk of 190,000 blocks
 # (--max-blocks raised) still stops on --time and on SIGINT within seconds.
+# A run whose fills were cut short says so (fills_complete false, a notice):
+# its count is what they reached, not the trunk's volume.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -32,12 +34,29 @@ if not isinstance(r.get("layered_complete"), bool):
     fail("expected a boolean run.layered_complete, got %r" % r.get("layered_complete"))
 if r["layered_complete"] and d["count"] < d["layered_count"]:
     fail("count %r below the complete layered fill %r" % (d["count"], d["layered_count"]))
+ran = [f for f in r["fills"]["frames"] if f["ran"]]
+cut = (not ran or not all(f["complete"] for f in ran)) and d["count"] < d["upper_bound"]
+if d.get("fills_complete") is not (not cut):
+    fail("expected fills_complete %r (frames %r, %r of %r blocks), got %r"
+         % (not cut, [(f["frame"], f["complete"]) for f in ran], d["count"], d["upper_bound"],
+            d.get("fills_complete")))
 ' "$1" "$2" || fail "$1 failed the checks above"
+}
+
+# fills_cut NAME BY: the run's fills were cut short, and its notice names BY
+fills_cut() {
+  jpy '
+if load(sys.argv[1]).get("fills_complete") is not False:
+    fail("expected fills_complete false")
+' "$d/$1.json" || fail "$1: the fills ended within the limit (the test assumes they cannot)"
+  grep -Eq -- "sedan: $2 cut the fills short: [0-9]+ blocks is what they reached, not the trunk's volume" "$W/$1.err" ||
+    fail "$1: expected the notice 'sedan: $2 cut the fills short: ...' on stderr"
 }
 
 JL_TIMEOUT=90 jrun t1 trunk "$prob" --device cpu --threads 2 --time 1 --out "$d/t1.json" --quiet
 expect_rc 0
 check_trunk "$d/t1.json" time
+fills_cut t1 "--time 1"
 jrun verify_t1 verify "$d/t1.json"
 expect_rc 0
 
@@ -76,6 +95,7 @@ os.execv(sys.argv[1], sys.argv[1:])' \
 }
 
 sigint_run s1 1
+fills_cut s1 "the stop signal"
 sigint_run s4 4
 
 # Too large: refused at once with the mesh's size and a hint at --units, nothing written.
