@@ -27,8 +27,20 @@
 // the rows, c, mu, diag, the levers and the arms stay in shared memory
 // (59 doubles a thread, 30 KB) and only the constants by field, ka, kb, im
 // and iso go out: what the streamed solve and the step read.
-#define JL_SETUP_ROWS 45
-#define JL_SETUP_LEAN_ROWS 59
+// A thread's slots: frame 9, rx 18, irx 18; LEAN then c 3, mu 1, diag 2,
+// lever 6, arm 2.
+enum {
+  JL_SR_FRAME = 0,
+  JL_SR_RX = JL_SR_FRAME + 9,
+  JL_SR_IRX = JL_SR_RX + 18,
+  JL_SETUP_ROWS = JL_SR_IRX + 18,
+  JL_SR_C = JL_SETUP_ROWS,
+  JL_SR_MU = JL_SR_C + 3,
+  JL_SR_DIAG = JL_SR_MU + 1,
+  JL_SR_LEVER = JL_SR_DIAG + 2,
+  JL_SR_ARM = JL_SR_LEVER + 6,
+  JL_SETUP_LEAN_ROWS = JL_SR_ARM + 2
+};
 #define JL_SETUP_BLOCK 64
 template <bool LEAN>
 __global__ void __launch_bounds__(JL_SETUP_BLOCK) jl_setup_contact_kernel(
@@ -44,15 +56,15 @@ __global__ void __launch_bounds__(JL_SETUP_BLOCK) jl_setup_contact_kernel(
     // contact i's own arrays as contact 0, its rows in this thread's slots
     double *t = s_rows + rows * threadIdx.x;
     size_t k = (size_t)i;
-    jl_sm_problem q = {p.ka + k,     p.kb + k,      t /* frame */, t + 9 /* rx */,
-                       t + 27 /* irx */, p.im + 2 * k, p.c + 3 * k,   p.mu + k,
-                       p.diag + 2 * k, p.lever + 6 * k, p.iso + 2 * k, p.arm + 2 * k};
-    if (LEAN) {  // c 3, mu 1, diag 2, lever 6, arm 2 after the rows
-      q.c = t + 45;
-      q.mu = t + 48;
-      q.diag = t + 49;
-      q.lever = t + 51;
-      q.arm = t + 57;
+    jl_sm_problem q = {p.ka + k,       p.kb + k,        t + JL_SR_FRAME, t + JL_SR_RX,
+                       t + JL_SR_IRX,  p.im + 2 * k,    p.c + 3 * k,     p.mu + k,
+                       p.diag + 2 * k, p.lever + 6 * k, p.iso + 2 * k,   p.arm + 2 * k};
+    if (LEAN) {
+      q.c = t + JL_SR_C;
+      q.mu = t + JL_SR_MU;
+      q.diag = t + JL_SR_DIAG;
+      q.lever = t + JL_SR_LEVER;
+      q.arm = t + JL_SR_ARM;
     }
     jl_sm_contact(&b, a, bb, point + 3 * (size_t)i, normal + 3 * (size_t)i, law[m],
                   law[law_stride + m], law[2 * law_stride + m], dv_free, 0, &q);
@@ -64,7 +76,8 @@ __global__ void __launch_bounds__(JL_SETUP_BLOCK) jl_setup_contact_kernel(
   __syncthreads();
   long long first = (long long)blockIdx.x * blockDim.x;
   int count = (int)(n - first < (long long)blockDim.x ? n - first : (long long)blockDim.x);
-  const int width[3] = {9, 18, 18}, off[3] = {0, 9, 27};
+  const int width[3] = {JL_SR_RX - JL_SR_FRAME, JL_SR_IRX - JL_SR_RX, JL_SETUP_ROWS - JL_SR_IRX},
+            off[3] = {JL_SR_FRAME, JL_SR_RX, JL_SR_IRX};
   double *dst[3] = {p.frame, p.rx, p.irx};
   for (int f = 0; f < 3; ++f) {
     double *g = dst[f] + (size_t)width[f] * first;
