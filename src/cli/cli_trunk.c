@@ -263,8 +263,9 @@ static int jl_trunk_cli_ready(void *ctx, const jl_trunk_start *st, jl_error *err
 static int jl_trunk_cli_write(jl_trunk_cli *c, const jl_trunk_outcome *r, jl_error *err) {
   double bvol = r->block[0] * r->block[1] * r->block[2];
   char title[512];
-  snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)",
-           r->name, r->count, r->count * bvol / 1e6, r->mesh_volume_mm3 / 1e6, r->bound, r->baseline, r->layered);
+  snprintf(title, sizeof title, "%s: %d blocks = %.4g L (mesh %.1f L, bound %ld, baseline %d (grid), layered fill %d)%s",
+           r->name, r->count, r->count * bvol / 1e6, r->mesh_volume_mm3 / 1e6, r->bound, r->baseline, r->layered,
+           r->fills_complete ? "" : ": fills cut short, not the volume");
   const char *t_out = jl_cli_outputs_stage(&c->outs, 0, err), *t_glb = NULL, *t_svg = NULL;
   if (!t_out || !(t_glb = jl_cli_outputs_stage(&c->outs, 1, err)) ||
       !(t_svg = jl_cli_outputs_stage(&c->outs, 2, err)) || jl_trunk_outcome_write_json(r, t_out, err) != JL_OK ||

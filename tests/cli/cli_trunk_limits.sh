@@ -7,7 +7,8 @@
 # A mesh that could hold more than --max-blocks blocks (a units mistake: a 1 km
 # trunk) is refused before any work, naming its size; a trunk of 190,000 blocks
 # (--max-blocks raised) still stops on --time and on SIGINT within seconds.
-# A run whose fills were cut short says so (fills_complete false, a notice):
+# A run whose fills were cut short says so (fills_complete false, a notice,
+# the views' title):
 # its count is what they reached, not the trunk's volume.
 . "$(dirname "$0")/common.sh"
 
@@ -51,6 +52,7 @@ if load(sys.argv[1]).get("fills_complete") is not False:
 ' "$d/$1.json" || fail "$1: the fills ended within the limit (the test assumes they cannot)"
   grep -Eq -- "sedan: $2 cut the fills short: [0-9]+ blocks is what they reached, not the trunk's volume" "$W/$1.err" ||
     fail "$1: expected the notice 'sedan: $2 cut the fills short: ...' on stderr"
+  grep -q 'fills cut short, not the volume' "$d/$1.svg" || fail "$1: expected the views' title to say the fills were cut short"
 }
 
 JL_TIMEOUT=90 jrun t1 trunk "$prob" --device cpu --threads 2 --time 1 --out "$d/t1.json" --quiet
