@@ -665,7 +665,7 @@ static void test_result_round_trip(void **state) {
   jl_error err = {0};
   assert_int_equal(jl_trunk_check_packing(&f->geom, &p, &chk, &err), JL_OK);
   jl_trunk_summary res = {&prob, &p, &mrep, &chk, 1, 200, 7, "cpu", "CPU, 1 threads", "layered",
-                         1.0, 0.5, 0.5, "baseline", NULL, 1, NULL, {0, 0}, 2, 0.25, 1, 0, NULL, NULL, 1, 0, NULL};
+                         1.0, 0.5, 0.5, "baseline", NULL, 1, NULL, {0, 0}, 2, 0.25, 1, 0, NULL, 0, NULL, 1, 0, NULL};
   assert_int_equal(jl_trunk_summary_write_json(json, &res, &err), JL_OK);
   char kind[16];
   jl_result_kind(json, kind, sizeof kind);

@@ -160,7 +160,7 @@ static int jl_api_result_fill(const jl_trunk_run_result *r, const jl_trunk_probl
   if (r->reach.measured && r->reach.bound < bound) bound = r->reach.bound;
   res->upper_bound = (int)bound;
   res->baseline = r->grid.count;
-  res->fills_complete = jl_fills_finished(&r->fills) || n >= r->bound;
+  res->fills_complete = r->fills_complete;
   res->max_penetration_mm = r->check.max_surface_depth > 0 ? r->check.max_surface_depth : 0.0;
   res->max_overlap_mm = r->check.max_overlap_depth > 0 ? r->check.max_overlap_depth : 0.0;
   res->time_s = r->time_s;

@@ -138,7 +138,7 @@ static int jl_measure_facts(struct jl_trunk_job *job, int ranks, jl_trunk_outcom
   out->bound = r->bound;
   out->baseline = r->grid.count;
   out->layered = r->layered.count;
-  out->fills_complete = jl_fills_finished(&r->fills) || r->best.count >= r->bound;
+  out->fills_complete = r->fills_complete;
   out->floor_frame = r->fills.fills[1].ran;
   out->fill_mesh_frame = r->fills.fills[0].count;
   out->fill_floor_frame = r->fills.fills[1].count;
@@ -316,7 +316,7 @@ int jl_trunk_outcome_write_json(const jl_trunk_outcome *out, const char *path, j
                           res->ran_search ? &res->search : NULL, res->grid.complete, res->start,
                           {fills->fills[0].slab[0], fills->fills[0].slab[1]}, res->layered.count,
                           res->layered.time_s, res->layered.complete, fills->fills[0].tilt, fills,
-                          res->reach.measured ? &res->reach : NULL, job->n_ranks, res->search.migrations,
+                          res->fills_complete, res->reach.measured ? &res->reach : NULL, job->n_ranks, res->search.migrations,
                           res->ranks};
   return jl_trunk_summary_write_json(path, &sum, err);
 }

@@ -89,11 +89,4 @@ typedef struct jl_trunk_fill_report {
   double time_s;           /* seconds they took */
 } jl_trunk_fill_report;
 
-/* 1 when every fill that ran finished; 0 when --time or the stop flag cut
- * one short, so their count is what they reached, not what the trunk holds. */
-static inline int jl_fills_finished(const jl_trunk_fill_report *f) {
-  return (f->fills[0].ran || f->fills[1].ran) && (!f->fills[0].ran || f->fills[0].complete) &&
-         (!f->fills[1].ran || f->fills[1].complete);
-}
-
 #endif

@@ -311,9 +311,7 @@ int jl_trunk_summary_write_json(const char *path, const jl_trunk_summary *r, jl_
   jl_json_key_number(&b, "mesh_volume_mm3", mvol, ",\n  ");
   jl_json_key_number(&b, "mesh_volume_l", mvol / 1e6, ",\n  ");
   jl_json_key_number(&b, "fill_ratio", bp->count * bvol / mvol, ",\n");
-  if (r->fills)
-    jl_buf_printf(&b, "  \"fills_complete\": %s,\n",
-                  jl_fills_finished(r->fills) || bp->count >= r->upper_bound ? "true" : "false");
+  if (r->fills) jl_buf_printf(&b, "  \"fills_complete\": %s,\n", r->fills_complete ? "true" : "false");
   jl_buf_printf(&b, "  \"baseline_count\": %d,\n", r->baseline_count);
   if (r->layered_count >= 0) jl_buf_printf(&b, "  \"layered_count\": %d,\n", r->layered_count);
   jl_buf_printf(&b, "  \"upper_bound\": %ld,\n", r->upper_bound);

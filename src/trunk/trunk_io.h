@@ -55,6 +55,7 @@ typedef struct jl_trunk_summary {
   int layered_complete;
   int tilt_count;                 /* the tilted fill (0 when not run, no sloped face or no split could win) */
   const jl_trunk_fill_report *fills; /* the fills in both frames, their budget and times (NULL: not written) */
+  int fills_complete;             /* with fills: 0 when they were cut short below the bound */
   const jl_reach_info *reach;     /* the reachable volume; NULL when not measured */
   int ranks;                      /* islands: MPI ranks (1: one search) */
   uint64_t migrations;            /* islands: exchanges with the other ranks */

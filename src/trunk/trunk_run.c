@@ -766,6 +766,10 @@ int jl_trunk_run(const jl_trunk_run_config *cfg, jl_trunk_run_result *out, jl_er
     jl_error_set(err, JL_ERR_INTERNAL, "internal error: the best packing failed the exact check (%s); nothing written", why);
     goto fail;
   }
+  const jl_frame_fills *ff = out->fills.fills;
+  out->fills_complete = best->count >= out->bound ||
+                        ((ff[0].ran || ff[1].ran) && (!ff[0].ran || ff[0].complete) &&
+                         (!ff[1].ran || ff[1].complete));
   out->time_s = jl_time_now() - t0;
   out->ran_search = ran_search;
   out->source = search;

@@ -87,6 +87,8 @@ typedef struct jl_trunk_run_result {
   jl_grid_info grid;       /* the mesh frame's grid baseline (the reported baseline) */
   jl_baseline_info layered; /* the mesh frame's layered fill */
   jl_trunk_fill_report fills;
+  int fills_complete;      /* 0: the time or a stop cut a fill short below the bound:
+                              best is what they reached, not the trunk's volume */
   jl_reach_info reach;     /* measured 0: not measured */
   jl_trunk_run_info search; /* what the search did (zeros when none ran) */
   int ran_search;
