@@ -44,8 +44,10 @@ static void assert_contacts_equal(const jl_contacts *x, const jl_contacts *y) {
   assert_memory_equal(x->key, y->key, c * sizeof(uint64_t));
 }
 
-/* One scene through both paths; returns the number of contacts. */
-static int compare_scene(jl_scene_gpu *g, const jl_scene *s, double margin) {
+/* One scene through both paths; returns the number of contacts (and the
+ * device's stats into out unless NULL). */
+static int compare_scene_stats(jl_scene_gpu *g, const jl_scene *s, double margin,
+                               jl_gpu_collide_stats *out) {
   jl_error err = {0};
   const jl_bodies *b = &s->bodies;
   jl_broad_phase bp;
@@ -79,6 +81,7 @@ static int compare_scene(jl_scene_gpu *g, const jl_scene *s, double margin) {
   assert_true(jl_scene_gpu_bytes(g) == bytes);
 
   int n = cpu.count;
+  if (out) *out = st;
   free(pa);
   free(pb);
   jl_contacts_free(&cpu);
@@ -86,6 +89,10 @@ static int compare_scene(jl_scene_gpu *g, const jl_scene *s, double margin) {
   jl_contacts_free(&again);
   jl_broad_phase_free(&bp);
   return n;
+}
+
+static int compare_scene(jl_scene_gpu *g, const jl_scene *s, double margin) {
+  return compare_scene_stats(g, s, margin, NULL);
 }
 
 static void test_mixed_scene_with_planes_and_large_box(void **state) {
@@ -120,6 +127,30 @@ static void test_round_scene_with_planes_and_large_sphere(void **state) {
   assert_true(n > 1000);
   jl_scene_gpu_set_round_narrow(g, 0);  /* the general kernels: the same bytes */
   assert_int_equal(compare_scene(g, &s, 0.02), n);
+  jl_scene_gpu_destroy(g);
+  jl_scene_free(&s);
+}
+
+/* Bodies of many sizes: the small ones in one grid cell, the large in every
+ * cell they span; then a second cluster far away, so the cells' table is
+ * hashed (grid_pairs.h). Pairs and contacts still the CPU's. */
+static void test_spanning_bodies_and_hashed_cells(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  assert_int_equal(jl_scene_init(&s, &err), JL_OK);
+  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+  assert_true(jl_scene_add_plane(&s, p0, nz, 0, &err) >= 0);
+  assert_int_equal(fx_cluster(&s, 700, 0.0, 5), 0);
+  jl_scene_gpu *g = new_gpu();
+  jl_gpu_collide_stats st;
+  int n = compare_scene_stats(g, &s, 0.02, &st);
+  assert_true(n > 1000);
+  assert_true(st.spans > 0 && st.spans < 700 / 2);
+  assert_int_equal(st.hashed, 0);
+  assert_int_equal(fx_cluster(&s, 500, 900.0, 6), 0);
+  assert_true(compare_scene_stats(g, &s, 0.02, &st) > n);
+  assert_int_equal(st.hashed, 1);
   jl_scene_gpu_destroy(g);
   jl_scene_free(&s);
 }
@@ -211,6 +242,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_mixed_scene_with_planes_and_large_box),
     cmocka_unit_test(test_round_scene_with_planes_and_large_sphere),
+    cmocka_unit_test(test_spanning_bodies_and_hashed_cells),
     cmocka_unit_test(test_arena_grows_and_is_reused),
     cmocka_unit_test(test_edge_scenes),
     cmocka_unit_test(test_memory_limit_reports_bytes),

@@ -92,6 +92,39 @@ static inline int fx_mixed_scene(jl_scene *s, int side, uint64_t seed, int with_
   return 0;
 }
 
+/* count bodies at random in a cube of edge 8 from x0 along x: spheres of
+ * radii 0.1..1 (mostly small), every tenth a turned box up to 1.8 long, every
+ * seventeenth static. The device broad phase puts the small ones in one cell
+ * and the large ones in several (grid_pairs.h); returns 0 or -1. */
+static inline int fx_cluster(jl_scene *s, int count, double x0, uint64_t seed) {
+  jl_error err = {0};
+  uint64_t r = seed;
+  for (int k = 0; k < count; ++k) {
+    jl_body_spec b;
+    jl_body_spec_default(&b);
+    double u[6];
+    for (int j = 0; j < 6; ++j) u[j] = fx_uniform(&r);
+    if (k % 10 == 9) {
+      b.shape = JL_SHAPE_BOX;
+      b.size[0] = 0.3 + 1.5 * u[3];
+      b.size[1] = 0.2 + 0.4 * u[4];
+      b.size[2] = 0.2 + 0.4 * u[5];
+      double h = 0.5 * (u[4] + u[5]), c = cos(h), sn = sin(h);
+      b.quat[0] = c;
+      b.quat[1] = 0.6 * sn;
+      b.quat[2] = 0.8 * sn;
+      b.quat[3] = 0.0;
+    } else {
+      b.size[0] = 0.1 + 0.9 * u[3] * u[3];
+    }
+    b.pos[0] = x0 + 8.0 * u[0];
+    b.pos[1] = 8.0 * u[1];
+    b.pos[2] = 8.0 * u[2];
+    b.is_static = k % 17 == 3;
+    if (jl_scene_add_body(s, &b, &err) < 0) return -1;
+  }
+  return 0;
+}
 /* The contact problem of contacts c (laws from the scene's materials, the
  * free velocity from integrate.h), as the stepper builds it; 0 or -1. */
 static inline int fx_problem(const jl_scene *s, const jl_contacts *c, jl_contact_problem *p, double *law,

@@ -189,15 +189,16 @@ static void test_broad_math_geometry(void **state) {
 }
 
 /* The device broad phase's algorithm (grid_twin.c, grid_pairs.h) finds the
- * CPU's pairs: same set, same order. */
-static void compare_pairs(const jl_scene *s, double margin, int min_pairs) {
+ * CPU's pairs: same set, same order. Returns what its grid held. */
+static jl_gp_stats compare_pairs(const jl_scene *s, double margin, int min_pairs) {
   jl_error err = {0};
   jl_broad_phase bp;
   assert_int_equal(jl_broad_phase_init(&bp, &err), JL_OK);
   assert_int_equal(jl_broad_phase_run(&s->bodies, margin, 2, &bp, &err), JL_OK);
   uint64_t *pairs = NULL;
   long long count = -1;
-  assert_int_equal(jl_grid_twin_pairs(&s->bodies, margin, 0.0, 0.0, NULL, &pairs, &count, &err),
+  jl_gp_stats gs;
+  assert_int_equal(jl_grid_twin_pairs(&s->bodies, margin, 0.0, 0.0, NULL, &pairs, &count, &gs, &err),
                    JL_OK);
   assert_int_equal(count, bp.pair_count);
   assert_true(count >= min_pairs);
@@ -207,6 +208,28 @@ static void compare_pairs(const jl_scene *s, double margin, int min_pairs) {
   }
   free(pairs);
   jl_broad_phase_free(&bp);
+  return gs;
+}
+
+/* Bodies of many sizes (some in several cells), and two clusters far apart
+ * (a hashed table of cells): the twin's pairs are still the CPU's. */
+static void test_grid_twin_spans_and_hashed_cells(void **state) {
+  (void)state;
+  jl_scene s;
+  jl_error err = {0};
+  assert_int_equal(jl_scene_init(&s, &err), JL_OK);
+  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+  assert_true(jl_scene_add_plane(&s, p0, nz, 0, &err) >= 0);
+  assert_int_equal(fx_cluster(&s, 700, 0.0, 5), 0);
+  jl_gp_stats a = compare_pairs(&s, 0.02, 1500);
+  assert_true(a.spans > 0 && a.spans < 700 / 2);
+  assert_int_equal(a.hashed, 0);
+  assert_true(a.entries > 700);
+  assert_int_equal(fx_cluster(&s, 500, 900.0, 6), 0);
+  jl_gp_stats b = compare_pairs(&s, 0.0, 2000);
+  assert_int_equal(b.hashed, 1);
+  assert_true(b.spans > a.spans);
+  jl_scene_free(&s);
 }
 
 static void test_grid_twin_pairs_match_cpu(void **state) {
@@ -235,7 +258,9 @@ static void test_grid_twin_pairs_match_cpu(void **state) {
   int counts[3] = {9, 9, 9};
   double origin[3] = {0, 0, 0.5};
   assert_int_equal(jl_scene_gen_sphere_grid(&s, &b, 0.5, counts, 1.0, origin, &err), JL_OK);
-  compare_pairs(&s, 0.0, 3 * 8 * 81 + 81);
+  jl_gp_stats one = compare_pairs(&s, 0.0, 3 * 8 * 81 + 81);
+  assert_int_equal(one.spans, 0);
+  assert_int_equal(one.entries, 729);
   /* and a long thin box that the grid leaves out (large), lying across them */
   jl_body_spec_default(&b);
   b.shape = JL_SHAPE_BOX;
@@ -303,9 +328,9 @@ static void test_kept_pairs_hold_while_boxes_inside(void **state) {
   uint64_t *kept = NULL, *exact = NULL;
   long long kept_n = 0, exact_n = 0;
   /* the skins of the bodies' speeds over 0.02 s too (up to 0.5 m/s and 2 rad/s) */
-  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, 0.02, fat, &kept, &kept_n, &err),
+  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, 0.02, fat, &kept, &kept_n, NULL, &err),
                    JL_OK);
-  assert_int_equal(jl_grid_twin_pairs(b, margin, 0.0, 0.0, NULL, &exact, &exact_n, &err), JL_OK);
+  assert_int_equal(jl_grid_twin_pairs(b, margin, 0.0, 0.0, NULL, &exact, &exact_n, NULL, &err), JL_OK);
   /* the skin widens the list (else the test below could not fail) */
   assert_true(kept_n > exact_n + exact_n / 10);
   assert_true(boxes_inside(b, margin, fat));
@@ -343,7 +368,7 @@ static void test_kept_pairs_hold_while_boxes_inside(void **state) {
   free(kept);
   b->vel[3 * i] = 20.0;
   b->vel[3 * i + 1] = b->vel[3 * i + 2] = 0.0;
-  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, 0.1, fat, &kept, &kept_n, &err),
+  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, 0.1, fat, &kept, &kept_n, NULL, &err),
                    JL_OK);
   long long before = live_pairs_match_cpu(&s, margin, kept, kept_n);
   b->pos[3 * i] -= 0.9;
@@ -355,7 +380,7 @@ static void test_kept_pairs_hold_while_boxes_inside(void **state) {
   free(kept);
   b->vel[3 * i] = 1e300;
   b->omega[3 * i] = INFINITY;
-  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, 0.1, fat, &kept, &kept_n, &err),
+  assert_int_equal(jl_grid_twin_pairs(b, margin, JL_GP_SKIN, 0.1, fat, &kept, &kept_n, NULL, &err),
                    JL_OK);
   double x[6];
   jl_bm_aabb(b->shape, b->size, b->pos, b->quat, i, margin, x);
@@ -968,6 +993,7 @@ int main(void) {
     cmocka_unit_test(test_free_velocity_gyroscopic),
     cmocka_unit_test(test_broad_math_geometry),
     cmocka_unit_test(test_grid_twin_pairs_match_cpu),
+    cmocka_unit_test(test_grid_twin_spans_and_hashed_cells),
     cmocka_unit_test(test_kept_pairs_hold_while_boxes_inside),
     cmocka_unit_test(test_stepper_kept_pairs_same_bits),
     cmocka_unit_test(test_setup_twin_matches_cpu),

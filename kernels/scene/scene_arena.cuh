@@ -47,8 +47,8 @@ struct jl_scene_gpu {
   jl_dbuf shape, is_static, material, size, pos, quat, vel, omega, inv_mass, inv_inertia, dv;
   // broad phase
   jl_dbuf aabb, kind, cell_range, entry_count, entry_start, flag, flag_scan, planes, large;
-  jl_dbuf keys, keys_alt, vals, vals_alt, entry_body, entry_run, sorted_body, run_flag, run_scan,
-      cell_start;
+  jl_dbuf keys, keys_alt, vals, vals_alt, entry_body, entry_cell, sorted_body, sorted_cell,
+      bucket_start;
   jl_dbuf pair_count, pair_start, pair_key, pair_key_alt, pair_a, pair_b;
   jl_dbuf summary;         // reductions' results
   jl_dbuf fault;           // int: a kernel saw what cannot happen (checked by the host)

@@ -1,5 +1,6 @@
 // Collision detection of the scene step on the device: broad phase by a
-// uniform grid of sorted cell keys (CUB radix sort), candidate pairs by
+// uniform grid, one cell per small body (grid_pairs.h), its entries sorted
+// by their cells' buckets (CUB radix sort), candidate pairs by
 // count + scan + write, sorted by (a, b) like the CPU's (broad_phase.h);
 // narrow phase one thread per pair calling src/scene/narrow_phase.h, contacts by
 // count + scan + write in pair order, so they equal jl_collide's (the device
@@ -31,7 +32,8 @@ struct jl_bp_summary {
   long long dyn;           // dynamic bodies
   long long bad;           // first body with a non-finite box, or LLONG_MAX
   double lo[3], hi[3];     // bounds of the grid bodies
-  long long grid;
+  double reach[3];         // the one-cell bodies' largest box edge per axis
+  long long grid, spans;   // grid bodies; those in several cells (JL_GP_SPAN)
   long long large, planes; // bodies kept out of the grid
   double cell;             // JL_BP_CELL: the cell edge from sum and dyn
 };
@@ -112,8 +114,10 @@ static __device__ void jl_bp_summary_empty(jl_bp_summary *s) {
   for (int k = 0; k < 3; ++k) {
     s->lo[k] = INFINITY;
     s->hi[k] = -INFINITY;
+    s->reach[k] = 0.0;
   }
   s->grid = 0;
+  s->spans = 0;
   s->large = 0;
   s->planes = 0;
   s->cell = 0.0;
@@ -126,8 +130,10 @@ static __device__ void jl_bp_summary_merge(jl_bp_summary *a, const jl_bp_summary
   for (int k = 0; k < 3; ++k) {
     a->lo[k] = fmin(a->lo[k], b->lo[k]);
     a->hi[k] = fmax(a->hi[k], b->hi[k]);
+    a->reach[k] = fmax(a->reach[k], b->reach[k]);
   }
   a->grid += b->grid;
+  a->spans += b->spans;
   a->large += b->large;
   a->planes += b->planes;
 }
@@ -153,12 +159,14 @@ __global__ void __launch_bounds__(JL_SCENE_BLOCK) jl_bp_summary_partial_kernel(
     if (pass == JL_BP_BOUNDS) {
       if (kind[i] == JL_GP_LARGE) m.large++;
       if (kind[i] == JL_GP_PLANE) m.planes++;
-      if (kind[i] != JL_GP_GRID) continue;
+      if (!jl_gp_in_grid(kind[i])) continue;
       for (int k = 0; k < 3; ++k) {
         m.lo[k] = fmin(m.lo[k], x[k]);
         m.hi[k] = fmax(m.hi[k], x[3 + k]);
+        if (kind[i] == JL_GP_GRID) m.reach[k] = fmax(m.reach[k], x[3 + k] - x[k]);
       }
       m.grid++;
+      m.spans += kind[i] == JL_GP_SPAN;
       continue;
     }
     if (b.shape[i] == JL_SHAPE_PLANE) continue;
@@ -219,7 +227,7 @@ static int jl_bp_summarize(jl_gbodies b, const double *aabb, const uint8_t *kind
 // both offsets (each count stays below 2^31: no carry crosses).
 #define JL_BP_FLAG_PLANE (1LL << 32)
 
-// Grid or large (planes are marked already) by the cell edge of the
+// Grid (one cell or spanning) or large (planes are marked already) by the cell edge of the
 // JL_BP_CELL summary, and each body's list flag.
 __global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, const jl_bp_head *h,
                                       uint8_t *kind, long long *flag) {
@@ -233,8 +241,9 @@ __global__ void jl_bp_classify_kernel(jl_gbodies b, const double *aabb, const jl
     flag[i] = JL_BP_FLAG_PLANE;
     return;
   }
-  int large = jl_gp_kind(aabb + 6 * (size_t)i, h->cell.cell) == JL_GP_LARGE;
-  kind[i] = large ? JL_GP_LARGE : JL_GP_GRID;
+  const double *x = aabb + 6 * (size_t)i;
+  int large = jl_gp_kind(x, h->cell.cell) == JL_GP_LARGE;
+  kind[i] = (uint8_t)(large ? JL_GP_LARGE : jl_gp_grid_kind(x, h->cell.cell));
   flag[i] = large;
 }
 
@@ -246,45 +255,48 @@ __global__ void jl_bp_lists_kernel(int n, const long long *flag, const long long
   else large[(int)(uint32_t)scan[i]] = i;
 }
 
-// Cells of each grid body in the grid of the head (none without a grid).
+// Cell range and entries of each grid body in the grid of the head (none
+// without a grid): one for a one-cell body, every cell for a spanning one.
 __global__ void jl_bp_count_cells_kernel(int n, const double *aabb, const uint8_t *kind,
                                          const jl_bp_head *h, int *cell_range,
                                          long long *count) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i > n) return;
   long long c = 0;
-  if (i < n && h->grid_ok && kind[i] == JL_GP_GRID) {
+  if (i < n && h->grid_ok && jl_gp_in_grid(kind[i])) {
     jl_grid gr = h->grid;
     c = jl_gp_cells(&gr, aabb + 6 * (size_t)i, cell_range + 6 * (size_t)i);
+    if (kind[i] == JL_GP_GRID) c = 1;
   }
   count[i] = c;
 }
 
-__global__ void jl_bp_fill_kernel(int n, const uint8_t *kind, jl_grid gr, const int *cell_range,
-                                  const long long *start, uint64_t *keys, int *vals,
-                                  int *entry_body) {
+__global__ void jl_bp_fill_kernel(int n, const uint8_t *kind, jl_grid gr, jl_gp_table t,
+                                  const int *cell_range, const long long *start, uint64_t *keys,
+                                  int *vals, int *entry_body, uint64_t *entry_cell) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n || kind[i] != JL_GP_GRID) return;
-  jl_gp_fill(&gr, cell_range + 6 * (size_t)i, i, start[i], keys, vals, entry_body);
+  if (i >= n || !jl_gp_in_grid(kind[i])) return;
+  jl_gp_fill_table(&gr, t, kind[i], cell_range + 6 * (size_t)i, i, start[i], keys, vals,
+                   entry_body, entry_cell);
 }
 
-__global__ void jl_bp_run_flag_kernel(long long m, const uint64_t *keys, int *flag) {
-  long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e > m) return;
-  flag[e] = e < m && (e == 0 || keys[e] != keys[e - 1]);
-}
-
-__global__ void jl_bp_run_write_kernel(long long m, const int *flag, const int *scan,
-                                       const int *vals, const int *entry_body, long long *cell_start,
-                                       int *entry_run, int *sorted_body) {
+// The sorted entries' bodies and (a hashed table) cells.
+__global__ void jl_bp_sorted_kernel(long long m, const int *vals, const int *entry_body,
+                                    const uint64_t *entry_cell, int *sorted_body,
+                                    uint64_t *sorted_cell) {
   long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= m) return;
-  int run = scan[e] + flag[e] - 1;
-  if (flag[e]) cell_start[run] = e;
-  if (e == m - 1) cell_start[scan[m]] = m;
   int en = vals[e];
-  entry_run[en] = run;
   sorted_body[e] = entry_body[en];
+  if (entry_cell) sorted_cell[e] = entry_cell[en];
+}
+
+// Each bucket's first sorted entry (and the end after the last bucket).
+__global__ void jl_bp_bucket_start_kernel(long long buckets, const uint64_t *keys, int m,
+                                          int *bucket_start) {
+  long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k > buckets) return;
+  bucket_start[k] = jl_gp_lower_bound(keys, m, (uint64_t)k);
 }
 
 __global__ void jl_bp_pair_count_kernel(jl_gp_view w, long long *count) {
@@ -606,17 +618,6 @@ static int jl_np_count(jl_scene_gpu *g, const jl_gbodies &b, int m, const uint64
   return 0;
 }
 
-static int jl_scan_int(jl_scene_gpu *g, int *count, int *start, long long n, char *msg,
-                       int msg_len) {
-  if (n + 1 > INT_MAX) {
-    snprintf(msg, (size_t)msg_len, "scan of %lld items is too long", n + 1);
-    return -1;
-  }
-  int items = (int)(n + 1);
-  JL_CUB(cub::DeviceScan::ExclusiveSum(d_temp, tb, count, start, items));
-  return 0;
-}
-
 int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
                      jl_gpu_collide_stats *st, char *msg, int msg_len) {
   int n = g->nb;
@@ -774,7 +775,6 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
     w.n_large = n_large;
     w.n_planes = n_planes;
     w.cell_range = jl_dp<int>(g->cell_range);
-    w.entry_start = jl_dp<long long>(g->entry_start);
 
     if (head.grid_ok) {  // grid bodies (head.bounds.grid > 0)
       jl_grid gr = head.grid;
@@ -785,46 +785,52 @@ int jl_scene_collide(jl_scene_gpu *g, double margin, const jl_collide_opts *o,
         return -1;
       }
       st->entries = m;
+      st->spans = (int)head.bounds.spans;
+      jl_gp_table t = jl_gp_table_for(&gr, m);
+      st->hashed = t.hash_bits > 0;
       size_t me = (size_t)m + 1;
       JL_RESERVE(keys, me * sizeof(uint64_t), "cell keys");
       JL_RESERVE(keys_alt, me * sizeof(uint64_t), "cell keys");
       JL_RESERVE(vals, me * sizeof(int), "cell entries");
       JL_RESERVE(vals_alt, me * sizeof(int), "cell entries");
       JL_RESERVE(entry_body, me * sizeof(int), "cell entries");
-      JL_RESERVE(entry_run, me * sizeof(int), "cell entries");
       JL_RESERVE(sorted_body, me * sizeof(int), "cell entries");
-      JL_RESERVE(run_flag, me * sizeof(int), "cell runs");
-      JL_RESERVE(run_scan, me * sizeof(int), "cell runs");
-      JL_RESERVE(cell_start, me * sizeof(long long), "cell runs");
+      if (t.hash_bits) {
+        JL_RESERVE(entry_cell, me * sizeof(uint64_t), "cell entries");
+        JL_RESERVE(sorted_cell, me * sizeof(uint64_t), "cell entries");
+      }
+      JL_RESERVE(bucket_start, ((size_t)t.buckets + 1) * sizeof(int), "cell table");
+      uint64_t *ecell = t.hash_bits ? jl_dp<uint64_t>(g->entry_cell) : nullptr;
       jl_bp_fill_kernel<<<jl_scene_blocks(n), JL_SCENE_BLOCK>>>(
-          n, kind, gr, jl_dp<int>(g->cell_range), estart, jl_dp<uint64_t>(g->keys),
-          jl_dp<int>(g->vals), jl_dp<int>(g->entry_body));
+          n, kind, gr, t, jl_dp<int>(g->cell_range), estart, jl_dp<uint64_t>(g->keys),
+          jl_dp<int>(g->vals), jl_dp<int>(g->entry_body), ecell);
       JL_CUDA_TRY(cudaGetLastError());
       jl_scene_mark(g, "broad: cell entries");
-      int key_bits = gr.bits[0] + gr.bits[1] + gr.bits[2];
+      int key_bits = t.hash_bits ? t.hash_bits : jl_scene_key_bits(t.buckets);
       cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->keys), jl_dp<uint64_t>(g->keys_alt));
       cub::DoubleBuffer<int> dvv(jl_dp<int>(g->vals), jl_dp<int>(g->vals_alt));
       int mi = (int)m;
       JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, dk, dvv, mi, 0, key_bits));
       jl_scene_mark(g, "broad: cell sort");
       const uint64_t *skeys = dk.Current();
-      const int *svals = dvv.Current();
-      int *rflag = jl_dp<int>(g->run_flag), *rscan = jl_dp<int>(g->run_scan);
-      jl_bp_run_flag_kernel<<<jl_scene_blocks(m + 1), JL_SCENE_BLOCK>>>(m, skeys, rflag);
+      jl_bp_sorted_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(
+          m, dvv.Current(), jl_dp<int>(g->entry_body), ecell, jl_dp<int>(g->sorted_body),
+          t.hash_bits ? jl_dp<uint64_t>(g->sorted_cell) : nullptr);
       JL_CUDA_TRY(cudaGetLastError());
-      if (jl_scan_int(g, rflag, rscan, m, msg, msg_len)) return -1;
-      jl_bp_run_write_kernel<<<jl_scene_blocks(m), JL_SCENE_BLOCK>>>(
-          m, rflag, rscan, svals, jl_dp<int>(g->entry_body), jl_dp<long long>(g->cell_start),
-          jl_dp<int>(g->entry_run), jl_dp<int>(g->sorted_body));
+      jl_bp_bucket_start_kernel<<<jl_scene_blocks(t.buckets + 1), JL_SCENE_BLOCK>>>(
+          t.buckets, skeys, mi, jl_dp<int>(g->bucket_start));
       JL_CUDA_TRY(cudaGetLastError());
-      jl_scene_mark(g, "broad: cell runs");
-      w.entry_run = jl_dp<int>(g->entry_run);
+      jl_scene_mark(g, "broad: cell table");
+      w.grid = gr;
+      w.table = t;
+      for (int k = 0; k < 3; ++k) w.reach[k] = head.bounds.reach[k];
+      w.bucket_start = jl_dp<int>(g->bucket_start);
       w.sorted_body = jl_dp<int>(g->sorted_body);
-      w.cell_start = jl_dp<long long>(g->cell_start);
+      w.sorted_cell = t.hash_bits ? jl_dp<uint64_t>(g->sorted_cell) : nullptr;
     } else {
-      w.entry_run = nullptr;   // no grid bodies: partners come from the lists only
+      w.bucket_start = nullptr;  // no grid bodies: partners come from the lists only
       w.sorted_body = nullptr;
-      w.cell_start = nullptr;
+      w.sorted_cell = nullptr;
     }
 
     // Candidate pairs: count, scan, write, then sort by (a, b).

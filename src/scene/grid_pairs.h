@@ -1,12 +1,20 @@
 /* The device broad phase's per-thread steps (kernels/scene/scene_collide.cu),
- * shared with its CPU twin (grid_twin.c): cells of a body's box, its
- * (cell key, entry) pairs, and its partners. The grid is the CPU's
+ * shared with its CPU twin (grid_twin.c). The grid is the CPU's
  * (broad_phase.h): bodies that span many cells ("large") and planes stay out
- * of it and are tested against every body. A pair (u, v) is found once: by
- * the lower grid body in the cell of the boxes' low intersection corner, by
- * the grid body for a grid/large pair, by the lower one of two large
- * bodies, by the non-plane body for a plane. Pairs are packed as
- * (min << 32 | max), so sorting them gives the CPU's (a, b) order.
+ * of it and are tested against every body. The CPU puts a grid body in
+ * every cell its box spans; the device puts a body whose box is at most
+ * JL_GP_ONE_CELL_MAX cell edges on each axis (JL_GP_GRID: a pile's sphere, a
+ * wall's brick) in the one cell of its box's low corner, and only larger grid
+ * bodies (JL_GP_SPAN) in every cell they span. Cells are found through a
+ * table of buckets (jl_gp_table: the cell's index in the grid, or its hash
+ * where the grid is sparse). A pair (u, v) is found once: for two one-cell
+ * bodies by the one whose cell comes first (the lower body in one cell),
+ * among the cells of u's box reached down by the largest one-cell box
+ * (jl_gp_query); for a spanning body and a one-cell body by the spanning one;
+ * for two spanning bodies by the lower one in the cell of the boxes' low
+ * intersection corner; by the grid body for a grid/large pair, by the lower
+ * one of two large bodies, by the non-plane body for a plane. Pairs are packed
+ * as (min << 32 | max), so sorting them gives the CPU's (a, b) order.
  * broad_phase.c uses the kind, grid size, cell and key helpers as well. */
 #ifndef JL_GRID_PAIRS_H
 #define JL_GRID_PAIRS_H
@@ -21,13 +29,29 @@
 /* Bodies whose box spans more grid cells than this are kept out of the grid
  * and tested against every body (a large static floor box, say). */
 #define JL_GP_LARGE_CELLS 512
+/* A grid body whose box is at most this many cell edges on every axis takes
+ * one cell on the device (JL_GP_GRID), a larger one every cell it spans. */
+#define JL_GP_ONE_CELL_MAX 1.5
+/* The cells' table indexes the grid's cells directly while they are at most
+ * this many per entry, and hashes them beyond (a sparse scene). */
+#define JL_GP_DENSE_PER_ENTRY 4
 
-enum { JL_GP_GRID = 0, JL_GP_LARGE = 1, JL_GP_PLANE = 2 };
+/* JL_GP_SPAN: the device's and the twin's grid bodies in several cells (the
+ * CPU's broad phase marks every grid body JL_GP_GRID). */
+enum { JL_GP_GRID = 0, JL_GP_LARGE = 1, JL_GP_PLANE = 2, JL_GP_SPAN = 3 };
 
 typedef struct jl_grid {
   double cell, origin[3];
   int bits[3];
+  int dim[3]; /* cells per axis */
 } jl_grid;
+
+/* The cells' table: cell c (its index x + dim0 (y + dim1 z)) is in bucket c,
+ * or in its hash's top hash_bits bits where hash_bits > 0. */
+typedef struct jl_gp_table {
+  long long buckets;
+  int hash_bits;
+} jl_gp_table;
 
 /* Everything a partner search reads (device or host pointers). */
 typedef struct jl_gp_view {
@@ -38,13 +62,26 @@ typedef struct jl_gp_view {
   const double *aabb;       /* 6 per body */
   const uint8_t *kind;      /* JL_GP_* */
   const int *cell_range;    /* 6 per grid body */
-  const long long *entry_start; /* first entry of each grid body (fill order) */
-  const int *entry_run;     /* run of equal cells holding each entry (fill order) */
-  const long long *cell_start; /* start of each run in the sorted entries, plus the end */
-  const int *sorted_body;   /* body of each sorted entry */
+  jl_grid grid;
+  jl_gp_table table;
+  double reach[3];          /* the one-cell bodies' largest box edge per axis */
+  const int *bucket_start;  /* first sorted entry of each bucket, plus the end */
+  const int *sorted_body;   /* body of each entry, sorted by bucket */
+  const uint64_t *sorted_cell; /* its cell (hashed tables only) */
   const int *large, *planes;
   int n_large, n_planes;
 } jl_gp_view;
+
+JL_HD static inline int jl_gp_in_grid(int kind) {
+  return kind == JL_GP_GRID || kind == JL_GP_SPAN;
+}
+
+/* JL_GP_GRID or JL_GP_SPAN for a grid body's box. */
+JL_HD static inline int jl_gp_grid_kind(const double box[6], double cell) {
+  for (int k = 0; k < 3; ++k)
+    if (!(box[3 + k] - box[k] <= JL_GP_ONE_CELL_MAX * cell)) return JL_GP_SPAN;
+  return JL_GP_GRID;
+}
 
 /* Grid or large, from the box and the cell edge. */
 JL_HD static inline int jl_gp_kind(const double box[6], double cell) {
@@ -64,6 +101,7 @@ JL_HD static inline void jl_gp_grid_params(double cell, const double lo[3], cons
       g->origin[k] = lo[k];
       double cells = floor((hi[k] - lo[k]) / g->cell) + 1.0;
       if (cells > 1e9) fits = 0;
+      g->dim[k] = fits ? (int)cells : 0;
       int bits = 1;
       while (bits < 62 && ldexp(1.0, bits) < cells) bits++;
       g->bits[k] = bits;
@@ -105,6 +143,75 @@ JL_HD static inline uint64_t jl_gp_pack(int a, int b) {
   return ((uint64_t)(uint32_t)lo << 32) | (uint32_t)hi;
 }
 
+/* The table for a grid of `entries` (cell, body) entries. */
+JL_HD static inline jl_gp_table jl_gp_table_for(const jl_grid *g, long long entries) {
+  jl_gp_table t;
+  double cells = (double)g->dim[0] * (double)g->dim[1] * (double)g->dim[2];
+  if (cells <= (double)JL_GP_DENSE_PER_ENTRY * (double)entries + 64.0) {
+    t.buckets = (long long)cells;
+    t.hash_bits = 0;
+    return t;
+  }
+  int bits = 1;
+  while (bits < 40 && (1LL << bits) < 2 * entries) bits++;
+  t.buckets = 1LL << bits;
+  t.hash_bits = bits;
+  return t;
+}
+
+JL_HD static inline uint64_t jl_gp_cell_index(const jl_grid *g, int x, int y, int z) {
+  return (uint64_t)x + (uint64_t)g->dim[0] * ((uint64_t)y + (uint64_t)g->dim[1] * (uint64_t)z);
+}
+
+JL_HD static inline uint64_t jl_gp_bucket(jl_gp_table t, uint64_t cell) {
+  return t.hash_bits ? (cell * 0x9E3779B97F4A7C15ULL) >> (64 - t.hash_bits) : cell;
+}
+
+/* Grid body i's entries from offset o: its bucket, the entry's index, the
+ * body and (a hashed table; else NULL) the cell. A one-cell body has one. */
+JL_HD static inline void jl_gp_fill_table(const jl_grid *g, jl_gp_table t, int kind,
+                                          const int range[6], int i, long long o, uint64_t *keys,
+                                          int *vals, int *entry_body, uint64_t *entry_cell) {
+  int hx = kind == JL_GP_GRID ? range[0] : range[3], hy = kind == JL_GP_GRID ? range[1] : range[4],
+      hz = kind == JL_GP_GRID ? range[2] : range[5];
+  for (int z = range[2]; z <= hz; ++z)
+    for (int y = range[1]; y <= hy; ++y)
+      for (int x = range[0]; x <= hx; ++x) {
+        uint64_t c = jl_gp_cell_index(g, x, y, z);
+        keys[o] = jl_gp_bucket(t, c);
+        vals[o] = (int)o;
+        entry_body[o] = i;
+        if (entry_cell) entry_cell[o] = c;
+        o++;
+      }
+}
+
+/* First of the m sorted keys not below want. */
+JL_HD static inline int jl_gp_lower_bound(const uint64_t *keys, int m, uint64_t want) {
+  int lo = 0, hi = m;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (keys[mid] < want) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The cells (low xyz, high xyz) that hold the low corner of any one-cell
+ * box meeting box: from its low side less the reach (and a rounding's slack:
+ * the cells come from the same monotone floor as jl_gp_cells) to its high
+ * side, within the grid. */
+JL_HD static inline void jl_gp_query(const jl_grid *g, const double box[6],
+                                     const double reach[3], int q[6]) {
+  for (int k = 0; k < 3; ++k) {
+    double low = box[k] - reach[k];
+    low -= 1e-12 * (fabs(box[k]) + reach[k]);
+    double a = floor((low - g->origin[k]) / g->cell), b = floor((box[3 + k] - g->origin[k]) / g->cell);
+    q[k] = a < 0.0 ? 0 : (int)a;
+    q[3 + k] = b > (double)(g->dim[k] - 1) ? g->dim[k] - 1 : (int)b;
+  }
+}
+
 /* Partners of body u (see above); out == NULL: count only. */
 JL_HD static inline long long jl_gp_partners(const jl_gp_view *w, int u, uint64_t *out) {
   long long cnt = 0;
@@ -112,27 +219,41 @@ JL_HD static inline long long jl_gp_partners(const jl_gp_view *w, int u, uint64_
   if (ku == JL_GP_PLANE) return 0;
   const uint8_t *st = w->is_static;
   const double *bu = w->aabb + 6 * (size_t)u;
-  if (ku == JL_GP_GRID) {
+  if (jl_gp_in_grid(ku)) {
     const int *cu = w->cell_range + 6 * (size_t)u;
-    long long e = w->entry_start[u];
-    for (int z = cu[2]; z <= cu[5]; ++z)
-      for (int y = cu[1]; y <= cu[4]; ++y)
-        for (int x = cu[0]; x <= cu[3]; ++x, ++e) {
-          int r = w->entry_run[e];
-          for (long long p = w->cell_start[r], pe = w->cell_start[r + 1]; p < pe; ++p) {
-            int v = w->sorted_body[p];
-            if (v <= u || (st[u] && st[v])) continue;
-            const int *cv = w->cell_range + 6 * (size_t)v;
-            /* only in the cell of the intersection's low corner */
-            if ((cu[0] > cv[0] ? cu[0] : cv[0]) != x || (cu[1] > cv[1] ? cu[1] : cv[1]) != y ||
-                (cu[2] > cv[2] ? cu[2] : cv[2]) != z)
-              continue;
+    int q[6];
+    jl_gp_query(&w->grid, bu, w->reach, q);
+    /* a one-cell body looks at its own cell and the ones after it */
+    uint64_t own = ku == JL_GP_GRID ? jl_gp_cell_index(&w->grid, cu[0], cu[1], cu[2]) : 0;
+    for (int z = q[2]; z <= q[5]; ++z)
+      for (int y = q[1]; y <= q[4]; ++y) {
+        uint64_t row = jl_gp_cell_index(&w->grid, 0, y, z);
+        if (row + (uint64_t)q[3] < own) continue;
+        int x0 = q[0];
+        if (row + (uint64_t)x0 < own) x0 = (int)(own - row);
+        for (int x = x0; x <= q[3]; ++x) {
+          uint64_t c = row + (uint64_t)x, k = jl_gp_bucket(w->table, c);
+          for (int p = w->bucket_start[k], pe = w->bucket_start[k + 1]; p < pe; ++p) {
+            if (w->table.hash_bits && w->sorted_cell[p] != c) continue;
+            int v = w->sorted_body[p], kv = w->kind[v];
+            if (ku == JL_GP_GRID) {
+              if (kv != JL_GP_GRID || (c == own && v <= u)) continue;
+            } else if (kv == JL_GP_SPAN) {
+              if (v <= u) continue;
+              const int *cv = w->cell_range + 6 * (size_t)v;
+              /* only in the cell of the intersection's low corner */
+              if ((cu[0] > cv[0] ? cu[0] : cv[0]) != x || (cu[1] > cv[1] ? cu[1] : cv[1]) != y ||
+                  (cu[2] > cv[2] ? cu[2] : cv[2]) != z)
+                continue;
+            }
+            if (st[u] && st[v]) continue;
             if (jl_bm_overlap(bu, w->aabb + 6 * (size_t)v)) {
               if (out) out[cnt] = jl_gp_pack(u, v);
               cnt++;
             }
           }
         }
+      }
   }
   for (int l = 0; l < w->n_large; ++l) {
     int L = w->large[l];
@@ -227,14 +348,21 @@ JL_HD static inline int jl_gp_live(const uint8_t *shape, const uint8_t *is_stati
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* What the twin's grid held (jl_gpu_collide_stats' entries, spans, hashed). */
+typedef struct jl_gp_stats {
+  long long entries;
+  int spans, hashed;
+} jl_gp_stats;
+
 /* grid_twin.c: the device broad phase's steps run one after the other on the
  * CPU (sorts by qsort, stable by entry): the pairs, sorted, as (a << 32 | b)
  * into *pairs (malloc'd, caller frees). skin > 0: a kept list, from the boxes
  * widened by jl_gp_skin (skin times the cell edge, and ahead_s at each
  * body's speed), those boxes into fat (6 per body; planes' slots unset)
- * unless NULL. 0 or an error code. */
+ * unless NULL; the grid's numbers into stats unless NULL. 0 or an error code. */
 int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ahead_s,
-                       double *fat, uint64_t **pairs, long long *count, jl_error *err);
+                       double *fat, uint64_t **pairs, long long *count, jl_gp_stats *stats,
+                       jl_error *err);
 #ifdef __cplusplus
 }
 #endif

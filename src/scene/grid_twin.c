@@ -1,6 +1,7 @@
 /* CPU twin of the device broad phase (kernels/scene/scene_collide.cu): its steps
- * in order on one thread, with the per-thread work from grid_pairs.h, so
- * the device algorithm is tested here against jl_broad_phase_run. (The cell
+ * in order on one thread, with the per-thread work from grid_pairs.h (one
+ * cell per small body, the cells' table), so the device algorithm is tested
+ * here against jl_broad_phase_run (every cell a box spans). (The cell
  * edge's sum is taken in index order here and by a tree on the device; the
  * pairs do not depend on the cell edge.) */
 #include <limits.h>
@@ -26,9 +27,11 @@ static int jl_u64_cmp(const void *a, const void *b) {
 }
 
 int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ahead_s,
-                       double *fat, uint64_t **pairs, long long *count, jl_error *err) {
+                       double *fat, uint64_t **pairs, long long *count, jl_gp_stats *stats,
+                       jl_error *err) {
   *pairs = NULL;
   *count = 0;
+  if (stats) memset(stats, 0, sizeof *stats);
   int n = b->count, rc = JL_OK;
   if (n == 0) return JL_OK;
   size_t nn = (size_t)n + 1;
@@ -39,8 +42,8 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ah
   long long *estart = calloc(nn, sizeof(long long)), *pstart = calloc(nn, sizeof(long long));
   jl_kv *kv = NULL;
   uint64_t *keys = NULL;
-  int *vals = NULL, *entry_body = NULL, *entry_run = NULL, *sorted_body = NULL;
-  long long *cell_start = NULL;
+  int *vals = NULL, *entry_body = NULL, *sorted_body = NULL, *bucket_start = NULL;
+  uint64_t *entry_cell = NULL, *sorted_cell = NULL;
   uint64_t *out = NULL;
   if (!aabb || !kind || !range || !large || !planes || !estart || !pstart) goto nomem;
 
@@ -91,10 +94,12 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ah
       large[w.n_large++] = i;
       continue;
     }
+    kind[i] = (uint8_t)jl_gp_grid_kind(x, cell);
     grid++;
     for (int k = 0; k < 3; ++k) {
       lo[k] = fmin(lo[k], x[k]);
       hi[k] = fmax(hi[k], x[3 + k]);
+      if (kind[i] == JL_GP_GRID) w.reach[k] = fmax(w.reach[k], x[3 + k] - x[k]);
     }
   }
   w.n = n;
@@ -105,47 +110,58 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ah
   w.aabb = aabb;
   w.kind = kind;
   w.cell_range = range;
-  w.entry_start = estart;
   w.large = large;
   w.planes = planes;
   if (grid > 0) {
-    jl_grid g;
-    jl_gp_grid_params(cell, lo, hi, &g);
+    jl_gp_grid_params(cell, lo, hi, &w.grid);
     long long m = 0;
     for (int i = 0; i < n; ++i) {
       estart[i] = m;
-      if (kind[i] == JL_GP_GRID) m += jl_gp_cells(&g, aabb + 6 * (size_t)i, range + 6 * (size_t)i);
+      if (!jl_gp_in_grid(kind[i])) continue;
+      long long c = jl_gp_cells(&w.grid, aabb + 6 * (size_t)i, range + 6 * (size_t)i);
+      m += kind[i] == JL_GP_GRID ? 1 : c;
     }
     if (m >= INT_MAX) {
       rc = jl_error_set(err, JL_ERR_NOMEM, "grid twin: too many entries (%lld)", m);
       goto done;
+    }
+    w.table = jl_gp_table_for(&w.grid, m);
+    if (stats) {
+      stats->entries = m;
+      stats->hashed = w.table.hash_bits > 0;
+      for (int i = 0; i < n; ++i) stats->spans += kind[i] == JL_GP_SPAN;
     }
     size_t me = (size_t)m + 1;
     kv = malloc(me * sizeof *kv);
     keys = malloc(me * sizeof *keys);
     vals = malloc(me * sizeof *vals);
     entry_body = malloc(me * sizeof *entry_body);
-    entry_run = malloc(me * sizeof *entry_run);
+    entry_cell = malloc(me * sizeof *entry_cell);
     sorted_body = malloc(me * sizeof *sorted_body);
-    cell_start = malloc((me + 1) * sizeof *cell_start);
-    if (!kv || !keys || !vals || !entry_body || !entry_run || !sorted_body || !cell_start) goto nomem;
+    sorted_cell = malloc(me * sizeof *sorted_cell);
+    bucket_start = malloc(((size_t)w.table.buckets + 1) * sizeof *bucket_start);
+    if (!kv || !keys || !vals || !entry_body || !entry_cell || !sorted_body || !sorted_cell ||
+        !bucket_start)
+      goto nomem;
     for (int i = 0; i < n; ++i)
-      if (kind[i] == JL_GP_GRID) jl_gp_fill(&g, range + 6 * (size_t)i, i, estart[i], keys, vals, entry_body);
+      if (jl_gp_in_grid(kind[i]))
+        jl_gp_fill_table(&w.grid, w.table, kind[i], range + 6 * (size_t)i, i, estart[i], keys,
+                         vals, entry_body, entry_cell);
     for (long long e = 0; e < m; ++e) {
       kv[e].key = keys[e];
       kv[e].val = vals[e];
     }
     qsort(kv, (size_t)m, sizeof *kv, jl_kv_cmp);
-    int run = -1;
     for (long long e = 0; e < m; ++e) {
-      if (e == 0 || kv[e].key != kv[e - 1].key) cell_start[++run] = e;
-      entry_run[kv[e].val] = run;
+      keys[e] = kv[e].key;
       sorted_body[e] = entry_body[kv[e].val];
+      sorted_cell[e] = entry_cell[kv[e].val];
     }
-    cell_start[run + 1] = m;
-    w.entry_run = entry_run;
+    for (long long k = 0; k <= w.table.buckets; ++k)
+      bucket_start[k] = jl_gp_lower_bound(keys, (int)m, (uint64_t)k);
+    w.bucket_start = bucket_start;
     w.sorted_body = sorted_body;
-    w.cell_start = cell_start;
+    w.sorted_cell = sorted_cell;
   }
   long long total = 0;
   for (int u = 0; u < n; ++u) {
@@ -166,7 +182,7 @@ nomem:
   rc = jl_error_set(err, JL_ERR_NOMEM, "grid twin: out of memory");
 done:
   free(aabb); free(kind); free(range); free(large); free(planes); free(estart); free(pstart);
-  free(kv); free(keys); free(vals); free(entry_body); free(entry_run); free(sorted_body);
-  free(cell_start); free(out);
+  free(kv); free(keys); free(vals); free(entry_body); free(entry_cell); free(sorted_body);
+  free(sorted_cell); free(bucket_start); free(out);
   return rc;
 }

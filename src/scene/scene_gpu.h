@@ -44,6 +44,8 @@ typedef struct jl_scene_gpu jl_scene_gpu;  /* device arena (kernels/scene/scene_
 /* Summary of one collision pass on the device. */
 typedef struct jl_gpu_collide_stats {
   long entries;            /* (cell, body) entries sorted */
+  int spans;               /* grid bodies in every cell they span (the others: one cell) */
+  int hashed;              /* 1: the cells' table is hashed (a sparse grid) */
   int pairs;               /* candidate pairs */
   int contacts;            /* contacts written: all within the margin (the device
                               step's own collide keeps only the closed ones) */
