@@ -198,8 +198,8 @@ static jl_gp_stats compare_pairs(const jl_scene *s, double margin, int min_pairs
   uint64_t *pairs = NULL;
   long long count = -1;
   jl_gp_stats gs;
-  assert_int_equal(jl_grid_twin_pairs(&s->bodies, margin, 0.0, 0.0, NULL, &pairs, &count, &gs, &err),
-                   JL_OK);
+  assert_int_equal(
+      jl_grid_twin_pairs(&s->bodies, margin, 0.0, 0.0, NULL, &pairs, &count, &gs, &err), JL_OK);
   assert_int_equal(count, bp.pair_count);
   assert_true(count >= min_pairs);
   for (long long p = 0; p < count; ++p) {

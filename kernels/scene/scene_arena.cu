@@ -46,7 +46,7 @@ extern "C" void jl_cuda_scene_destroy(jl_scene_gpu *g) {
                     &g->c_key, &g->n_a, &g->n_b, &g->n_point, &g->n_normal, &g->n_gap,
                     &g->n_key, &g->p_ka, &g->p_kb, &g->p_rx, &g->p_irx, &g->p_im,
                     &g->p_c, &g->p_mu, &g->p_diag, &g->p_lever, &g->p_iso, &g->p_arm, &g->p_body_ptr, &g->p_body_contact, &g->p_body_entry, &g->p_frame, &g->p_keys,
-                    &g->p_keys_alt, &g->p_row_count, &g->p_row_start, &g->p_rowptr, &g->p_col,
+                    &g->p_keys_alt, &g->p_vals, &g->p_vals_alt, &g->p_row_count, &g->p_row_start, &g->p_rowptr, &g->p_col,
                     &g->p_blocks, &g->law_table,
                     &g->prev_key, &g->prev_imp, &g->lam0,
                     &g->lam1, &g->lam_y0, &g->lam_y1, &g->j_soa,

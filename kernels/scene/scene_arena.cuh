@@ -81,7 +81,8 @@ struct jl_scene_gpu {
   // streamed solve's du reads it instead of body_contact and then ka)
   jl_dbuf p_ka, p_kb, p_rx, p_irx, p_im, p_c, p_mu, p_diag, p_lever, p_iso, p_arm, p_body_ptr,
       p_body_contact, p_body_entry;
-  jl_dbuf p_frame, p_keys, p_keys_alt, p_row_count, p_row_start, p_rowptr, p_col, p_blocks;
+  jl_dbuf p_frame, p_keys, p_keys_alt, p_vals, p_vals_alt;
+  jl_dbuf p_row_count, p_row_start, p_rowptr, p_col, p_blocks;
   jl_dbuf law_table;       // mu, eps_n, eps_t per material pair
   // what law_table holds (law_ok: uploaded), so a step uploads the tables
   // only when they change (a copy from pageable memory waits for the device)

@@ -46,7 +46,7 @@ template <bool LEAN>
 __global__ void __launch_bounds__(JL_SETUP_BLOCK) jl_setup_contact_kernel(
     int n, jl_sm_bodies b, const int *material, const int *ca, const int *cb,
     const double *point, const double *normal, const double *law, int law_stride,
-    const double *dv_free, jl_sm_problem p, uint64_t *keys, double *soa) {
+    const double *dv_free, jl_sm_problem p, int nb, uint32_t *sides, int *entries, double *soa) {
   constexpr int rows = LEAN ? JL_SETUP_LEAN_ROWS : JL_SETUP_ROWS;
   __shared__ double s_rows[rows * JL_SETUP_BLOCK];
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -68,7 +68,9 @@ __global__ void __launch_bounds__(JL_SETUP_BLOCK) jl_setup_contact_kernel(
     }
     jl_sm_contact(&b, a, bb, point + 3 * (size_t)i, normal + 3 * (size_t)i, law[m],
                   law[law_stride + m], law[2 * law_stride + m], dv_free, 0, &q);
-    jl_sm_body_keys(p.ka, p.kb, i, keys + 2 * (size_t)i);
+    jl_sm_body_sides(p.ka, p.kb, i, nb, sides + 2 * (size_t)i);
+    entries[2 * (size_t)i] = 2 * i;
+    entries[2 * (size_t)i + 1] = 2 * i + 1;
     // the streamed solve's rows, read back while this thread's lines are in cache
     if (soa) jl_soa_store((size_t)n, (size_t)i, q.c, q.frame, q.lever, q.diag, q.mu, q.arm, soa);
   }
@@ -86,17 +88,18 @@ __global__ void __launch_bounds__(JL_SETUP_BLOCK) jl_setup_contact_kernel(
   }
 }
 
-// The body CSR from the sorted keys in one launch: thread t gives
+// The body CSR from the sides sorted by body in one launch: thread t gives
 // body_ptr[t] (t <= nb), and body_contact[t] and body_entry[t] (t < m,
-// real keys only).
-__global__ void jl_setup_body_csr_kernel(int nb, const uint64_t *keys, int m, const int *ka,
-                                         int *body_ptr, int *body_contact, int *body_entry) {
+// dynamic sides only).
+__global__ void jl_setup_body_csr_kernel(int nb, const uint32_t *bodies, const int *entries,
+                                         int m, int *body_ptr, int *body_contact,
+                                         int *body_entry) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t <= nb) body_ptr[t] = jl_sm_lower_bound(keys, m, t);
-  if (t < m && keys[t] != UINT64_MAX) {
-    int i = (int)(uint32_t)keys[t], k = (int)(keys[t] >> 32);
-    body_contact[t] = i;
-    body_entry[t] = jl_soa_entry(i, ka[i] == k ? 0 : 1);
+  if (t <= nb) body_ptr[t] = jl_sm_lower_bound(bodies, m, t);
+  if (t < m && bodies[t] != (uint32_t)nb) {
+    int e = entries[t];
+    body_contact[t] = e >> 1;
+    body_entry[t] = jl_soa_entry(e >> 1, e & 1);
   }
 }
 
@@ -145,8 +148,10 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   JL_RESERVE(law_table, 3 * law_n * sizeof(double), "material laws");
   if (g->law_table.cap != law_cap) g->law_ok = 0;  // a new buffer: nothing in it yet
   size_t sn = (size_t)(n > 0 ? n : 1);
-  JL_RESERVE(p_keys, 2 * sn * sizeof(uint64_t), "body contact keys");
-  JL_RESERVE(p_keys_alt, 2 * sn * sizeof(uint64_t), "body contact keys");
+  JL_RESERVE(p_keys, 2 * sn * sizeof(uint32_t), "body contact keys");
+  JL_RESERVE(p_keys_alt, 2 * sn * sizeof(uint32_t), "body contact keys");
+  JL_RESERVE(p_vals, 2 * sn * sizeof(int), "body contact keys");
+  JL_RESERVE(p_vals_alt, 2 * sn * sizeof(int), "body contact keys");
   double *law = jl_dp<double>(g->law_table), *h_law = g->h_law;
   size_t law_bytes = law_n * sizeof(double);
   if (!g->law_ok || memcmp(h_law, mu_table, law_bytes) ||
@@ -193,7 +198,7 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   setup<<<(n + JL_SETUP_BLOCK - 1) / JL_SETUP_BLOCK, JL_SETUP_BLOCK>>>(
       n, b, jl_dp<int>(g->material), jl_dp<int>(g->c_a), jl_dp<int>(g->c_b),
       jl_dp<double>(g->c_point), jl_dp<double>(g->c_normal), law, (int)law_n,
-      jl_dp<double>(g->dv), p, jl_dp<uint64_t>(g->p_keys), soa);
+      jl_dp<double>(g->dv), p, nb, jl_dp<uint32_t>(g->p_keys), jl_dp<int>(g->p_vals), soa);
   JL_CUDA_TRY(cudaGetLastError());
   g->p_lean = lean;
   if (soa) g->soa_n = n;
@@ -209,19 +214,17 @@ extern "C" int jl_cuda_scene_setup(jl_scene_gpu *g, const double *mu_table,
   }
   g->csr_ok = 0;
   int m = 2 * n;
-  // A key is body << 32 | contact with body < nb, or UINT64_MAX for a static
-  // side. Sorting the low 32 + jl_scene_key_bits(nb + 1) bits gives the order
-  // of all 64: the real keys' higher bits are zero, and their body field
-  // (at most nb - 1) stays below the sentinel's (all ones), whose copies are
-  // equal anyway.
-  int key_bits = 32 + jl_scene_key_bits((long long)nb + 1);
-  cub::DoubleBuffer<uint64_t> dk(jl_dp<uint64_t>(g->p_keys), jl_dp<uint64_t>(g->p_keys_alt));
-  JL_CUB(cub::DeviceRadixSort::SortKeys(d_temp, tb, dk, m, 0, key_bits));
+  // Each side's body (nb for a static side) with its entry 2 i + side, sorted
+  // stably by the body's jl_scene_key_bits(nb + 1) bits: 4-byte keys over
+  // 20 bits for a million bodies, where (body << 32 | contact) keys took 52.
+  int key_bits = jl_scene_key_bits((long long)nb + 1);
+  cub::DoubleBuffer<uint32_t> dk(jl_dp<uint32_t>(g->p_keys), jl_dp<uint32_t>(g->p_keys_alt));
+  cub::DoubleBuffer<int> dv(jl_dp<int>(g->p_vals), jl_dp<int>(g->p_vals_alt));
+  JL_CUB(cub::DeviceRadixSort::SortPairs(d_temp, tb, dk, dv, m, 0, key_bits));
   jl_scene_mark(g, "setup: body sort");
-  const uint64_t *keys = dk.Current();
   long long csr_threads = (long long)nb + 1 > m ? (long long)nb + 1 : m;
   jl_setup_body_csr_kernel<<<jl_scene_blocks(csr_threads), JL_SCENE_BLOCK>>>(
-      nb, keys, m, p.ka, body_ptr, body_contact, jl_dp<int>(g->p_body_entry));
+      nb, dk.Current(), dv.Current(), m, body_ptr, body_contact, jl_dp<int>(g->p_body_entry));
   JL_CUDA_TRY(cudaGetLastError());
   jl_scene_mark(g, "setup: body lists");
   g->csr_ok = 1;

@@ -206,7 +206,8 @@ JL_HD static inline void jl_gp_query(const jl_grid *g, const double box[6],
   for (int k = 0; k < 3; ++k) {
     double low = box[k] - reach[k];
     low -= 1e-12 * (fabs(box[k]) + reach[k]);
-    double a = floor((low - g->origin[k]) / g->cell), b = floor((box[3 + k] - g->origin[k]) / g->cell);
+    double a = floor((low - g->origin[k]) / g->cell);
+    double b = floor((box[3 + k] - g->origin[k]) / g->cell);
     q[k] = a < 0.0 ? 0 : (int)a;
     q[3 + k] = b > (double)(g->dim[k] - 1) ? g->dim[k] - 1 : (int)b;
   }

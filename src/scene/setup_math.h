@@ -210,21 +210,22 @@ JL_HD static inline void jl_sm_block(const int *ka, const int *kb, const double 
   }
 }
 
-/* Body CSR entries of contact i: (body << 32 | contact) per dynamic side,
- * UINT64_MAX for a static side; sorted, they list each body's contacts in
- * ascending order (the reference's body_contact). */
-JL_HD static inline void jl_sm_body_keys(const int *ka, const int *kb, int i, uint64_t out[2]) {
-  out[0] = ka[i] >= 0 ? ((uint64_t)(uint32_t)ka[i] << 32) | (uint32_t)i : UINT64_MAX;
-  out[1] = kb[i] >= 0 ? ((uint64_t)(uint32_t)kb[i] << 32) | (uint32_t)i : UINT64_MAX;
+/* Body CSR entries of contact i: entry 2 i + side (a: 0, b: 1) holds its
+ * side's body, or nb for a static side. The entries sorted stably by body
+ * (they start in ascending order) list each body's contacts in ascending
+ * order (the reference's body_contact), the static sides last. */
+JL_HD static inline void jl_sm_body_sides(const int *ka, const int *kb, int i, int nb,
+                                          uint32_t out[2]) {
+  out[0] = ka[i] >= 0 ? (uint32_t)ka[i] : (uint32_t)nb;
+  out[1] = kb[i] >= 0 ? (uint32_t)kb[i] : (uint32_t)nb;
 }
 
-/* First index of sorted keys[0..m) not below (body << 32): body_ptr[body]. */
-JL_HD static inline int jl_sm_lower_bound(const uint64_t *keys, int m, int body) {
-  uint64_t want = (uint64_t)(uint32_t)body << 32;
+/* First of the m sorted entries' bodies not below body: body_ptr[body]. */
+JL_HD static inline int jl_sm_lower_bound(const uint32_t *bodies, int m, int body) {
   int lo = 0, hi = m;
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    if (keys[mid] < want) lo = mid + 1;
+    if (bodies[mid] < (uint32_t)body) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -1,6 +1,6 @@
 /* CPU twin of the device contact setup (kernels/scene/scene_setup.cu): the same
  * steps and per-element arithmetic (setup_math.h), one thread. The body CSR
- * comes from sorting (body << 32 | contact) keys, as on the device; G's
+ * comes from sorting the contacts' sides stably by body, as on the device; G's
  * count, scan and fill per row are the device's steps and the reference's,
  * so the twin calls jl_contact_build_g. */
 #include <stdlib.h>
@@ -8,9 +8,15 @@
 
 #include "setup_math.h"
 
-static int jl_u64_cmp(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
+typedef struct jl_side {
+  uint32_t body;
+  int entry; /* 2 contact + side */
+} jl_side;
+
+static int jl_side_cmp(const void *a, const void *b) {
+  const jl_side *x = a, *y = b;
+  if (x->body != y->body) return x->body < y->body ? -1 : 1;
+  return (x->entry > y->entry) - (x->entry < y->entry);  /* stable, like the radix sort */
 }
 
 int jl_setup_twin(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *c,
@@ -33,14 +39,26 @@ int jl_setup_twin(jl_contact_problem *p, const jl_bodies *b, const jl_contacts *
     jl_sm_contact(&sb, a, bb, c->point + 3 * (size_t)i, c->normal + 3 * (size_t)i, mu_table[m],
                   eps_n_table[m], eps_t_table[m], dv_free, i, &sp);
   }
-  /* body CSR by sorting (body, contact) keys */
-  uint64_t *keys = malloc(sizeof(uint64_t) * (size_t)(2 * n > 0 ? 2 * n : 1));
-  if (!keys) return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the contact graph");
-  for (int i = 0; i < n; ++i) jl_sm_body_keys(p->ka, p->kb, i, keys + 2 * (size_t)i);
-  qsort(keys, (size_t)(2 * n), sizeof *keys, jl_u64_cmp);
-  for (int k = 0; k <= nb; ++k) p->body_ptr[k] = jl_sm_lower_bound(keys, 2 * n, k);
-  for (int e = 0; e < p->body_ptr[nb]; ++e) p->body_contact[e] = (int)(uint32_t)keys[e];
-  free(keys);
+  /* body CSR by sorting the sides stably by body */
+  size_t m = (size_t)(2 * n > 0 ? 2 * n : 1);
+  jl_side *sides = malloc(sizeof *sides * m);
+  uint32_t *bodies = malloc(sizeof *bodies * m);
+  if (!sides || !bodies) {
+    free(sides);
+    free(bodies);
+    return jl_error_set(err, JL_ERR_NOMEM, "out of memory for the contact graph");
+  }
+  for (int i = 0; i < n; ++i) {
+    uint32_t s[2];
+    jl_sm_body_sides(p->ka, p->kb, i, nb, s);
+    for (int k = 0; k < 2; ++k) sides[2 * i + k] = (jl_side){s[k], 2 * i + k};
+  }
+  qsort(sides, (size_t)(2 * n), sizeof *sides, jl_side_cmp);
+  for (int e = 0; e < 2 * n; ++e) bodies[e] = sides[e].body;
+  for (int k = 0; k <= nb; ++k) p->body_ptr[k] = jl_sm_lower_bound(bodies, 2 * n, k);
+  for (int e = 0; e < p->body_ptr[nb]; ++e) p->body_contact[e] = sides[e].entry >> 1;
+  free(sides);
+  free(bodies);
   if (!build_g) return JL_OK;
   /* G: rows counted, scanned, filled, as on the device: the reference's code */
   return jl_contact_build_g(p, 1, err);
