@@ -1,8 +1,8 @@
 // Contact setup on the device: one thread per contact for frame, W, M^-1 W,
 // c, mu and diag (src/scene/setup_math.h, shared with the CPU twin
-// src/scene/setup_twin.c); the body CSR by a radix sort of (body << 32 | contact)
-// keys and a binary search per body (no atomics, contacts ascending per
-// body); the Delassus blocks in block CSR by row counts, a scan and one
+// src/scene/setup_twin.c); the body CSR by a stable radix sort of each
+// contact side's body with its entry 2 i + side, and a binary search per
+// body (no atomics, contacts ascending per body); the Delassus blocks in block CSR by row counts, a scan and one
 // thread per row. Reads the contacts of the last collide, the bodies and
 // dv_free in the arena; writes the problem arrays that the JOR kernels use.
 // The material tables are uploaded when they differ from the last upload,
