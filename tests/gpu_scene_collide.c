@@ -137,11 +137,7 @@ static void test_round_scene_with_planes_and_large_sphere(void **state) {
 static void test_spanning_bodies_and_hashed_cells(void **state) {
   (void)state;
   jl_scene s;
-  jl_error err = {0};
-  assert_int_equal(jl_scene_init(&s, &err), JL_OK);
-  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
-  assert_true(jl_scene_add_plane(&s, p0, nz, 0, &err) >= 0);
-  assert_int_equal(fx_cluster(&s, 700, 0.0, 5), 0);
+  assert_int_equal(fx_cluster_scene(&s), 0);
   jl_scene_gpu *g = new_gpu();
   jl_gpu_collide_stats st;
   int n = compare_scene_stats(g, &s, 0.02, &st);

@@ -125,6 +125,15 @@ static inline int fx_cluster(jl_scene *s, int count, double x0, uint64_t seed) {
   }
   return 0;
 }
+
+/* A ground plane and fx_cluster's 700 bodies (seed 5) from the origin. */
+static inline int fx_cluster_scene(jl_scene *s) {
+  jl_error err = {0};
+  if (jl_scene_init(s, &err) != JL_OK) return -1;
+  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
+  if (jl_scene_add_plane(s, p0, nz, 0, &err) < 0) return -1;
+  return fx_cluster(s, 700, 0.0, 5);
+}
 /* The contact problem of contacts c (laws from the scene's materials, the
  * free velocity from integrate.h), as the stepper builds it; 0 or -1. */
 static inline int fx_problem(const jl_scene *s, const jl_contacts *c, jl_contact_problem *p, double *law,

@@ -216,11 +216,7 @@ static jl_gp_stats compare_pairs(const jl_scene *s, double margin, int min_pairs
 static void test_grid_twin_spans_and_hashed_cells(void **state) {
   (void)state;
   jl_scene s;
-  jl_error err = {0};
-  assert_int_equal(jl_scene_init(&s, &err), JL_OK);
-  double p0[3] = {0, 0, 0}, nz[3] = {0, 0, 1};
-  assert_true(jl_scene_add_plane(&s, p0, nz, 0, &err) >= 0);
-  assert_int_equal(fx_cluster(&s, 700, 0.0, 5), 0);
+  assert_int_equal(fx_cluster_scene(&s), 0);
   jl_gp_stats a = compare_pairs(&s, 0.02, 1500);
   assert_true(a.spans > 0 && a.spans < 700 / 2);
   assert_int_equal(a.hashed, 0);
