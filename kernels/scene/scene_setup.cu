@@ -2,9 +2,10 @@
 // c, mu and diag (src/scene/setup_math.h, shared with the CPU twin
 // src/scene/setup_twin.c); the body CSR by a stable radix sort of each
 // contact side's body with its entry 2 i + side, and a binary search per
-// body (no atomics, contacts ascending per body); the Delassus blocks in block CSR by row counts, a scan and one
-// thread per row. Reads the contacts of the last collide, the bodies and
-// dv_free in the arena; writes the problem arrays that the JOR kernels use.
+// body (no atomics, contacts ascending per body); the Delassus blocks in
+// block CSR by row counts, a scan and one thread per row. Reads the contacts
+// of the last collide, the bodies and dv_free in the arena; writes the
+// problem arrays that the JOR kernels use.
 // The material tables are uploaded when they differ from the last upload,
 // so a step's setup waits for nothing on the host.
 #include <climits>

@@ -83,6 +83,7 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ah
   memset(&w, 0, sizeof w);
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   long long grid = 0;
+  int spans = 0;
   for (int i = 0; i < n; ++i) {
     if (kind[i] == JL_GP_PLANE) {
       planes[w.n_planes++] = i;
@@ -96,6 +97,7 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ah
     }
     kind[i] = (uint8_t)jl_gp_grid_kind(x, cell);
     grid++;
+    spans += kind[i] == JL_GP_SPAN;
     for (int k = 0; k < 3; ++k) {
       lo[k] = fmin(lo[k], x[k]);
       hi[k] = fmax(hi[k], x[3 + k]);
@@ -126,22 +128,25 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ah
       goto done;
     }
     w.table = jl_gp_table_for(&w.grid, m);
+    int hashed = w.table.hash_bits > 0;
     if (stats) {
       stats->entries = m;
-      stats->hashed = w.table.hash_bits > 0;
-      for (int i = 0; i < n; ++i) stats->spans += kind[i] == JL_GP_SPAN;
+      stats->hashed = hashed;
+      stats->spans = spans;
     }
     size_t me = (size_t)m + 1;
     kv = malloc(me * sizeof *kv);
     keys = malloc(me * sizeof *keys);
     vals = malloc(me * sizeof *vals);
     entry_body = malloc(me * sizeof *entry_body);
-    entry_cell = malloc(me * sizeof *entry_cell);
     sorted_body = malloc(me * sizeof *sorted_body);
-    sorted_cell = malloc(me * sizeof *sorted_cell);
     bucket_start = malloc(((size_t)w.table.buckets + 1) * sizeof *bucket_start);
-    if (!kv || !keys || !vals || !entry_body || !entry_cell || !sorted_body || !sorted_cell ||
-        !bucket_start)
+    if (hashed) {  /* the cells beside the entries only where buckets mix them, as on the device */
+      entry_cell = malloc(me * sizeof *entry_cell);
+      sorted_cell = malloc(me * sizeof *sorted_cell);
+    }
+    if (!kv || !keys || !vals || !entry_body || !sorted_body || !bucket_start ||
+        (hashed && (!entry_cell || !sorted_cell)))
       goto nomem;
     for (int i = 0; i < n; ++i)
       if (jl_gp_in_grid(kind[i]))
@@ -155,7 +160,7 @@ int jl_grid_twin_pairs(const jl_bodies *b, double margin, double skin, double ah
     for (long long e = 0; e < m; ++e) {
       keys[e] = kv[e].key;
       sorted_body[e] = entry_body[kv[e].val];
-      sorted_cell[e] = entry_cell[kv[e].val];
+      if (hashed) sorted_cell[e] = entry_cell[kv[e].val];
     }
     for (long long k = 0; k <= w.table.buckets; ++k)
       bucket_start[k] = jl_gp_lower_bound(keys, (int)m, (uint64_t)k);
