@@ -78,6 +78,8 @@ typedef struct jl_circles_options {
   int trials;              /* trials per candidate per launch (0: by a step budget) */
   int stuck;               /* trials (walk steps) without a record before a restart (0: by n:
                             * 4000 for 20..63 circles, else max(100, 10 n)) */
+  int stuck_behind;        /* the same for a candidate whose record lies above the median
+                            * of the population's records (0: as stuck) */
   double band;             /* record-to-record band, relative (0: default 3e-4) */
   int band_levels;         /* rungs of the band ladder (0: default 2) */
   int walk;                /* one candidate in walk walks at a fixed container (default 1;
@@ -146,7 +148,7 @@ typedef struct jl_circles_result {
   /* the search's settings and restarts, as the result file records them
    * (elite 0: not set, and jl_circles_result_write writes the defaults) */
   char mode[16];           /* "population", "trials" or "instances" */
-  int walk, walk_k, tenure, walk_reset, stuck, probe, elite, adopt_spread;
+  int walk, walk_k, tenure, walk_reset, stuck, stuck_behind, probe, elite, adopt_spread;
   double aim, crowding, cross;
   uint64_t adoptions, crossovers;
 } jl_circles_result;
@@ -231,6 +233,7 @@ typedef struct jl_circles_run_info {
   int tenure;                     /* the walk's tabu tenure */
   int walk_reset;                 /* walk steps without a new lowest energy before a reset */
   int stuck;                      /* trials (walk steps) without a record before a restart */
+  int stuck_behind;               /* the same behind the population's median record */
   int probe;                      /* the walk's probe (jl_circles_probe) */
   double time_s;
   double time_to_best_s;

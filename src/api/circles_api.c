@@ -51,6 +51,7 @@ static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opt
   so->mode = o->mode;
   so->trials_per_round = o->trials;
   so->stuck_limit = o->stuck;
+  so->stuck_behind = o->stuck_behind;
   so->band = o->band;
   so->band_levels = o->band_levels;
   so->walk = o->walk;
@@ -153,6 +154,7 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->tenure = run.info.tenure;
   res->walk_reset = run.info.walk_reset;
   res->stuck = run.info.stuck;
+  res->stuck_behind = run.info.stuck_behind;
   res->probe = run.info.probe;
   res->elite = run.info.elite;
   res->crowding = run.info.crowding;
@@ -196,6 +198,7 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.tenure = res->tenure;
     info.walk_reset = res->walk_reset;
     info.stuck = res->stuck;
+    info.stuck_behind = res->stuck_behind;
     info.probe = res->probe;
     info.elite = res->elite;
     info.crowding = res->crowding;
@@ -211,6 +214,7 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.tenure = JL_WALK_TENURE_DEFAULT;
     info.walk_reset = jl_walk_reset_default(res->n);
     info.stuck = jl_stuck_default(res->n);
+    info.stuck_behind = info.stuck;
     info.probe = JL_WALK_PROBE_DEFAULT;
     info.elite = JL_ELITE_DEFAULT;
     info.crowding = JL_CROWDING_DEFAULT;

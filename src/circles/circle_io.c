@@ -62,8 +62,9 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
   jl_buf_json_string(b, r->mode);
   jl_buf_printf(b, ", \"walk\": %d, \"aim\": ", r->walk);
   jl_buf_json_number(b, r->aim);
-  jl_buf_printf(b, ", \"walk_k\": %d, \"tenure\": %d, \"walk_reset\": %d, \"stuck\": %d, \"probe\": \"%s\"",
-                r->walk_k, r->tenure, r->walk_reset, r->stuck, jl_circles_probe_name(r->probe));
+  jl_buf_printf(b, ", \"walk_k\": %d, \"tenure\": %d, \"walk_reset\": %d, \"stuck\": %d, \"stuck_behind\": %d, \"probe\": \"%s\"",
+                r->walk_k, r->tenure, r->walk_reset, r->stuck, r->stuck_behind,
+                jl_circles_probe_name(r->probe));
   jl_buf_printf(b, ", \"time_s\": ");
   jl_buf_json_number(b, r->time_s);
   jl_buf_printf(b, ", \"time_to_best_s\": ");

@@ -260,6 +260,7 @@ typedef struct jl_search_state {
   double *cross_tmp;       /* JL_CROSS_TMP_DOUBLES(n): a child's scratch (--cross) */
   jl_circle_packing view;  /* one candidate's packing, problem order (--adopt-by spread) */
   int crowd[JL_ELITE_MAX]; /* candidates near each elite member, this round */
+  double *rec_tmp;         /* one double per candidate: the records, sorted (jl_restart_rule) */
 } jl_search_state;
 
 static void *jl_polish_worker(void *arg) {
@@ -432,16 +433,47 @@ static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o
   return JL_OK;
 }
 
+/* When candidates restart: after `stuck` trials without a record, or after
+ * `behind` for one whose record lies above the median of the population's
+ * records (behind >= stuck: never sooner). */
+typedef struct jl_restart_rule {
+  int stuck, behind;
+  double median;
+} jl_restart_rule;
+
+static int jl_restart_due(const jl_restart_rule *r, const jl_circle_batch *b, int c) {
+  int stuck = (int)b->stuck[c];
+  return stuck >= r->stuck || (stuck >= r->behind && b->R_rec[c] > r->median);
+}
+
+static int jl_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* This round's median record, over the candidates that have one (tmp: one
+ * double per candidate). */
+static void jl_restart_rule_update(jl_restart_rule *r, const jl_circle_batch *b, double *tmp) {
+  r->median = INFINITY;
+  if (r->behind >= r->stuck) return;
+  int m = 0;
+  for (int c = 0; c < b->count; ++c)
+    if (!b->need_start[c] && b->R_rec[c] > 0.0) tmp[m++] = b->R_rec[c];
+  if (m == 0) return;
+  qsort(tmp, (size_t)m, sizeof *tmp, jl_cmp_double);
+  r->median = tmp[(m - 1) / 2];
+}
+
 /* The candidates near each elite member (within JL_ADOPT_NEAR_FAMILIES
  * crowding distances) into st->crowd; candidates that are not near any, or
  * restart this round, count for none. */
 static void jl_search_count_crowds(jl_search_state *st, const jl_circle_batch *b,
-                                   const jl_circle_sorted *s, int stuck_limit) {
+                                   const jl_circle_sorted *s, const jl_restart_rule *rule) {
   double near = JL_ADOPT_NEAR_FAMILIES * st->elite.crowding;
   for (int k = 0; k < st->elite.count; ++k) st->crowd[k] = 0;
   if (!(near > 0.0)) return;
   for (int c = 0; c < b->count; ++c) {
-    if (b->need_start[c] || (int)b->stuck[c] >= stuck_limit) continue;
+    if (b->need_start[c] || jl_restart_due(rule, b, c)) continue;
     jl_batch_to_packing(b, c, s, &st->view);
     int k = jl_circle_elite_nearest(&st->elite, &st->view, near);
     if (k >= 0) st->crowd[k]++;
@@ -453,20 +485,21 @@ static void jl_search_count_crowds(jl_search_state *st, const jl_circle_batch *b
  * With adopt_spread an adopter takes the member the fewest candidates are
  * near (the best on ties), which then counts one more. */
 static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_circle_sorted *s,
-                              const jl_circle_search_opts *o, int stuck_limit, jl_rng *rng) {
+                              const jl_circle_search_opts *o, jl_restart_rule *rule, jl_rng *rng) {
   int counted = 0;
+  if (o->mode != JL_MODE_TRIALS) jl_restart_rule_update(rule, b, st->rec_tmp);
   for (int c = 0; c < b->count; ++c) {
     if (o->mode == JL_MODE_TRIALS) {
       jl_packing_to_batch(&st->best, s, b, c, 1);
       continue;
     }
-    if ((int)b->stuck[c] < stuck_limit) continue;
+    if (!jl_restart_due(rule, b, c)) continue;
     st->restarts++;
     double u = jl_u01_from_u32(jl_rng_u32(rng), jl_rng_u32(rng));
     if (o->mode == JL_MODE_POPULATION && st->elite.count > 0 && u < o->adopt) {
       int k = 0;
       if (o->adopt_spread) {
-        if (!counted) jl_search_count_crowds(st, b, s, stuck_limit);
+        if (!counted) jl_search_count_crowds(st, b, s, rule);
         counted = 1;
         for (int j = 1; j < st->elite.count; ++j)
           if (st->crowd[j] < st->crowd[k]) k = j;
@@ -604,7 +637,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   if ((rc = jl_circle_packing_init(&st.view, prob->n, err)) != JL_OK) goto done;
   st.polished_R = calloc((size_t)count, sizeof(double));
   st.cross_tmp = malloc(sizeof(double) * JL_CROSS_TMP_DOUBLES(prob->n));
-  if (!st.polished_R || !st.cross_tmp) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
+  st.rec_tmp = malloc(sizeof(double) * (size_t)count);
+  if (!st.polished_R || !st.cross_tmp || !st.rec_tmp) { rc = jl_error_set(err, JL_ERR_NOMEM, "out of memory"); goto done; }
   st.best.R = 0.0;
   /* the defaults by the population's size (circle_search.h) */
   int large = count >= JL_CROWD_MIN_BATCH;
@@ -639,7 +673,10 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   const uint64_t budget_max = p.step_budget;
   /* --rounds keeps the fixed budget: a seed gives the same bits */
   const int sized = p.step_budget > 0 && o->time_s > 0 && o->rounds <= 0;
-  int stuck_limit = o->stuck_limit > 0 ? o->stuck_limit : jl_stuck_default(prob->n);
+  jl_restart_rule rule;
+  rule.stuck = o->stuck_limit > 0 ? o->stuck_limit : jl_stuck_default(prob->n);
+  rule.behind = o->stuck_behind > 0 ? o->stuck_behind : rule.stuck;
+  rule.median = INFINITY;
   /* The host's own choices (restarts) draw from a stream no candidate uses. */
   jl_search_loop l = {.step_budget = p.step_budget};
   jl_rng_init(&l.host_rng, o->seed, (uint64_t)1 << 62, 0);
@@ -664,7 +701,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     p.step_budget = l.step_budget;
     eng.first = l.first;
     /* the checkpoint was taken before the round's restarts */
-    jl_search_restart(&st, &b, &s, o, stuck_limit, &l.host_rng);
+    jl_search_restart(&st, &b, &s, o, &rule, &l.host_rng);
   }
   st.deadline = o->time_s > 0 ? st.t0 + o->time_s : 0.0;
   /* CUDA: the polish runs beside the launch (jl_search_polish_take's comment) */
@@ -761,7 +798,7 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
       ck_last = jl_time_now();
     }
     if (want) { stopped_by = want - 1; break; }
-    jl_search_restart(&st, &b, &s, o, stuck_limit, &l.host_rng);
+    jl_search_restart(&st, &b, &s, o, &rule, &l.host_rng);
   }
   if (beside) {
     /* the last launch's packings, polished for the result only: after the
@@ -792,7 +829,8 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->walk_k = p.walk_k;
   info->tenure = p.walk_tenure;
   info->walk_reset = p.walk_reset;
-  info->stuck = stuck_limit;
+  info->stuck = rule.stuck;
+  info->stuck_behind = rule.behind < rule.stuck ? rule.behind : rule.stuck;
   info->probe = p.walk_probe;
   info->time_s = jl_time_now() - st.t0;
   info->time_to_best_s = st.t_best;
@@ -826,6 +864,7 @@ done:
   free(st.jobs);
   free(st.polished_R);
   free(st.cross_tmp);
+  free(st.rec_tmp);
   jl_circle_packing_free(&st.best);
   jl_circle_packing_free(&st.view);
   jl_circle_engine_free(&eng);

@@ -135,6 +135,14 @@ typedef struct jl_circle_search_opts {
   long rounds;             /* stop after this many launches; 0: no limit */
   int stuck_limit;         /* trials without a new record before a restart; 0: by n
                             * (jl_stuck_default) */
+  int stuck_behind;        /* the same for a candidate whose record lies above the
+                            * population's median; 0: stuck_limit. A deep walker lives
+                            * about 100 s on a GPU at n = 35, so every candidate walks
+                            * the first 100 s and the best of the first 30 waits that
+                            * long for adopters. A quarter of it (1000) took n = 33 to
+                            * its record and n = 35 seeds 2, 4, 5 from 7.9e-4 to
+                            * 2.4e-4..5.2e-4, but n = 35 seed 1 from the record to
+                            * 4.2e-4 (docs/benchmarks.md), so it is off by default. */
   double adopt;            /* population: share of restarts that adopt an elite packing */
   double cross;            /* population: share of restarts that start from a child of two
                             * elite packings (jl_circle_cross_child), taken from the

@@ -36,6 +36,8 @@ static const char *const jl_circles_help =
   "                    fewer when the step rate says a launch would outlast 0.8 s)\n"
   "  --stuck K         trials (or walk steps) without a new record before a restart\n"
   "                    (default 4000 for 20..63 circles, else max(100, 10 n))\n"
+  "  --stuck-behind K  the same for a candidate whose record lies above the\n"
+  "                    median of the population's records (default: as --stuck)\n"
   "  --band B          record-to-record travel: a candidate keeps a trial up to B\n"
   "                    (relative) above its record (default 3e-4); candidate c uses\n"
   "                    B (10/3)^(c mod L)\n"
@@ -117,7 +119,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_POLISH, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_WALK_RESET, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_STUCK_BEHIND, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_POLISH, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_WALK_RESET, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -133,6 +135,7 @@ static const struct option jl_circles_opts[] = {
   {"batch", required_argument, NULL, OPT_BATCH},
   {"trials", required_argument, NULL, OPT_TRIALS},
   {"stuck", required_argument, NULL, OPT_STUCK},
+  {"stuck-behind", required_argument, NULL, OPT_STUCK_BEHIND},
   {"band", required_argument, NULL, OPT_BAND},
   {"band-levels", required_argument, NULL, OPT_BAND_LEVELS},
   {"elite", required_argument, NULL, OPT_ELITE},
@@ -216,6 +219,10 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
     case OPT_STUCK:
       rc = jl_cli_int("--stuck", optarg, 1, 1000000000L, &v, err);
       a->search.stuck = (int)v;
+      break;
+    case OPT_STUCK_BEHIND:
+      rc = jl_cli_int("--stuck-behind", optarg, 1, 1000000000L, &v, err);
+      a->search.stuck_behind = (int)v;
       break;
     case OPT_BAND: rc = jl_cli_double("--band", optarg, 1e-12, 0.1, &a->search.band, err); break;
     case OPT_BAND_LEVELS:

@@ -3,6 +3,7 @@
 # another seed gives another packing. A crowded elite (--crowding) keeps
 # the best packing first and its members apart by at least the distance;
 # --walk-k, --tenure, --walk-reset, --stuck and --probe reach the run's record.
+# --stuck-behind restarts only candidates whose record lies above the median.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -34,6 +35,19 @@ jrun g circles --n 8 --device cpu --threads 2 --rounds 1 --time 60 --quiet --bat
 expect_rc 0
 got=$(json_get "$d/g.json" '(d["run"]["elite"], d["run"]["crowding"])') || exit 1
 [ "$got" = "(8, 0.02)" ] || fail "jostle $CMD: expected elite 8 and crowding 0.02 from 256 candidates, got $got"
+
+# --stuck-behind 1 with no other restart due: after each of the first two
+# rounds at most the 8 of 16 candidates whose record lies above the median
+# restart (the last round's restarts never happen: the run stops first)
+jrun h circles --n 20 "${common[@]:2}" --stuck 1000000 --stuck-behind 1 --seed 7 --out "$d/h.json"
+expect_rc 0
+got=$(json_get "$d/h.json" '(d["run"]["stuck"], d["run"]["stuck_behind"], 0 < d["run"]["restarts"] <= 16, d["run"]["restarts"])') || exit 1
+case $got in
+  "(1000000, 1, True, "*) ;;
+  *) fail "jostle $CMD: expected stuck 1000000, stuck_behind 1 and 1..16 restarts (half of 16 candidates in each of 2 rounds), got $got" ;;
+esac
+got=$(json_get "$d/a.json" '(d["run"]["stuck"], d["run"]["stuck_behind"])') || exit 1
+[ "$got" = "(120, 120)" ] || fail "jostle $CMD: expected stuck_behind as stuck by default, got $got"
 
 jpy '
 a, b, c = (load(p) for p in sys.argv[1:4])
