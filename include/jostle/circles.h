@@ -95,6 +95,8 @@ typedef struct jl_circles_options {
   double crowding;         /* population: shape distance of one family (0: equal R alone;
                             * default -1: 0.02 from 256 candidates, else 0) */
   double adopt;            /* population: share of restarts that adopt (default 0.5) */
+  double behind_adopt;     /* population: the same for restarts due by stuck_behind alone
+                            * (default -1: adopt) */
   double cross;            /* population: share of restarts that start from a child of two
                             * elite packings, cut and spliced (default 0; at most 1 - adopt) */
   int polish_after;        /* CUDA: polish after each launch instead of on the host threads

@@ -33,6 +33,7 @@ void jl_circles_options_default(jl_circles_options *o) {
   o->probe = so.probe;
   o->crowding = so.crowding;
   o->adopt = so.adopt;
+  o->behind_adopt = so.behind_adopt;
   o->cross = so.cross;
 }
 
@@ -63,6 +64,7 @@ static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opt
   so->elite = o->elite;
   so->crowding = o->crowding;
   so->adopt = o->adopt;
+  so->behind_adopt = o->behind_adopt;
   so->cross = o->cross;
   so->adopt_spread = o->adopt_spread;
   so->polish_after = o->polish_after;
@@ -419,6 +421,10 @@ int jl_circles_run_search(const jl_circles_problem *prob, const jl_circles_optio
     return jl_error_set(err, JL_ERR_INPUT,
                         "options: adopt and cross are shares of the restarts: each >= 0, together "
                         "at most 1 (got %g and %g)", o->adopt, o->cross);
+  if (o->behind_adopt >= 0.0 && !(o->behind_adopt + o->cross <= 1.0))
+    return jl_error_set(err, JL_ERR_INPUT,
+                        "options: behind_adopt and cross are shares of the restarts: together at "
+                        "most 1 (got %g and %g)", o->behind_adopt, o->cross);
   if (o->time_s == 0.0 && o->rounds == 0 && o->target_R == 0.0 && !o->stop && !o->progress)
     return jl_error_set(err, JL_ERR_INPUT,
                         "options: no way to stop (give time_s, rounds, target_R, a stop flag or a "

@@ -34,6 +34,7 @@ void jl_circle_search_opts_default(jl_circle_search_opts *o) {
   o->mode = JL_MODE_POPULATION;
   o->seed = 1;
   o->adopt = 0.5;
+  o->behind_adopt = -1.0;
   o->cross = JL_CROSS_DEFAULT;
   o->walk = JL_WALK_DEFAULT;
   o->aim = JL_WALK_AIM_DEFAULT;
@@ -495,8 +496,11 @@ static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_
     }
     if (!jl_restart_due(rule, b, c)) continue;
     st->restarts++;
+    /* due by the median rule alone: its own share of adopters */
+    double adopt = (int)b->stuck[c] < rule->stuck && o->behind_adopt >= 0.0 ? o->behind_adopt
+                                                                            : o->adopt;
     double u = jl_u01_from_u32(jl_rng_u32(rng), jl_rng_u32(rng));
-    if (o->mode == JL_MODE_POPULATION && st->elite.count > 0 && u < o->adopt) {
+    if (o->mode == JL_MODE_POPULATION && st->elite.count > 0 && u < adopt) {
       int k = 0;
       if (o->adopt_spread) {
         if (!counted) jl_search_count_crowds(st, b, s, rule);
@@ -509,7 +513,7 @@ static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_
       }
       jl_packing_to_batch(&st->elite.pk[k], s, b, c, 1);
       st->adoptions++;
-    } else if (o->mode == JL_MODE_POPULATION && st->elite.count >= 2 && u < o->adopt + o->cross) {
+    } else if (o->mode == JL_MODE_POPULATION && st->elite.count >= 2 && u < adopt + o->cross) {
       /* a child of two members, relaxed as a start */
       int k1 = (int)jl_uint_below(jl_rng_u32(rng), (uint32_t)st->elite.count);
       int k2 = (int)jl_uint_below(jl_rng_u32(rng), (uint32_t)st->elite.count - 1);

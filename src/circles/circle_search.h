@@ -144,6 +144,8 @@ typedef struct jl_circle_search_opts {
                             * 2.4e-4..5.2e-4, but n = 35 seed 1 from the record to
                             * 4.2e-4 (docs/benchmarks.md), so it is off by default. */
   double adopt;            /* population: share of restarts that adopt an elite packing */
+  double behind_adopt;     /* population: the same for the restarts due by stuck_behind
+                            * alone; < 0: adopt */
   double cross;            /* population: share of restarts that start from a child of two
                             * elite packings (jl_circle_cross_child), taken from the
                             * random starts' share */

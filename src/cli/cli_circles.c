@@ -38,6 +38,8 @@ static const char *const jl_circles_help =
   "                    (default 4000 for 20..63 circles, else max(100, 10 n))\n"
   "  --stuck-behind K  the same for a candidate whose record lies above the\n"
   "                    median of the population's records (default: as --stuck)\n"
+  "  --behind-adopt P  population: share of the restarts due by --stuck-behind\n"
+  "                    alone that adopt (default: as --adopt)\n"
   "  --band B          record-to-record travel: a candidate keeps a trial up to B\n"
   "                    (relative) above its record (default 3e-4); candidate c uses\n"
   "                    B (10/3)^(c mod L)\n"
@@ -119,7 +121,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_STUCK_BEHIND, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_POLISH, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_WALK_RESET, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_STUCK_BEHIND, OPT_BEHIND_ADOPT, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_POLISH, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_WALK_RESET, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -136,6 +138,7 @@ static const struct option jl_circles_opts[] = {
   {"trials", required_argument, NULL, OPT_TRIALS},
   {"stuck", required_argument, NULL, OPT_STUCK},
   {"stuck-behind", required_argument, NULL, OPT_STUCK_BEHIND},
+  {"behind-adopt", required_argument, NULL, OPT_BEHIND_ADOPT},
   {"band", required_argument, NULL, OPT_BAND},
   {"band-levels", required_argument, NULL, OPT_BAND_LEVELS},
   {"elite", required_argument, NULL, OPT_ELITE},
@@ -237,6 +240,9 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
       rc = jl_cli_double("--crowding", optarg, 0.0, 1.0, &a->search.crowding, err);
       break;
     case OPT_ADOPT: rc = jl_cli_double("--adopt", optarg, 0.0, 1.0, &a->search.adopt, err); break;
+    case OPT_BEHIND_ADOPT:
+      rc = jl_cli_double("--behind-adopt", optarg, 0.0, 1.0, &a->search.behind_adopt, err);
+      break;
     case OPT_CROSS: rc = jl_cli_double("--cross", optarg, 0.0, 1.0, &a->search.cross, err); break;
     case OPT_POLISH:
       if (strcmp(optarg, "beside") == 0) a->search.polish_after = 0;

@@ -3,7 +3,8 @@
 # another seed gives another packing. A crowded elite (--crowding) keeps
 # the best packing first and its members apart by at least the distance;
 # --walk-k, --tenure, --walk-reset, --stuck and --probe reach the run's record.
-# --stuck-behind restarts only candidates whose record lies above the median.
+# --stuck-behind restarts only candidates whose record lies above the median,
+# and --behind-adopt sets how many of those adopt.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -38,14 +39,18 @@ got=$(json_get "$d/g.json" '(d["run"]["elite"], d["run"]["crowding"])') || exit 
 
 # --stuck-behind 1 with no other restart due: after each of the first two
 # rounds at most the 8 of 16 candidates whose record lies above the median
-# restart (the last round's restarts never happen: the run stops first)
-jrun h circles --n 20 "${common[@]:2}" --stuck 1000000 --stuck-behind 1 --seed 7 --out "$d/h.json"
-expect_rc 0
-got=$(json_get "$d/h.json" '(d["run"]["stuck"], d["run"]["stuck_behind"], 0 < d["run"]["restarts"] <= 16, d["run"]["restarts"])') || exit 1
-case $got in
-  "(1000000, 1, True, "*) ;;
-  *) fail "jostle $CMD: expected stuck 1000000, stuck_behind 1 and 1..16 restarts (half of 16 candidates in each of 2 rounds), got $got" ;;
-esac
+# restart (the last round's restarts never happen: the run stops first);
+# with --behind-adopt 0 none of them adopts, with 1 every one
+for ba in 0 1; do
+  jrun h$ba circles --n 20 "${common[@]:2}" --stuck 1000000 --stuck-behind 1 --behind-adopt $ba \
+    --seed 7 --out "$d/h$ba.json"
+  expect_rc 0
+  got=$(json_get "$d/h$ba.json" '(d["run"]["stuck"], d["run"]["stuck_behind"], 0 < d["run"]["restarts"] <= 16, d["run"]["adoptions"] == '$ba' * d["run"]["restarts"], d["run"]["restarts"])') || exit 1
+  case $got in
+    "(1000000, 1, True, True, "*) ;;
+    *) fail "jostle $CMD: --behind-adopt $ba: expected stuck 1000000, stuck_behind 1, 1..16 restarts (half of 16 candidates in each of 2 rounds) and $ba x restarts adoptions, got $got" ;;
+  esac
+done
 got=$(json_get "$d/a.json" '(d["run"]["stuck"], d["run"]["stuck_behind"])') || exit 1
 [ "$got" = "(120, 120)" ] || fail "jostle $CMD: expected stuck_behind as stuck by default, got $got"
 
