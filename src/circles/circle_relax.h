@@ -253,13 +253,13 @@ JL_RELAX_FN void jl_relax_poll_cut(jl_relax_ws *w) {
  * already covered every circle, so v is the answer. */
 JL_RELAX_FN double jl_block_max(double v, double *red) {
 #ifdef __CUDA_ARCH__
-  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = 16; o > 0; o >>= 1) v = jl_fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
   int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
   __syncthreads();
   if (lane == 0) red[warp] = v;
   __syncthreads();
   v = red[0];
-  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) v = fmax(v, red[w]);
+  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) v = jl_fmax(v, red[w]);
   return v;
 #else
   (void)red;
@@ -296,7 +296,7 @@ JL_HD static inline void jl_pair_contact(int i, int j, double xi, double yi, dou
   if (j == i || d2 >= sum * sum) return;
   double d = sqrt(d2);
   double share = jl_pair_share(ri, rj, area_weighted);
-  *ov = fmax(*ov, sum - d);
+  *ov = jl_fmax(*ov, sum - d);
   if (d > 0.0) {
     /* (sum - d) along the unit normal, i.e. (sum/d - 1)(c_i - c_j).
      * Eq. 4.3 as printed, (1 - d/sum)(c_i - c_j), falls short of
@@ -313,12 +313,12 @@ JL_HD static inline void jl_pair_contact(int i, int j, double xi, double yi, dou
 /* A circle poking out of the container of radius Rc moves back onto it. */
 JL_HD static inline void jl_container_contact(double xi, double yi, double ri, double Rc,
                                               double *ax, double *ay, double *ov) {
-  double lim = fmax(Rc - ri, 0.0);
+  double lim = jl_fmax(Rc - ri, 0.0);
   double rho2 = xi * xi + yi * yi;
   if (rho2 <= lim * lim) return;
   double rho = sqrt(rho2);
   double f = (rho - lim) / rho;
-  *ov = fmax(*ov, rho - lim);
+  *ov = jl_fmax(*ov, rho - lim);
   *ax -= f * xi;
   *ay -= f * yi;
 }
@@ -470,7 +470,7 @@ JL_RELAX_FN void jl_nbr_refresh(jl_relax_ws *w, const jl_relax_params *p) {
 /* Smallest container centred at the origin: max |c_i| + r_i. */
 JL_RELAX_FN double jl_relax_enclosing(jl_relax_ws *w, int n) {
   double m = 0.0;
-  JL_FOR(i, n) { m = fmax(m, sqrt(w->x[i] * w->x[i] + w->y[i] * w->y[i]) + w->r[i]); }
+  JL_FOR(i, n) { m = jl_fmax(m, sqrt(w->x[i] * w->x[i] + w->y[i] * w->y[i]) + w->r[i]); }
   return jl_block_max(m, w->red);
 }
 
@@ -495,7 +495,7 @@ JL_RELAX_FN int jl_relax_run_jacobi(jl_relax_ws *w, const jl_relax_params *p, do
       jl_container_contact(xi, yi, ri, Rc, &ax, &ay, &ov);
       w->dx[i] = ax;
       w->dy[i] = ay;
-      worst = fmax(worst, ov);
+      worst = jl_fmax(worst, ov);
     }
     worst = jl_block_max(worst, w->red);
     if (worst <= p->tol) return 1;
@@ -595,12 +595,12 @@ JL_RELAX_FN double jl_fire_reduce(jl_relax_ws *w, int n, double worst, double *P
   if (n <= 64) {
     double *red = w->red;
     int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
-    for (int o = 16; o > 0; o >>= 1) worst = fmax(worst, __shfl_xor_sync(0xffffffffu, worst, o));
+    for (int o = 16; o > 0; o >>= 1) worst = jl_fmax(worst, __shfl_xor_sync(0xffffffffu, worst, o));
     if (lane == 0) red[warp] = worst;
     __syncthreads();  /* the sum arrays and the warps' maxima are complete */
     if (warp == 0) {
       double m = red[0];
-      for (int k = 1; k < (int)(blockDim.x >> 5); ++k) m = fmax(m, red[k]);
+      for (int k = 1; k < (int)(blockDim.x >> 5); ++k) m = jl_fmax(m, red[k]);
       int live = n;
       double va = lane < live ? w->s0[lane] : 0.0, vb = lane < live ? w->s1[lane] : 0.0,
              vc = lane < live ? w->s2[lane] : 0.0;
@@ -670,7 +670,7 @@ JL_RELAX_FN int jl_relax_run_fire(jl_relax_ws *w, const jl_relax_params *p, doub
       w->s0[i] = ax * w->vx[i] + ay * w->vy[i];
       w->s1[i] = ax * ax + ay * ay;
       w->s2[i] = w->vx[i] * w->vx[i] + w->vy[i] * w->vy[i];
-      worst = fmax(worst, ov);
+      worst = jl_fmax(worst, ov);
     }
     double P, F2, V2;
     worst = jl_fire_reduce(w, n, worst, &P, &F2, &V2);
@@ -794,7 +794,7 @@ JL_RELAX_FN void jl_relax_start(jl_relax_ws *w, const jl_relax_params *p, int pl
       int j = all ? k : w->nb[JL_NBR_AT(n, i, k)];
       double ddx = w->x[i] - w->x[j], ddy = w->y[i] - w->y[j], sum = w->r[i] + w->r[j];
       double d2 = ddx * ddx + ddy * ddy;
-      if (j != i && d2 < sum * sum) s = fmax(s, d2 > 0.0 ? sum / sqrt(d2) : 2.0);
+      if (j != i && d2 < sum * sum) s = jl_fmax(s, d2 > 0.0 ? sum / sqrt(d2) : 2.0);
     }
   }
   s = jl_block_max(s, w->red);
@@ -861,7 +861,7 @@ JL_RELAX_FN int jl_relax_trial(jl_relax_ws *w, const jl_relax_params *p) {
     if ((kind == JL_MOVE_SWAP_NEXT || kind == JL_MOVE_SWAP) && w->r[i] == w->r[j])
       kind = JL_MOVE_OUTSIDE;
     if (kind == JL_MOVE_JUMP) {
-      double ux, uy, lim = fmax(R0 - w->r[i], 0.0);
+      double ux, uy, lim = jl_fmax(R0 - w->r[i], 0.0);
       jl_disk_point(w, 0.0, &ux, &uy);
       w->x[i] = ux * lim;
       w->y[i] = uy * lim;
@@ -913,7 +913,7 @@ JL_RELAX_FN double jl_circle_energy(const jl_relax_ws *w, int n, int i, double R
       e += 0.25 * ov * ov;
     }
   }
-  double lim = fmax(Rc - r[i], 0.0), rho = sqrt(x[i] * x[i] + y[i] * y[i]);
+  double lim = jl_fmax(Rc - r[i], 0.0), rho = sqrt(x[i] * x[i] + y[i] * y[i]);
   if (rho > lim) e += 0.5 * (rho - lim) * (rho - lim);
   return e;
 }
@@ -976,7 +976,7 @@ JL_RELAX_FN void jl_walk_move(jl_relax_ws *w, const jl_relax_params *p) {
   if (kind == JL_MOVE_JUMP && p->walk_aim > 0.0 && jl_ws_u01(w) < p->walk_aim)
     i = jl_walk_aimed_circle(w, n, i);
   if (kind == JL_MOVE_JUMP) {
-    double ux, uy, lim = fmax(w->Rt - w->r[i], 0.0);
+    double ux, uy, lim = jl_fmax(w->Rt - w->r[i], 0.0);
     jl_disk_point(w, 0.0, &ux, &uy);
     w->x[i] = ux * lim;
     w->y[i] = uy * lim;
