@@ -94,10 +94,6 @@ typedef struct jl_circles_options {
                             * 256 candidates, as on a GPU, else 4) */
   double crowding;         /* population: shape distance of one family (0: equal R alone;
                             * default -1: 0.02 from 256 candidates, else 0) */
-  int renew;               /* population, instances: rounds (about a second each) without
-                            * progress of the population's best before every candidate starts
-                            * afresh and the elite is emptied; the run's best is kept
-                            * (default 0: never) */
   double adopt;            /* population: share of restarts that adopt (default 0.5) */
   double behind_adopt;     /* population: the same for restarts due by stuck_behind alone
                             * (default -1: adopt) */
@@ -157,8 +153,6 @@ typedef struct jl_circles_result {
   int walk, walk_k, tenure, walk_reset, stuck, stuck_behind, probe, elite, adopt_spread;
   double aim, crowding, cross;
   uint64_t adoptions, crossovers;
-  int renew;               /* the renew setting (0: off) */
-  uint64_t renewals;       /* times the population started afresh */
 } jl_circles_result;
 
 JL_API void jl_circles_options_default(jl_circles_options *o);
@@ -254,9 +248,6 @@ typedef struct jl_circles_run_info {
   uint64_t restarts;
   uint64_t adoptions;             /* restarts that adopted an elite packing */
   uint64_t crossovers;            /* restarts from a child of two elite packings */
-  int renew;                      /* rounds without progress before the population starts
-                                   * afresh (0: never) */
-  uint64_t renewals;              /* times it did */
   double cross;                   /* the share of restarts that could take one */
   int elite;                      /* the elite's size */
   double crowding;                /* its crowding distance */

@@ -53,7 +53,6 @@ static void jl_api_search_opts(const jl_circles_options *o, jl_circle_search_opt
   so->trials_per_round = o->trials;
   so->stuck_limit = o->stuck;
   so->stuck_behind = o->stuck_behind;
-  so->renew = o->renew;
   so->band = o->band;
   so->band_levels = o->band_levels;
   so->walk = o->walk;
@@ -165,8 +164,6 @@ int jl_circles_pack(const double *radii, int n, const jl_circles_options *o,
   res->adoptions = run.info.adoptions;
   res->cross = run.info.cross;
   res->crossovers = run.info.crossovers;
-  res->renew = run.info.renew;
-  res->renewals = run.info.renewals;
 done:
   jl_circles_run_free(&run);
   jl_circle_problem_free(&prob);
@@ -211,8 +208,6 @@ int jl_circles_result_write(const jl_circles_result *res, const char *json_path,
     info.adoptions = res->adoptions;
     info.cross = res->cross;
     info.crossovers = res->crossovers;
-    info.renew = res->renew;
-    info.renewals = res->renewals;
   } else {  /* made by hand: the defaults */
     info.mode = jl_search_mode_name(JL_MODE_POPULATION);
     info.walk = JL_WALK_DEFAULT;

@@ -63,14 +63,6 @@ static void jl_ck_walk(jl_ck_cursor *c, jl_ck_header *h, jl_circle_checkpoint *c
   jl_ck_field(c, ck->host_rng.out, 16);
   jl_ck_field(c, &ck->host_rng.idx, 4);
   jl_ck_field(c, &pad, 4);
-  int64_t renew_round = ck->renew_round;
-  if (h->version >= 3) {
-    jl_ck_field(c, &ck->renewals, 8);
-    jl_ck_field(c, &renew_round, 8);
-    jl_ck_field(c, &ck->epoch_R, 8);
-    jl_ck_field(c, &ck->renew_R, 8);
-  }
-  ck->renew_round = (long)renew_round;
   ck->round = (long)round;
   ck->first = first;
   jl_ck_field(c, b->r, 8 * n);
@@ -184,8 +176,7 @@ int jl_circle_checkpoint_load(const char *path, const jl_circle_problem *prob,
                       JL_CHECKPOINT_MAGIC);
     goto fail;
   }
-  if (h.order != JL_CHECKPOINT_ORDER || h.version < JL_CHECKPOINT_VERSION_MIN ||
-      h.version > JL_CHECKPOINT_VERSION) {
+  if (h.order != JL_CHECKPOINT_ORDER || h.version != JL_CHECKPOINT_VERSION) {
     rc = jl_error_set(err, JL_ERR_INPUT,
                       "%s: checkpoint version or byte order this build does not read (version %u)",
                       path, h.version);
@@ -263,12 +254,10 @@ int jl_circle_checkpoint_load(const char *path, const jl_circle_problem *prob,
   if (!(ck->elapsed_s >= 0.0) || !isfinite(ck->elapsed_s) || !isfinite(ck->t_best) ||
       !(ck->polish_iter_s >= 0.0) || !isfinite(ck->polish_iter_s) || !(ck->launch_s >= 0.0) ||
       !isfinite(ck->launch_s) || !(ck->polish_s >= 0.0) || !isfinite(ck->polish_s) || ck->round < 0 ||
-      ck->first < 0 || ck->first >= count || ck->host_rng.idx > 4 || !(ck->best.R >= 0.0) ||
-      ck->renew_round < 0 || ck->renew_round > ck->round || !(ck->epoch_R >= 0.0) ||
-      !isfinite(ck->epoch_R) || !(ck->renew_R >= 0.0) || !isfinite(ck->renew_R)) {
+      ck->first < 0 || ck->first >= count || ck->host_rng.idx > 4 || !(ck->best.R >= 0.0)) {
     rc = jl_error_set(err, JL_ERR_INPUT,
-                      "%s: run: elapsed, best, launch or polish time, rounds, first candidate, host "
-                      "stream or renewal out of range",
+                      "%s: run: elapsed, best, launch or polish time, rounds, first candidate or host "
+                      "stream out of range",
                       path);
     goto fail;
   }

@@ -16,9 +16,7 @@
 
 /* The first 8 bytes of a checkpoint file. */
 #define JL_CHECKPOINT_MAGIC "JOSTLEcK"
-#define JL_CHECKPOINT_VERSION 3u
-/* The oldest version read: 2 lacks the renewals (--renew), read as none. */
-#define JL_CHECKPOINT_VERSION_MIN 2u
+#define JL_CHECKPOINT_VERSION 2u
 /* Most candidates a checkpoint may hold: the CLI's --batch limit. */
 #define JL_CHECKPOINT_MAX_BATCH 1000000
 
@@ -27,9 +25,6 @@ typedef struct jl_circle_checkpoint {
   int mode;                   /* jl_search_mode */
   long round;                 /* launches done */
   uint64_t restarts, adoptions, crossovers, migrations;
-  uint64_t renewals;          /* --renew: times the population started afresh */
-  long renew_round;           /* ... the round of the population's last progress */
-  double epoch_R, renew_R;    /* ... its best since then (0: none), that best at the progress */
   uint64_t elite_offers, elite_crowded;
   uint64_t step_budget;       /* the next launch's relaxation steps per candidate */
   int first;                  /* CPU engine: the candidate the next launch takes first */

@@ -187,7 +187,3 @@ double jl_circle_elite_spread(const jl_circle_elite *e, int k) {
   if (k <= 0 || k >= e->count) return 0.0;
   return jl_circle_profile_distance(e->rho[0], e->rho[k], e->w, e->n);
 }
-
-void jl_circle_elite_clear(jl_circle_elite *e) {
-  e->count = 0;  /* the slots and their profiles stay for the next members */
-}

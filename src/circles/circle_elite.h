@@ -66,9 +66,6 @@ void jl_circle_elite_free(jl_circle_elite *e);
 int jl_circle_elite_offer(jl_circle_elite *e, const jl_circle_packing *pk,
                           jl_elite_outcome *outcome, jl_error *err);
 
-/* Empties the elite (the search's --renew); the counters stay. */
-void jl_circle_elite_clear(jl_circle_elite *e);
-
 /* Shape distance of member k from member 0 (the best). */
 double jl_circle_elite_spread(const jl_circle_elite *e, int k);
 

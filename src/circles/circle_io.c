@@ -80,8 +80,7 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
   jl_buf_json_number(b, r->crowding);
   jl_buf_printf(b, ", \"adopt_by\": \"%s\", \"cross\": ", r->adopt_spread ? "spread" : "uniform");
   jl_buf_json_number(b, r->cross);
-  jl_buf_printf(b, ", \"crossovers\": %" PRIu64 ", \"renew\": %d, \"renewals\": %" PRIu64,
-                r->crossovers, r->renew, r->renewals);
+  jl_buf_printf(b, ", \"crossovers\": %" PRIu64, r->crossovers);
   jl_buf_printf(b, ", \"elite_crowded\": %" PRIu64 ", \"elite_R\": [", r->elite_crowded);
   for (int k = 0; k < r->elite_count; ++k) {
     if (k) jl_buf_printf(b, ", ");

@@ -258,12 +258,6 @@ typedef struct jl_search_state {
   int started;
   volatile sig_atomic_t *stop;
   uint64_t restarts, adoptions, crossovers;
-  /* --renew: the population's best since it last started afresh (0: none
-   * polished yet), that best at the round of its last progress, and the
-   * renewals so far */
-  double epoch_R, renew_R;
-  long renew_round;
-  uint64_t renewals;
   double *cross_tmp;       /* JL_CROSS_TMP_DOUBLES(n): a child's scratch (--cross) */
   jl_circle_packing view;  /* one candidate's packing, problem order (--adopt-by spread) */
   int crowd[JL_ELITE_MAX]; /* candidates near each elite member, this round */
@@ -400,7 +394,6 @@ static int jl_search_polish_merge(jl_search_state *st, jl_circle_batch *b, const
     }
     int rc_e = jl_circle_elite_offer(&st->elite, &job->pk, NULL, err);
     if (rc_e != JL_OK) return rc_e;
-    if (!(st->epoch_R > 0.0) || job->pk.R < st->epoch_R) st->epoch_R = job->pk.R;
     if (st->best.R == 0.0 || job->pk.R < st->best.R) {
       if (st->best.R == 0.0 || job->pk.R < st->best.R * (1.0 - 1e-13)) {
         st->t_best = jl_time_now() - st->t0;
@@ -433,7 +426,6 @@ static int jl_search_migrate(jl_search_state *st, const jl_circle_search_opts *o
     jl_circle_check_packing(pk, JL_LEGAL_REL_TOL, &chk);
     if (!chk.legal) continue;
     if ((rc = jl_circle_elite_offer(&st->elite, pk, NULL, err)) != JL_OK) return rc;
-    if (!(st->epoch_R > 0.0) || pk->R < st->epoch_R) st->epoch_R = pk->R;
     if (st->best.R == 0.0 || pk->R < st->best.R * (1.0 - 1e-13)) {
       st->t_best = jl_time_now() - st->t0;
       if ((rc = jl_circle_packing_copy(&st->best, pk, err)) != JL_OK) return rc;
@@ -538,33 +530,6 @@ static void jl_search_restart(jl_search_state *st, jl_circle_batch *b, const jl_
   }
 }
 
-/* --renew: after o->renew rounds in which the population's best has not
- * fallen by JL_RENEW_GAIN, every candidate starts afresh from a random
- * start and the elite is emptied, so no restart adopts the old basins; the
- * run's best stays the result. The best counted is the population's own
- * since it started afresh, so a new population has its rounds to grow
- * before it must beat the old best. Runs with the restarts (after the
- * checkpoint, which a run going on from it takes first). */
-static void jl_search_renew(jl_search_state *st, jl_circle_batch *b, const jl_circle_search_opts *o,
-                            long round) {
-  if (o->renew <= 0 || o->mode == JL_MODE_TRIALS || !(st->epoch_R > 0.0)) return;
-  if (!(st->renew_R > 0.0) || st->epoch_R < st->renew_R * (1.0 - JL_RENEW_GAIN)) {
-    st->renew_R = st->epoch_R;
-    st->renew_round = round;
-    return;
-  }
-  if (round - st->renew_round < o->renew) return;
-  for (int c = 0; c < b->count; ++c) {
-    b->need_start[c] = JL_START_RANDOM;
-    b->stuck[c] = 0;
-  }
-  jl_circle_elite_clear(&st->elite);
-  st->epoch_R = 0.0;
-  st->renew_R = 0.0;
-  st->renew_round = round;
-  st->renewals++;
-}
-
 /* The loop's own state beside st and the batch, for a checkpoint. */
 typedef struct jl_search_loop {
   long round;
@@ -589,10 +554,6 @@ static int jl_search_checkpoint(const jl_search_state *st, const jl_circle_batch
   ck.launch_s = st->launch_s;
   ck.polish_s = st->polish_s;
   ck.crossovers = st->crossovers;
-  ck.renewals = st->renewals;
-  ck.renew_round = st->renew_round;
-  ck.epoch_R = st->epoch_R;
-  ck.renew_R = st->renew_R;
   ck.migrations = l->migrations;
   ck.elite_offers = st->elite.offers;
   ck.elite_crowded = st->elite.crowded;
@@ -638,10 +599,6 @@ static int jl_search_restore(jl_search_state *st, jl_circle_batch *b, jl_search_
   st->launch_s = ck->launch_s;
   st->polish_s = ck->polish_s;
   st->crossovers = ck->crossovers;
-  st->renewals = ck->renewals;
-  st->renew_round = ck->renew_round;
-  st->epoch_R = ck->epoch_R;
-  st->renew_R = ck->renew_R;
   st->t_best = ck->t_best;
   st->polish_iter_s = ck->polish_iter_s;
   st->t0 -= ck->elapsed_s;
@@ -748,7 +705,6 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     p.step_budget = l.step_budget;
     eng.first = l.first;
     /* the checkpoint was taken before the round's restarts */
-    jl_search_renew(&st, &b, o, l.round);
     jl_search_restart(&st, &b, &s, o, &rule, &l.host_rng);
   }
   st.deadline = o->time_s > 0 ? st.t0 + o->time_s : 0.0;
@@ -811,18 +767,12 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
     char gap[32] = "";  /* against the record, where the instance names one */
     if (prob->best_known_R > 0)
       snprintf(gap, sizeof gap, "  gap %+.6f%%", 100.0 * (st.best.R / prob->best_known_R - 1.0));
-    char renewed[64] = "";  /* --renew: the renewals, and the population's own best since */
-    if (o->renew > 0 && st.renewals > 0 && st.epoch_R > 0.0)
-      snprintf(renewed, sizeof renewed, "  renewals %llu (its best R %.6f)",
-               (unsigned long long)st.renewals, st.epoch_R);
-    else if (o->renew > 0 && st.renewals > 0)
-      snprintf(renewed, sizeof renewed, "  renewals %llu", (unsigned long long)st.renewals);
     if (st.best.R > 0)
       jl_progress_update(&pr, now + st.t0, improved,
-                         "%s: %.1f s  best R %.10f%s  trials %llu  %.3g steps/s  restarts %llu  elite %d%s",
+                         "%s: %.1f s  best R %.10f%s  trials %llu  %.3g steps/s  restarts %llu  elite %d",
                          prob->name, now, st.best.R, gap, (unsigned long long)trials,
                          now > 0 ? (double)steps / now : 0.0, (unsigned long long)st.restarts,
-                         st.elite.count, renewed);
+                         st.elite.count);
     else  /* the first launch's packings are still being polished beside it */
       jl_progress_update(&pr, now + st.t0, improved,
                          "%s: %.1f s  no polished packing yet  trials %llu  %.3g steps/s",
@@ -852,7 +802,6 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
       ck_last = jl_time_now();
     }
     if (want) { stopped_by = want - 1; break; }
-    jl_search_renew(&st, &b, o, l.round);
     jl_search_restart(&st, &b, &s, o, &rule, &l.host_rng);
   }
   if (beside) {
@@ -899,8 +848,6 @@ int jl_circle_search(const jl_circle_problem *prob, const jl_device *dev,
   info->restarts = st.restarts;
   info->adoptions = st.adoptions;
   info->crossovers = st.crossovers;
-  info->renew = o->mode == JL_MODE_TRIALS ? 0 : o->renew;
-  info->renewals = st.renewals;
   info->cross = o->cross;
   info->elite = st.elite.cap;
   info->crowding = st.elite.crowding;

@@ -95,10 +95,6 @@ static inline int jl_stuck_default(int n) {
 #define JL_ELITE_SMALL_DEFAULT 4
 #define JL_CROWD_MIN_BATCH 256
 
-/* --renew counts a round as progress when the population's best falls by
- * this share: a polish of the same basin moves it by less. */
-#define JL_RENEW_GAIN 1e-7
-
 /* Share of restarts that start from a cut-and-splice child of two elite
  * packings (--cross): none. On four H100s (n = 30-50, 135-170 s) 0.25 ended
  * lower in 5 of 7 runs at n = 35-45 and reached the default's 4 records and
@@ -147,12 +143,6 @@ typedef struct jl_circle_search_opts {
                             * its record and n = 35 seeds 2, 4, 5 from 7.9e-4 to
                             * 2.4e-4..5.2e-4, but n = 35 seed 1 from the record to
                             * 4.2e-4 (docs/benchmarks.md), so it is off by default. */
-  int renew;               /* after this many rounds in which the population's best has not
-                            * fallen by JL_RENEW_GAIN, every candidate starts afresh and the
-                            * elite is emptied (the run's best is kept); 0: never. A run
-                            * whose best no longer moves has its whole population in or
-                            * around that basin: at n = 34..50 on an H200 each best was
-                            * found by 148-272 s of 600 and none after (docs/benchmarks.md). */
   double adopt;            /* population: share of restarts that adopt an elite packing */
   double behind_adopt;     /* population: the same for the restarts due by stuck_behind
                             * alone; < 0: adopt */

@@ -40,10 +40,6 @@ static const char *const jl_circles_help =
   "                    median of the population's records (default: as --stuck)\n"
   "  --behind-adopt P  population: share of the restarts due by --stuck-behind\n"
   "                    alone that adopt (default: as --adopt)\n"
-  "  --renew K         after K rounds (about a second each) in which the\n"
-  "                    population's best has not fallen, every candidate starts\n"
-  "                    afresh and the elite is emptied; the run's best is kept\n"
-  "                    (default 0: never)\n"
   "  --band B          record-to-record travel: a candidate keeps a trial up to B\n"
   "                    (relative) above its record (default 3e-4); candidate c uses\n"
   "                    B (10/3)^(c mod L)\n"
@@ -125,7 +121,7 @@ static void jl_install_signals(void) {
 
 enum {
   OPT_N = 1000, OPT_PROBLEM, OPT_EQUAL, OPT_TIME, OPT_TARGET, OPT_ROUNDS, OPT_SEED, OPT_MODE,
-  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_STUCK_BEHIND, OPT_BEHIND_ADOPT, OPT_RENEW, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_POLISH, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_WALK_RESET, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
+  OPT_BATCH, OPT_TRIALS, OPT_STUCK, OPT_STUCK_BEHIND, OPT_BEHIND_ADOPT, OPT_BAND, OPT_BAND_LEVELS, OPT_ELITE, OPT_CROWDING, OPT_ADOPT, OPT_CROSS, OPT_ADOPT_BY, OPT_POLISH, OPT_WALK, OPT_AIM, OPT_WALK_K, OPT_TENURE, OPT_WALK_RESET, OPT_PROBE, OPT_AREA, OPT_RESUME, OPT_CHECKPOINT, OPT_CONTINUE, OPT_DEVICE, OPT_THREADS, OPT_MIGRATE, OPT_OUT,
   OPT_SVG, OPT_TXT, OPT_QUIET, OPT_HELP
 };
 
@@ -143,7 +139,6 @@ static const struct option jl_circles_opts[] = {
   {"stuck", required_argument, NULL, OPT_STUCK},
   {"stuck-behind", required_argument, NULL, OPT_STUCK_BEHIND},
   {"behind-adopt", required_argument, NULL, OPT_BEHIND_ADOPT},
-  {"renew", required_argument, NULL, OPT_RENEW},
   {"band", required_argument, NULL, OPT_BAND},
   {"band-levels", required_argument, NULL, OPT_BAND_LEVELS},
   {"elite", required_argument, NULL, OPT_ELITE},
@@ -231,10 +226,6 @@ static int jl_circles_parse(int argc, char **argv, jl_circles_args *a, int *help
     case OPT_STUCK_BEHIND:
       rc = jl_cli_int("--stuck-behind", optarg, 1, 1000000000L, &v, err);
       a->search.stuck_behind = (int)v;
-      break;
-    case OPT_RENEW:
-      rc = jl_cli_int("--renew", optarg, 0, 1000000000L, &v, err);
-      a->search.renew = (int)v;
       break;
     case OPT_BAND: rc = jl_cli_double("--band", optarg, 1e-12, 0.1, &a->search.band, err); break;
     case OPT_BAND_LEVELS:

@@ -29,7 +29,6 @@ bad tenure_0   "--tenure: must be between" "the option --tenure" --n 5 --tenure 
 bad reset_0    "--walk-reset: must be between" "the option --walk-reset" --n 5 --walk-reset 0 --device cpu --time 2
 bad behind_0   "--stuck-behind: must be between" "the option --stuck-behind" --n 5 --stuck-behind 0 --device cpu --time 2
 bad behind_ad  "behind_adopt and cross are shares" "--behind-adopt with --cross over 1" --n 5 --behind-adopt 0.8 --cross 0.3 --device cpu --time 2
-bad renew_neg  "--renew: must be between"       "the option --renew"       --n 5 --renew -1 --device cpu --time 2
 bad probe_on   "--probe: expected off, restart or keep, got 'on'" "the option --probe" --n 5 --probe on --device cpu --time 2
 bad aim_big    "--aim: must be between" "the option --aim" --n 5 --aim 2 --device cpu --time 2
 bad adopt_big  "--adopt: must be between" "the option --adopt" --n 5 --adopt 1.5 --device cpu --time 2

@@ -3,9 +3,8 @@
 # --continue to round 6, end in the same packing, bit for bit, with the same
 # trials, restarts, adoptions, crossovers and elite (n = 20, a low stuck
 # limit and --cross so that restarts, adoptions and crossovers happen after
-# the stop; and with --renew, renewals on either side of it); a --time run's checkpoint
-# goes on with --time counting from the first run's start; a version-2 file
-# (before the renewals) is still read; bad checkpoints
+# the stop); a --time run's checkpoint
+# goes on with --time counting from the first run's start; bad checkpoints
 # and options that --continue takes from the file exit 2 naming the reason,
 # writing nothing.
 . "$(dirname "$0")/common.sh"
@@ -38,25 +37,6 @@ for k in ("restarts", "adoptions", "crossovers"):
         fail("expected %s after round 3 (%r of %r)" % (k, f["run"][k], a["run"][k]))
 ' "$W/whole.json" "$W/first.json" "$W/rest.json" || fail "a run in two parts differs from one run"
 
-# --renew's state goes through a checkpoint: n = 8 stops making progress at
-# once, so the population starts afresh before and after the stop at round 5
-rn=(--n 8 --device cpu --threads 2 --renew 2 --quiet)
-jrun rwhole circles "${rn[@]}" --seed 3 --rounds 8 --out "$W/rwhole.json"
-expect_rc 0
-jrun rfirst circles "${rn[@]}" --seed 3 --rounds 5 --checkpoint "$W/ckr.bin" --out "$W/rfirst.json"
-expect_rc 0
-jrun rrest circles "${rn[@]}" --continue "$W/ckr.bin" --rounds 8 --out "$W/rrest.json"
-expect_rc 0
-jpy '
-a, f, c = load(sys.argv[1]), load(sys.argv[2]), load(sys.argv[3])
-for k in ("trials", "relax_steps", "restarts", "renewals", "elite_R"):
-    if a["run"][k] != c["run"][k]:
-        fail("--renew: run.%s: %r in two parts, %r whole" % (k, c["run"][k], a["run"][k]))
-if not 0 < f["run"]["renewals"] < a["run"]["renewals"]:
-    fail("--renew: expected renewals before and after round 5, got %r of %r" % (
-        f["run"]["renewals"], a["run"]["renewals"]))
-' "$W/rwhole.json" "$W/rfirst.json" "$W/rrest.json" || fail "--renew: a run in two parts differs from one run"
-
 # --time counts from the first run's start: 2 s, then on to 4
 jrun t1 circles "${common[@]}" --time 2 --checkpoint "$W/ckt.bin" --out "$W/t1.json"
 expect_rc 0
@@ -82,35 +62,12 @@ data = bytearray(open(sys.argv[1], "rb").read())
 data[-8:] = struct.pack("d", float("nan"))  # the last centre of the last packing stored
 open(sys.argv[2], "wb").write(data)
 PY
-# the renewal fields (version 3) sit after the host stream, at byte 208:
-# renewals, the round of the last progress, two R; a version-2 file has
-# none of them and is read as a run without renewals
-"$PY" - "$W/ck3.bin" "$W" <<'PY'
-import struct, sys
-data = bytearray(open(sys.argv[1], "rb").read())
-assert struct.unpack_from("I", data, 12)[0] == 3
-v2 = data[:208] + data[240:]
-struct.pack_into("I", v2, 12, 2)
-open(sys.argv[2] + "/v2.bin", "wb").write(v2)
-v9 = bytearray(data)
-struct.pack_into("I", v9, 12, 9)
-open(sys.argv[2] + "/v9.bin", "wb").write(v9)
-late = bytearray(data)
-struct.pack_into("q", late, 216, 1000)  # the last progress after the run's 3 rounds
-open(sys.argv[2] + "/late.bin", "wb").write(late)
-PY
-jrun v2 circles "${common[@]}" --continue "$W/v2.bin" --rounds 4 --out "$W/v2.json"
-expect_rc 0
-check_result "$W/v2.json" 20
 bad short   "short.bin: .*bytes, its header says"   "a checkpoint cut short" --n 20 --device cpu --continue "$W/short.bin" --rounds 4
 bad nan     "nan.bin: .*not a finite number"         "a centre that is NaN"   --n 20 --device cpu --continue "$W/nan.bin" --rounds 4
 bad other_n "ck3.bin: n: the checkpoint holds 20 circles, the instance zimmermann-21 21" \
             "the instance's size" --n 21 --device cpu --continue "$W/ck3.bin" --rounds 4
 bad radii   "ck3.bin: radii: not those of the instance" \
             "the instance's radii" --equal 20 --device cpu --continue "$W/ck3.bin" --rounds 4
-bad v9      "v9.bin: checkpoint version or byte order this build does not read .version 9." \
-            "a version this build does not know" --n 20 --device cpu --continue "$W/v9.bin" --rounds 4
-bad late    "late.bin: run: .*renewal out of range"  "a progress after the last round" --n 20 --device cpu --continue "$W/late.bin" --rounds 4
 bad json    "whole.json: not a jostle checkpoint"    "a file of another kind" --n 20 --device cpu --continue "$W/whole.json" --rounds 4
 bad seed    "--seed: not with --continue"            "the option --seed"      --n 20 --device cpu --continue "$W/ck3.bin" --seed 2 --rounds 4
 bad resume  "--resume: not with --continue"          "the option --resume"    --n 20 --device cpu --continue "$W/ck3.bin" --resume "$W/whole.json" --rounds 4

@@ -4,8 +4,7 @@
 # the best packing first and its members apart by at least the distance;
 # --walk-k, --tenure, --walk-reset, --stuck and --probe reach the run's record.
 # --stuck-behind restarts only candidates whose record lies above the median,
-# and --behind-adopt sets how many of those adopt. --renew starts the
-# population afresh when its best stops falling.
+# and --behind-adopt sets how many of those adopt.
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -54,30 +53,6 @@ for ba in 0 1; do
 done
 got=$(json_get "$d/a.json" '(d["run"]["stuck"], d["run"]["stuck_behind"])') || exit 1
 [ "$got" = "(120, 120)" ] || fail "jostle $CMD: expected stuck_behind as stuck by default, got $got"
-
-# --renew 2: n = 8 reaches its record in the first round, so its population
-# makes no progress after and starts afresh every 2 rounds it fails to
-# (in 7 rounds 1..3 times: each renewal needs 2 rounds after the last
-# progress); the run's best, the record, is kept; the same seed gives the
-# same bits; off by default
-for r in r1 r2; do
-  jrun $r circles --n 8 --device cpu --threads 2 --rounds 7 --time 150 --quiet --renew 2 --seed 7 \
-    --out "$d/$r.json"
-  expect_rc 0
-  check_result "$d/$r.json" 8
-done
-got=$(json_get "$d/r1.json" '(d["run"]["renew"], 1 <= d["run"]["renewals"] <= 3, abs(d["R"] / 16.221746680 - 1) < 1e-9, d["run"]["renewals"])') || exit 1
-case $got in
-  "(2, True, True, "*) ;;
-  *) fail "jostle $CMD: --renew 2: expected renew 2, 1..3 renewals in 7 rounds and the record 16.2217466800 kept, got $got" ;;
-esac
-jpy '
-a, b = load(sys.argv[1]), load(sys.argv[2])
-if a["circles"] != b["circles"] or a["run"]["renewals"] != b["run"]["renewals"] or a["run"]["trials"] != b["run"]["trials"]:
-    fail("--renew 2, seed 7 twice: expected the same circles, renewals and trials")
-' "$d/r1.json" "$d/r2.json" || fail "--renew does not repeat"
-got=$(json_get "$d/a.json" '(d["run"]["renew"], d["run"]["renewals"])') || exit 1
-[ "$got" = "(0, 0)" ] || fail "jostle $CMD: expected no renewals by default, got $got"
 
 jpy '
 a, b, c = (load(p) for p in sys.argv[1:4])
