@@ -256,6 +256,10 @@ typedef struct jl_circles_run_info {
   int elite_count;                /* members at the end */
   double elite_R[JL_CIRCLES_ELITE_MAX];      /* their R, ascending */
   double elite_spread[JL_CIRCLES_ELITE_MAX]; /* their shape distance from the first */
+  /* the population at the end: how far it has gathered in the best's basin */
+  int population;                 /* candidates holding a record */
+  int near_best;                  /* of them, records within 1e-4 of the best R */
+  double median_gap;              /* their median record over the best R, minus 1 */
   int stopped_by;                 /* jl_stop_reason */
   uint64_t migrations;            /* islands: exchanges with the other ranks */
   int ranks;                      /* islands: MPI ranks (1: one search) */

@@ -91,7 +91,10 @@ static void jl_json_run(jl_buf *b, const jl_circle_run_info *r) {
     if (k) jl_buf_printf(b, ", ");
     jl_buf_json_number(b, r->elite_spread[k]);
   }
-  jl_buf_printf(b, "], \"stopped_by\": \"%s\"", jl_stop_name(r->stopped_by));
+  jl_buf_printf(b, "], \"population\": {\"candidates\": %d, \"near_best\": %d, \"median_gap\": ",
+                r->population, r->near_best);
+  jl_buf_json_number(b, r->median_gap);
+  jl_buf_printf(b, "}, \"stopped_by\": \"%s\"", jl_stop_name(r->stopped_by));
   jl_buf_printf(b, ", \"ranks\": %d, \"migrations\": %" PRIu64, r->ranks > 0 ? r->ranks : 1,
                 r->migrations);
   if (r->ranks > 1 && r->rank_info) {

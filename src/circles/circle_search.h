@@ -191,6 +191,10 @@ typedef struct jl_circle_search_opts {
   long migrate_rounds;             /* or every this many rounds (--rounds runs, reproducible) */
 } jl_circle_search_opts;
 
+/* The run's population report (jl_circles_run_info.near_best): records
+ * this close to the best R (relative) count as in its basin. */
+#define JL_NEAR_BEST 1e-4
+
 /* A checkpoint is rewritten at most this often (and when the search stops):
  * a run killed outright loses at most this much of its work. */
 #define JL_CHECKPOINT_PERIOD_S 60.0

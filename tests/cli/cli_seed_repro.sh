@@ -4,7 +4,8 @@
 # the best packing first and its members apart by at least the distance;
 # --walk-k, --tenure, --walk-reset, --stuck and --probe reach the run's record.
 # --stuck-behind restarts only candidates whose record lies above the median,
-# and --behind-adopt sets how many of those adopt.
+# and --behind-adopt sets how many of those adopt. The result reports the
+# population at the end (candidates, records near the best, the median gap).
 . "$(dirname "$0")/common.sh"
 
 d=$W/o
@@ -92,6 +93,15 @@ if a["run"]["probe"] != "keep" or load(sys.argv[4])["run"]["probe"] != "off":
 if not 0 < f["adoptions"] <= f["restarts"]:
     fail("run f (--adopt-by spread --stuck 4): expected adoptions, at most the restarts, got %r of %r"
          % (f["adoptions"], f["restarts"]))
+# the population at the end: after 3 rounds all 16 candidates hold a record
+# (the last round'"'"'s restarts never happen); the median is the 8th of 16, so it
+# lies within 1e-4 of the best exactly when 8 or more records do
+for name, r in (("a", a["run"]), ("f", f)):
+    p = r["population"]
+    if p["candidates"] != 16 or not 0 <= p["near_best"] <= 16 or not p["median_gap"] > -1e-6:
+        fail("run %s: expected 16 candidates, 0..16 near the best and a median gap >= 0, got %r" % (name, p))
+    if (p["near_best"] >= 8) != (p["median_gap"] <= 1e-4):
+        fail("run %s: %d of 16 near the best but a median gap of %r" % (name, p["near_best"], p["median_gap"]))
 ' "$d/a.json" "$d/b.json" "$d/c.json" "$d/e.json" "$d/f.json" || fail "seed reproducibility checks failed"
 
 echo "PASS: cli_seed_repro"
