@@ -452,17 +452,23 @@ static int jl_cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The records of the candidates that hold one (none restarting), ascending,
+ * into tmp (one double per candidate); returns how many. */
+static int jl_records_sorted(const jl_circle_batch *b, double *tmp) {
+  int m = 0;
+  for (int c = 0; c < b->count; ++c)
+    if (!b->need_start[c] && b->R_rec[c] > 0.0) tmp[m++] = b->R_rec[c];
+  qsort(tmp, (size_t)m, sizeof *tmp, jl_cmp_double);
+  return m;
+}
+
 /* This round's median record, over the candidates that have one (tmp: one
  * double per candidate). */
 static void jl_restart_rule_update(jl_restart_rule *r, const jl_circle_batch *b, double *tmp) {
   r->median = INFINITY;
   if (r->behind >= r->stuck) return;
-  int m = 0;
-  for (int c = 0; c < b->count; ++c)
-    if (!b->need_start[c] && b->R_rec[c] > 0.0) tmp[m++] = b->R_rec[c];
-  if (m == 0) return;
-  qsort(tmp, (size_t)m, sizeof *tmp, jl_cmp_double);
-  r->median = tmp[(m - 1) / 2];
+  int m = jl_records_sorted(b, tmp);
+  if (m > 0) r->median = tmp[(m - 1) / 2];
 }
 
 /* The population at the end into info: the candidates holding a record,
@@ -472,18 +478,11 @@ static void jl_restart_rule_update(jl_restart_rule *r, const jl_circle_batch *b,
  * median 6e-3..8e-3 above: the runs had settled (docs/benchmarks.md). */
 static void jl_search_population(const jl_circle_batch *b, double best_R, double *tmp,
                                  jl_circle_run_info *info) {
-  int m = 0, near = 0;
-  for (int c = 0; c < b->count; ++c) {
-    if (b->need_start[c] || !(b->R_rec[c] > 0.0)) continue;
-    tmp[m++] = b->R_rec[c];
-    if (b->R_rec[c] <= best_R * (1.0 + JL_NEAR_BEST)) near++;
-  }
+  int m = jl_records_sorted(b, tmp), near = 0;
+  while (near < m && tmp[near] <= best_R * (1.0 + JL_NEAR_BEST)) near++;
   info->population = m;
   info->near_best = near;
-  info->median_gap = 0.0;
-  if (m == 0 || !(best_R > 0.0)) return;
-  qsort(tmp, (size_t)m, sizeof *tmp, jl_cmp_double);
-  info->median_gap = tmp[(m - 1) / 2] / best_R - 1.0;
+  info->median_gap = m > 0 && best_R > 0.0 ? tmp[(m - 1) / 2] / best_R - 1.0 : 0.0;
 }
 
 /* The candidates near each elite member (within JL_ADOPT_NEAR_FAMILIES
